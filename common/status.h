@@ -10,14 +10,14 @@ namespace ebb {
 // Stable error codes: they appear in messages and logs and must not be renumbered.
 enum class ErrorCode {
   kOk = 0,
-  kInvalidArgument,   // E_INVALID: a value breaks a documented rule
-  kParse,             // E_PARSE: malformed input text
-  kNotFatTree,        // E_NOT_FAT_TREE: a topology that is not a fat tree
-  kNotFound,          // E_NOT_FOUND
-  kIo,                // E_IO: a file could not be read or written
-  kTimeout,           // E_TIMEOUT
-  kUnavailable,       // E_UNAVAILABLE: a peer or service is not reachable
-  kInternal,          // E_INTERNAL: a broken invariant inside ebb
+  kInvalidArgument,  // E_INVALID: a value breaks a documented rule
+  kParse,            // E_PARSE: malformed input text
+  kNotFatTree,       // E_NOT_FAT_TREE: a topology that is not a fat tree
+  kNotFound,         // E_NOT_FOUND
+  kIo,               // E_IO: a file could not be read or written
+  kTimeout,          // E_TIMEOUT
+  kUnavailable,      // E_UNAVAILABLE: a peer or service is not reachable
+  kInternal,         // E_INTERNAL: a broken invariant inside ebb
 };
 
 const char* errorCodeName(ErrorCode code);
@@ -55,8 +55,8 @@ class Error : public std::runtime_error {
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}             // NOLINT(google-explicit-constructor)
-  Result(Status status) : v_(std::move(status)) {}      // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
   Result(ErrorCode code, std::string message) : v_(Status(code, std::move(message))) {}
 
   bool isOk() const { return std::holds_alternative<T>(v_); }

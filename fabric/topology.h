@@ -23,8 +23,8 @@ struct Port {
 struct Switch {
   std::string name;
   std::uint64_t guid = 0;
-  int level = -1;            // 0 = root level; hosts hang off level depth()-1
-  std::vector<Port> ports;   // indexed by port label (0-based)
+  int level = -1;                        // 0 = root level; hosts hang off level depth()-1
+  std::vector<Port> ports;               // indexed by port label (0-based)
   std::vector<std::uint16_t> upPorts;    // labels of cabled up ports, ascending
   std::vector<std::uint16_t> downPorts;  // labels of cabled down ports, ascending
 };
@@ -40,9 +40,9 @@ struct Host {
 // `upper` the parent switch's down port.
 struct Link {
   bool lowerIsHost = false;
-  HostId host;       // valid iff lowerIsHost
-  PortId lower;      // valid iff !lowerIsHost: the child switch's up port
-  PortId upper;      // the parent switch's down port
+  HostId host;   // valid iff lowerIsHost
+  PortId lower;  // valid iff !lowerIsHost: the child switch's up port
+  PortId upper;  // the parent switch's down port
 };
 
 // k-ary n-tree labels of a switch, present when the topology was generated as one.
@@ -74,7 +74,9 @@ class Topology {
   PortId peerOf(PortId p) const;
   bool isSwitchLink(LinkId l) const { return !link(l).lowerIsHost; }
   // Switches of one level, ascending by id.
-  const std::vector<SwitchId>& switchesAtLevel(int level) const { return byLevel_[level]; }
+  const std::vector<SwitchId>& switchesAtLevel(int level) const {
+    return byLevel_[static_cast<std::size_t>(level)];
+  }
 
   std::optional<SwitchId> findSwitch(const std::string& name) const;
   std::optional<HostId> findHost(const std::string& name) const;

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "fabric/topology.h"
+
+namespace ebb::fabric {
+
+// A k-ary n-tree wired and labelled as in Alonso et al. (MECHANISMS.md §1):
+// switch ids are level-major, then w_0 .. w_{n-2} read as a base-k number
+// (w_0 most significant); host ids are p_0 .. p_{n-1} read the same way.
+// Switches are named "S<l>_<w_0>_..._<w_{n-2}>", hosts "H<id>".
+class KAryNTree {
+ public:
+  // Largest fabric ebb builds: 2^24 hosts (guards against overflow of k^n).
+  static constexpr std::uint64_t kMaxHosts = std::uint64_t{1} << 24;
+
+  // Fails with E_INVALID for k < 2, n < 1, or a size above the limits.
+  static Result<KAryNTree> make(int k, int n);
+
+  int k() const { return k_; }
+  int n() const { return n_; }
+  std::uint32_t numHosts() const { return pow(n_); }
+  std::uint32_t switchesPerLevel() const { return pow(n_ - 1); }
+  std::uint32_t numSwitches() const { return static_cast<std::uint32_t>(n_) * switchesPerLevel(); }
+
+  SwitchId switchId(int level, const std::vector<int>& w) const;
+  HostId hostId(const std::vector<int>& p) const;
+  std::vector<int> hostDigits(HostId h) const;  // p_0 .. p_{n-1}
+  KAryLabel label(SwitchId s) const;            // (w, l)
+
+  // The topology with all switches, hosts and links (ports 0..k-1 down, k..2k-1 up).
+  Topology build() const;
+
+ private:
+  KAryNTree(int k, int n) : k_(k), n_(n) {}
+  std::uint32_t pow(int e) const;
+  int k_;
+  int n_;
+};
+
+}  // namespace ebb::fabric

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "common/status.h"
+#include "fabric/topology.h"
+
+namespace ebb::fabric {
+
+// The Minimal Tree: a spanning tree of the hosts that gating never touches.
+// Built for any fat tree: the root is the lowest-id root switch that every leaf
+// can reach upward; each switch's designated up link is its lowest-numbered up
+// port whose parent can still reach that root; the MT is every leaf plus the
+// switches on the designated chains, with the designated links and all host
+// links. On a k-ary n-tree this is exactly the paper's MT (up port k of every
+// switch with w_l .. w_{n-2} = 0).
+class MinimalTree {
+ public:
+  // E_NOT_FAT_TREE when no root is reachable upward from every leaf.
+  static Result<MinimalTree> build(const Topology& topo);
+
+  SwitchId root() const { return root_; }
+  bool containsSwitch(SwitchId s) const { return switchIn_[s.value()] != 0; }
+  bool containsLink(LinkId l) const { return linkIn_[l.value()] != 0; }
+  // The MT up port (label) of an MT switch; nullopt for the root and non-MT switches.
+  std::optional<std::uint16_t> upPort(SwitchId s) const;
+
+  std::size_t numSwitches() const { return numSwitches_; }
+  std::size_t numSwitchLinks() const { return numSwitchLinks_; }  // switch-to-switch only
+  std::size_t numLinks() const { return numLinks_; }              // host links included
+
+ private:
+  static constexpr std::uint16_t kNone = 0xFFFF;
+  SwitchId root_;
+  std::vector<std::uint8_t> switchIn_;
+  std::vector<std::uint8_t> linkIn_;
+  std::vector<std::uint16_t> upPort_;
+  std::size_t numSwitches_ = 0;
+  std::size_t numSwitchLinks_ = 0;
+  std::size_t numLinks_ = 0;
+};
+
+}  // namespace ebb::fabric

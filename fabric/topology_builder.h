@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "fabric/topology.h"
+
+namespace ebb::fabric {
+
+// Collects switches, hosts and cables in any order, then build() assigns levels
+// from the hosts upward, orients every port and checks that the graph is a fat
+// tree. Cabling errors are reported at once; structural ones by build().
+class TopologyBuilder {
+ public:
+  SwitchId addSwitch(std::string name, std::uint64_t guid, int numPorts);
+  HostId addHost(std::string name, std::uint64_t guid);
+  // Cables two switch ports. Fails if a port is out of range or already cabled.
+  Status connectSwitches(PortId a, PortId b);
+  // Cables a host's port to a switch port.
+  Status connectHost(HostId host, std::uint16_t hostPortIndex, PortId swPort);
+  // Marks the result as a k-ary n-tree with the given per-switch labels.
+  void setKAry(int k, int n, std::vector<KAryLabel> labels);
+
+  std::size_t numSwitches() const { return topo_.switches_.size(); }
+  std::size_t numHosts() const { return topo_.hosts_.size(); }
+
+  // Levels, orientation and validation. E_NOT_FAT_TREE names the offending
+  // switches, ports or hosts.
+  Result<Topology> build();
+
+ private:
+  struct Cable {
+    bool hostCable;
+    HostId host;
+    std::uint16_t hostPort = 0;
+    PortId a;  // a switch port (for host cables: the switch end)
+    PortId b;  // the other switch port (switch cables only)
+  };
+  Status checkFree(PortId p) const;
+  Status assignLevels(std::vector<int>& level);
+
+  Topology topo_;
+  std::vector<Cable> cables_;
+  std::vector<std::vector<PortId>> peers_;  // per switch, per port: the cabled peer
+  std::vector<int> hostCables_;             // per host: number of cables
+};
+
+}  // namespace ebb::fabric
