@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+
+namespace ebb {
+
+// Time is an integer number of picoseconds everywhere in ebb (virtual time in
+// the emulator, steady-clock time in production). 2^63 ps is about 106 days.
+using TimePs = std::int64_t;
+
+inline constexpr TimePs kPsPerNs = 1'000;
+inline constexpr TimePs kPsPerUs = 1'000'000;
+inline constexpr TimePs kPsPerMs = 1'000'000'000;
+inline constexpr TimePs kPsPerS = 1'000'000'000'000;
+
+constexpr TimePs nanoseconds(std::int64_t v) {
+  return v * kPsPerNs;
+}
+constexpr TimePs microseconds(std::int64_t v) {
+  return v * kPsPerUs;
+}
+constexpr TimePs milliseconds(std::int64_t v) {
+  return v * kPsPerMs;
+}
+constexpr double toSeconds(TimePs t) {
+  return static_cast<double>(t) / static_cast<double>(kPsPerS);
+}
+constexpr double toMicroseconds(TimePs t) {
+  return static_cast<double>(t) / static_cast<double>(kPsPerUs);
+}
+
+}  // namespace ebb
