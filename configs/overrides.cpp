@@ -1,0 +1,143 @@
+#include "configs/overrides.h"
+
+#include <charconv>
+#include <limits>
+#include <memory>
+
+#include <fmt/format.h>
+#include <google/protobuf/descriptor.h>
+
+namespace ebb::config {
+
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+
+Status invalid(const std::string& msg) {
+  return {ErrorCode::kInvalidArgument, msg};
+}
+
+template <class T>
+bool parseNumber(const std::string& s, T& out) {
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+bool parseDouble(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  std::size_t used = 0;
+  try {
+    out = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return used == s.size();
+}
+
+Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
+                 const std::string& value) {
+  const auto* r = m.GetReflection();
+  const auto bad = [&](const char* what) {
+    return invalid(fmt::format("override {}={}: the value is not {}", key, value, what));
+  };
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32: {
+      std::int32_t v;
+      if (!parseNumber(value, v)) return bad("a 32-bit integer");
+      r->SetInt32(&m, f, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_INT64: {
+      std::int64_t v;
+      if (!parseNumber(value, v)) return bad("a 64-bit integer");
+      r->SetInt64(&m, f, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_UINT32: {
+      std::uint32_t v;
+      if (!parseNumber(value, v)) return bad("an unsigned 32-bit integer");
+      r->SetUInt32(&m, f, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_UINT64: {
+      std::uint64_t v;
+      if (!parseNumber(value, v)) return bad("an unsigned 64-bit integer");
+      r->SetUInt64(&m, f, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_DOUBLE: {
+      double v;
+      if (!parseDouble(value, v)) return bad("a number");
+      r->SetDouble(&m, f, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_FLOAT: {
+      double v;
+      if (!parseDouble(value, v)) return bad("a number");
+      r->SetFloat(&m, f, static_cast<float>(v));
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_BOOL: {
+      if (value != "true" && value != "false") return bad("true or false");
+      r->SetBool(&m, f, value == "true");
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_STRING:
+      r->SetString(&m, f, value);
+      break;
+    case FieldDescriptor::CPPTYPE_ENUM: {
+      const auto* ev = f->enum_type()->FindValueByName(value);
+      if (!ev) return bad(("a value of enum " + f->enum_type()->name()).c_str());
+      r->SetEnum(&m, f, ev);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      return invalid(
+          fmt::format("override {}: {} is a message, name one of its fields", key, f->name()));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status applyOverride(Message& msg, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return invalid(fmt::format("override '{}': expected key=value", assignment));
+  }
+  const std::string key = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  // Work on a copy so that a failed override leaves the message untouched.
+  std::unique_ptr<Message> copy(msg.New());
+  copy->CopyFrom(msg);
+  Message* m = copy.get();
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = key.find('.', start);
+    const std::string name = key.substr(start, dot == std::string::npos ? dot : dot - start);
+    const FieldDescriptor* f = m->GetDescriptor()->FindFieldByName(name);
+    if (!f) {
+      return invalid(fmt::format("override {}: {} has no field '{}'", key,
+                                 m->GetDescriptor()->full_name(), name));
+    }
+    if (f->is_repeated()) {
+      return invalid(
+          fmt::format("override {}: '{}' is a list; edit it in the config file", key, name));
+    }
+    if (dot == std::string::npos) {
+      if (Status s = setScalar(*m, f, key, value); !s.isOk()) return s;
+      break;
+    }
+    if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
+      return invalid(fmt::format("override {}: '{}' is not a message", key, name));
+    }
+    m = m->GetReflection()->MutableMessage(m, f);
+    start = dot + 1;
+  }
+  msg.CopyFrom(*copy);
+  return Status::ok();
+}
+
+}  // namespace ebb::config

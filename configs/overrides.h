@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+
+#include <google/protobuf/message.h>
+
+#include "common/status.h"
+
+namespace ebb::config {
+
+// Applies "path.to.field=value" to a message through reflection, e.g.
+// "fabric.kary_n_tree.k=8". Scalars, enums (by name) and bools only; a message
+// field on the path is created if unset (selecting it within a oneof).
+// E_INVALID names the field and the rule on failure; the message is unchanged then.
+Status applyOverride(google::protobuf::Message& msg, const std::string& assignment);
+
+}  // namespace ebb::config

@@ -1,0 +1,45 @@
+#include "configs/overrides.h"
+
+#include <gtest/gtest.h>
+
+#include "configs/config_loader.h"
+
+namespace ebb::config {
+namespace {
+
+TEST(Overrides, SetsNestedScalarsAndSelectsOneofs) {
+  Config cfg;
+  ASSERT_TRUE(applyOverride(cfg, "fabric.kary_n_tree.k=8").isOk());
+  ASSERT_TRUE(applyOverride(cfg, "fabric.kary_n_tree.n=2").isOk());
+  EXPECT_EQ(cfg.fabric().kary_n_tree().k(), 8u);
+  EXPECT_EQ(cfg.fabric().kary_n_tree().n(), 2u);
+  ASSERT_TRUE(applyOverride(cfg, "fabric.topology_file.path=net.txt").isOk());
+  EXPECT_EQ(cfg.fabric().topology_case(), FabricConfig::kTopologyFile);
+  ASSERT_TRUE(applyOverride(cfg, "fabric.topology_file.format=IBSIM_NET").isOk());
+  EXPECT_EQ(cfg.fabric().topology_file().format(), TopologyFileSpec::IBSIM_NET);
+}
+
+TEST(Overrides, ErrorsNameTheFieldAndLeaveTheConfigUnchanged) {
+  Config cfg;
+  ASSERT_TRUE(applyOverride(cfg, "fabric.kary_n_tree.k=4").isOk());
+  const std::string before = cfg.DebugString();
+  Status s = applyOverride(cfg, "fabric.kary_n_tree.arity=3");
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("no field 'arity'"), std::string::npos);
+  s = applyOverride(cfg, "fabric.kary_n_tree.k=-1");
+  EXPECT_NE(s.message().find("unsigned"), std::string::npos);
+  s = applyOverride(cfg, "fabric.kary_n_tree.k=4x");
+  EXPECT_FALSE(s.isOk());
+  s = applyOverride(cfg, "fabric.topology_file.format=XML");
+  EXPECT_NE(s.message().find("enum"), std::string::npos);
+  s = applyOverride(cfg, "fabric=3");
+  EXPECT_NE(s.message().find("is a message"), std::string::npos);
+  s = applyOverride(cfg, "novalue");
+  EXPECT_NE(s.message().find("key=value"), std::string::npos);
+  s = applyOverride(cfg, "fabric.kary_n_tree.k.x=1");
+  EXPECT_NE(s.message().find("not a message"), std::string::npos);
+  EXPECT_EQ(cfg.DebugString(), before);
+}
+
+}  // namespace
+}  // namespace ebb::config
