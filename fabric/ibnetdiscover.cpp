@@ -1,0 +1,322 @@
+#include "fabric/ibnetdiscover.h"
+
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fabric/topology_builder.h"
+
+namespace ebb::fabric {
+
+namespace {
+
+enum class NodeType { kSwitch, kCa };
+
+struct Node {
+  NodeType type;
+  int numPorts;
+  std::string id;    // the quoted id ("S-0002c9..." or the net file's name)
+  std::string desc;  // node description from the comment, may be empty
+  std::uint64_t guid;
+  int line;
+};
+
+struct PortDecl {
+  std::size_t node;
+  int port;
+  std::string peerId;
+  int peerPort;
+  int line;
+};
+
+class ParseError {
+ public:
+  ParseError(int line, std::string rule) : line_(line), rule_(std::move(rule)) {}
+  int line() const { return line_; }
+  const std::string& rule() const { return rule_; }
+
+ private:
+  int line_;
+  std::string rule_;
+};
+
+std::string_view trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+std::optional<std::uint64_t> parseHex(std::string_view s) {
+  if (startsWith(s, "0x") || startsWith(s, "0X")) s.remove_prefix(2);
+  std::uint64_t v = 0;
+  if (s.empty()) return std::nullopt;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// Reads a positive decimal at the front of `s`, advancing it.
+std::optional<int> takeInt(std::string_view& s) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || v < 0) return std::nullopt;
+  s.remove_prefix(static_cast<std::size_t>(ptr - s.data()));
+  return v;
+}
+
+// Reads "<text>" at the front of `s`, advancing past the closing quote.
+std::optional<std::string> takeQuoted(std::string_view& s) {
+  if (s.empty() || s.front() != '"') return std::nullopt;
+  const auto close = s.find('"', 1);
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string out(s.substr(1, close - 1));
+  s.remove_prefix(close + 1);
+  return out;
+}
+
+// Reads "[N]" at the front of `s`.
+std::optional<int> takeBracketInt(std::string_view& s) {
+  if (s.empty() || s.front() != '[') return std::nullopt;
+  s.remove_prefix(1);
+  auto v = takeInt(s);
+  if (!v || s.empty() || s.front() != ']') return std::nullopt;
+  s.remove_prefix(1);
+  return v;
+}
+
+void skipSpace(std::string_view& s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+}
+
+// Skips an optional "(portguid)" and "[ext N]" after a port number.
+void skipDecorations(std::string_view& s) {
+  while (true) {
+    if (!s.empty() && s.front() == '(') {
+      const auto close = s.find(')');
+      if (close == std::string_view::npos) return;
+      s.remove_prefix(close + 1);
+    } else if (startsWith(s, "[ext")) {
+      const auto close = s.find(']');
+      if (close == std::string_view::npos) return;
+      s.remove_prefix(close + 1);
+    } else {
+      return;
+    }
+  }
+}
+
+std::string descriptionFromComment(std::string_view rest) {
+  const auto hash = rest.find('#');
+  if (hash == std::string_view::npos) return {};
+  std::string_view c = trim(rest.substr(hash + 1));
+  auto q = takeQuoted(c);
+  return q ? *q : std::string();
+}
+
+class Parser {
+ public:
+  void line(std::string_view raw, int lineNo) {
+    std::string_view s = trim(raw);
+    if (s.empty() || s.front() == '#') return;
+    if (s.front() == '[') return portLine(s, lineNo);
+    if (const auto eq = s.find('='); eq != std::string_view::npos && s.find('"') > eq) {
+      return keyValue(s.substr(0, eq), s.substr(eq + 1), lineNo);
+    }
+    nodeHeader(s, lineNo);
+  }
+
+  Result<Topology> finish(const std::string& source);
+
+ private:
+  void keyValue(std::string_view key, std::string_view value, int lineNo) {
+    key = trim(key);
+    value = trim(value);
+    if (key == "switchguid" || key == "caguid" || key == "rtguid") {
+      const auto paren = value.find('(');
+      auto guid = parseHex(trim(value.substr(0, paren)));
+      if (!guid) throw ParseError(lineNo, fmt::format("{} must be a hexadecimal GUID", key));
+      pendingGuid_ = *guid;
+    } else if (key != "vendid" && key != "devid" && key != "sysimgguid") {
+      throw ParseError(lineNo, fmt::format("unknown setting '{}'", key));
+    }
+  }
+
+  void nodeHeader(std::string_view s, int lineNo) {
+    NodeType type;
+    if (startsWith(s, "Switch")) {
+      type = NodeType::kSwitch;
+      s.remove_prefix(6);
+    } else if (startsWith(s, "Hca")) {
+      type = NodeType::kCa;
+      s.remove_prefix(3);
+    } else if (startsWith(s, "Ca")) {
+      type = NodeType::kCa;
+      s.remove_prefix(2);
+    } else if (startsWith(s, "Rt")) {
+      throw ParseError(lineNo, "router nodes are not supported in a fat tree");
+    } else {
+      throw ParseError(lineNo,
+                       "expected a node header (Switch, Ca or Hca), a port line '[N] ...' or a "
+                       "setting 'key=value'");
+    }
+    skipSpace(s);
+    auto ports = takeInt(s);
+    if (!ports || *ports < 1 || *ports > 255) {
+      throw ParseError(lineNo, "a node header needs a port count from 1 to 255");
+    }
+    skipSpace(s);
+    auto id = takeQuoted(s);
+    if (!id || id->empty()) throw ParseError(lineNo, "a node header needs a quoted node id");
+    if (ids_.count(*id)) {
+      throw ParseError(lineNo, fmt::format("node \"{}\" is declared twice (first at line {})", *id,
+                                           nodes_[ids_[*id]].line));
+    }
+    std::uint64_t guid = pendingGuid_.value_or(0);
+    if (!pendingGuid_ && id->size() > 2 && (*id)[1] == '-') {
+      guid = parseHex(std::string_view(*id).substr(2)).value_or(0);
+    }
+    pendingGuid_.reset();
+    ids_[*id] = nodes_.size();
+    nodes_.push_back({type, *ports, *id, descriptionFromComment(s), guid, lineNo});
+  }
+
+  void portLine(std::string_view s, int lineNo) {
+    if (nodes_.empty()) throw ParseError(lineNo, "a port line before any node header");
+    auto port = takeBracketInt(s);
+    if (!port) throw ParseError(lineNo, "a port line starts with '[<port number>]'");
+    const Node& node = nodes_.back();
+    if (*port < 1 || *port > node.numPorts) {
+      throw ParseError(lineNo, fmt::format("port {} is out of range: \"{}\" has ports 1..{}", *port,
+                                           node.id, node.numPorts));
+    }
+    skipDecorations(s);
+    skipSpace(s);
+    auto peer = takeQuoted(s);
+    if (!peer || peer->empty()) {
+      throw ParseError(lineNo, "a port line needs the quoted id of its peer node");
+    }
+    auto peerPort = takeBracketInt(s);
+    if (!peerPort || *peerPort < 1) {
+      throw ParseError(lineNo, "the peer node id must be followed by '[<port number>]'");
+    }
+    const std::size_t nodeIndex = nodes_.size() - 1;
+    const auto key = std::make_pair(nodeIndex, *port);
+    if (declared_.count(key)) {
+      throw ParseError(lineNo, fmt::format("port {} of \"{}\" is listed twice", *port, node.id));
+    }
+    declared_[key] = decls_.size();
+    decls_.push_back({nodeIndex, *port, *peer, *peerPort, lineNo});
+  }
+
+  std::vector<Node> nodes_;
+  std::unordered_map<std::string, std::size_t> ids_;
+  std::vector<PortDecl> decls_;
+  std::map<std::pair<std::size_t, int>, std::size_t> declared_;
+  std::optional<std::uint64_t> pendingGuid_;
+};
+
+Result<Topology> Parser::finish(const std::string& source) {
+  const auto fail = [&](int lineNo, const std::string& rule) -> Result<Topology> {
+    return {ErrorCode::kParse, fmt::format("{}:{}: {}", source, lineNo, rule)};
+  };
+  if (nodes_.empty()) return fail(0, "no nodes: the file is empty or not ibnetdiscover output");
+  // Names: descriptions when present and unique, else ids.
+  std::map<std::string, int> descCount;
+  for (const Node& n : nodes_) ++descCount[n.desc];
+  TopologyBuilder b;
+  std::vector<std::uint32_t> handle(nodes_.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    std::string name = n.desc.empty() ? n.id
+                                      : (descCount[n.desc] > 1 ? n.desc + " " + n.id : n.desc);
+    if (n.type == NodeType::kSwitch) {
+      // Port 0 is the switch management port; cabled ports are 1..N (labels 0..N-1).
+      handle[i] = b.addSwitch(std::move(name), n.guid, n.numPorts).value();
+    } else {
+      handle[i] = b.addHost(std::move(name), n.guid).value();
+    }
+  }
+  std::set<std::pair<std::size_t, int>> done;
+  for (const PortDecl& d : decls_) {
+    const auto it = ids_.find(d.peerId);
+    if (it == ids_.end()) {
+      return fail(d.line, fmt::format("peer \"{}\" is never declared (truncated file?)", d.peerId));
+    }
+    const std::size_t peer = it->second;
+    const Node& pn = nodes_[peer];
+    if (d.peerPort > pn.numPorts) {
+      return fail(d.line, fmt::format("peer port {} is out of range: \"{}\" has ports 1..{}",
+                                      d.peerPort, pn.id, pn.numPorts));
+    }
+    if (const auto back = declared_.find({peer, d.peerPort}); back != declared_.end()) {
+      const PortDecl& o = decls_[back->second];
+      if (o.peerId != nodes_[d.node].id || o.peerPort != d.port) {
+        return fail(d.line, fmt::format("the two ends disagree: \"{}\"[{}] names \"{}\"[{}], but "
+                                        "line {} says \"{}\"[{}] goes to \"{}\"[{}]",
+                                        nodes_[d.node].id, d.port, pn.id, d.peerPort, o.line,
+                                        pn.id, d.peerPort, o.peerId, o.peerPort));
+      }
+    }
+    if (done.count({d.node, d.port})) continue;
+    done.insert({d.node, d.port});
+    done.insert({peer, d.peerPort});
+    const Node& n = nodes_[d.node];
+    Status st;
+    const auto label = [](int p) { return static_cast<std::uint16_t>(p - 1); };
+    if (n.type == NodeType::kSwitch && pn.type == NodeType::kSwitch) {
+      st = b.connectSwitches({SwitchId(handle[d.node]), label(d.port)},
+                             {SwitchId(handle[peer]), label(d.peerPort)});
+    } else if (n.type == NodeType::kCa && pn.type == NodeType::kSwitch) {
+      st = b.connectHost(HostId(handle[d.node]), label(d.port),
+                         {SwitchId(handle[peer]), label(d.peerPort)});
+    } else if (n.type == NodeType::kSwitch && pn.type == NodeType::kCa) {
+      st = b.connectHost(HostId(handle[peer]), label(d.peerPort),
+                         {SwitchId(handle[d.node]), label(d.port)});
+    } else {
+      return {ErrorCode::kNotFatTree,
+              fmt::format("{}:{}: hosts \"{}\" and \"{}\" are cabled directly to each other",
+                          source, d.line, n.id, pn.id)};
+    }
+    if (!st.isOk()) return fail(d.line, st.message());
+  }
+  Result<Topology> t = b.build();
+  if (!t) return {t.status().code(), source + ": " + t.status().message()};
+  return t;
+}
+
+}  // namespace
+
+Result<Topology> parseIbnetdiscover(std::istream& in, const std::string& sourceName) {
+  Parser parser;
+  std::string text;
+  int lineNo = 0;
+  try {
+    while (std::getline(in, text)) {
+      ++lineNo;
+      if (text.find('\0') != std::string::npos) {
+        throw ParseError(lineNo, "binary data (NUL byte): not a text topology file");
+      }
+      parser.line(text, lineNo);
+    }
+  } catch (const ParseError& e) {
+    return {ErrorCode::kParse, fmt::format("{}:{}: {}", sourceName, e.line(), e.rule())};
+  }
+  return parser.finish(sourceName);
+}
+
+Result<Topology> readIbnetdiscoverFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return {ErrorCode::kIo, fmt::format("cannot open topology file {}", path)};
+  return parseIbnetdiscover(in, path);
+}
+
+}  // namespace ebb::fabric

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <istream>
+#include <string>
+
+#include "common/status.h"
+#include "fabric/topology.h"
+
+namespace ebb::fabric {
+
+// Reads the text `ibnetdiscover` prints (and ibsim net files, which share its
+// grammar) into a Topology: Switch nodes become switches, Ca nodes hosts,
+// levels are assigned from the hosts upward. Node names are the node
+// descriptions when given (the quoted text after '#'), else the node ids.
+// Errors: E_PARSE "<source>:<line>: <rule>"; structural problems
+// E_NOT_FAT_TREE "<source>: ..."; an unreadable file E_IO naming the path.
+Result<Topology> parseIbnetdiscover(std::istream& in, const std::string& sourceName);
+Result<Topology> readIbnetdiscoverFile(const std::string& path);
+
+}  // namespace ebb::fabric

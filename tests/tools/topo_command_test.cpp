@@ -1,0 +1,122 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "fabric/ibnetdiscover.h"
+#include "fabric/kary_tree.h"
+#include "tools/command.h"
+
+namespace ebb::tools {
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliRun ebb(std::vector<std::string> args) {
+  args.insert(args.begin(), "ebb");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = runEbb(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::filesystem::path scratch(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("ebb-tools-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir / name;
+}
+
+TEST(TopoCommand, SummaryOfThePaperTree) {
+  CliRun r = ebb({"topo", "--k", "4", "--n", "3"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("4-ary 3-tree"), std::string::npos);
+  EXPECT_NE(r.out.find("hosts:         64"), std::string::npos);
+  EXPECT_NE(r.out.find("48 (level 0: 16, level 1: 16, level 2: 16)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("21 of 48 switches"), std::string::npos);
+  EXPECT_NE(r.out.find("20 of 128 switch-to-switch links (15.6%)"), std::string::npos);
+}
+
+TEST(TopoCommand, JsonSummary) {
+  CliRun r = ebb({"topo", "--k", "4", "--n", "4", "--json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("\"hosts\": 256"), std::string::npos);
+  EXPECT_NE(r.out.find("\"mt_switches\": 85"), std::string::npos);
+  EXPECT_NE(r.out.find("\"mt_switch_links\": 84"), std::string::npos);
+}
+
+TEST(TopoCommand, ExportIbsimReadsBackAsTheSameFabric) {
+  CliRun r = ebb({"topo", "--k", "3", "--n", "3", "--export", "ibsim"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto path = scratch("k3n3.net");
+  std::ofstream(path) << r.out;
+  CliRun back = ebb({"topo", "--from-ibnetdiscover", path.string()});
+  ASSERT_EQ(back.code, kExitOk) << back.err;
+  CliRun direct = ebb({"topo", "--k", "3", "--n", "3"});
+  // Same counts; only the shape line differs (a read fabric is a generic fat tree).
+  auto tail = [](const std::string& s) { return s.substr(s.find("hosts:")); };
+  EXPECT_EQ(tail(back.out), tail(direct.out));
+}
+
+TEST(TopoCommand, ExportDotHighlightsTheMinimalTree) {
+  CliRun r = ebb({"topo", "--k", "2", "--n", "2", "--export", "dot"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("graph"), std::string::npos);
+  EXPECT_NE(r.out.find("S0_0"), std::string::npos);
+}
+
+TEST(TopoCommand, ConfigFile) {
+  const auto path = scratch("c.textproto");
+  std::ofstream(path) << "fabric { kary_n_tree { k: 2 n: 3 } }\n";
+  CliRun r = ebb({"topo", "--config", path.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("2-ary 3-tree"), std::string::npos);
+}
+
+TEST(TopoCommand, BadInputGivesClearErrorsAndNonZeroExit) {
+  CliRun r = ebb({"topo", "--k", "1", "--n", "3"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_NE(r.err.find("k >= 2"), std::string::npos) << r.err;
+  r = ebb({"topo", "--k", "1000", "--n", "1000"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_NE(r.err.find("exceeds the limit"), std::string::npos);
+  r = ebb({"topo", "--k", "four"});
+  EXPECT_EQ(r.code, kExitUsage);
+  r = ebb({"topo", "--export", "png"});
+  EXPECT_EQ(r.code, kExitUsage);
+  r = ebb({"topo", "--config", "x", "--k", "3"});
+  EXPECT_EQ(r.code, kExitUsage);
+  r = ebb({"topo", "--from-ibnetdiscover", "/nonexistent/fabric.txt"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_NE(r.err.find("/nonexistent/fabric.txt"), std::string::npos);
+  const auto bad = scratch("bad.textproto");
+  std::ofstream(bad) << "fabric { kary_n_tree { k: 4 n: 0 } }\n";
+  r = ebb({"topo", "--config", bad.string()});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_NE(r.err.find("fabric.kary_n_tree"), std::string::npos) << r.err;
+  const auto empty = scratch("empty.textproto");
+  std::ofstream(empty) << "# nothing\n";
+  r = ebb({"topo", "--config", empty.string()});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_NE(r.err.find("set exactly one of"), std::string::npos) << r.err;
+  r = ebb({});
+  EXPECT_EQ(r.code, kExitUsage);
+}
+
+TEST(TopoCommand, HelpOnEveryCommand) {
+  CliRun r = ebb({"--help"});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_NE(r.out.find("topo"), std::string::npos);
+  r = ebb({"topo", "--help"});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_NE(r.out.find("--export"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ebb::tools

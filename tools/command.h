@@ -1,0 +1,26 @@
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+
+namespace CLI {
+class App;
+}
+
+namespace ebb::tools {
+
+// Exit codes of every ebb command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;  // bad input or a failed run; the message says why
+inline constexpr int kExitUsage = 2;  // bad command line
+
+// A subcommand registers its options on `app` and sets `action` to what runs
+// when it is chosen. Output goes to `out`, diagnostics to `err`.
+using CommandAction = std::function<int(std::ostream& out, std::ostream& err)>;
+
+void addTopoCommand(CLI::App& app, CommandAction& action);
+
+// Runs the ebb command line (argv as given to main).
+int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace ebb::tools

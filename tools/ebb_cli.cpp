@@ -1,0 +1,37 @@
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+
+#include "common/status.h"
+#include "tools/command.h"
+
+namespace ebb::tools {
+
+int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app(
+      "ebb: power-aware control of fat-tree interconnects. Per-switch agents gate links on and off "
+      "without disconnecting the fabric and put idle links into low-power idle, on an emulated "
+      "k-ary n-tree or next to OpenSM on a real InfiniBand subnet.",
+      "ebb");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ebb 0.1.0");
+  CommandAction action;
+  addTopoCommand(app, action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version are ParseErrors with exit code 0; CLI11 prints the
+    // help of the chosen subcommand.
+    if (app.exit(e, out, err) == 0) return kExitOk;
+    err << "Run 'ebb --help' or 'ebb <command> --help'.\n";
+    return kExitUsage;
+  }
+  try {
+    return action ? action(out, err) : kExitUsage;
+  } catch (const Error& e) {
+    err << "ebb: " << e.what() << "\n";
+    return kExitError;
+  }
+}
+
+}  // namespace ebb::tools

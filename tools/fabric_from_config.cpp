@@ -1,0 +1,44 @@
+#include "tools/fabric_from_config.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "fabric/ibnetdiscover.h"
+#include "fabric/kary_tree.h"
+
+namespace ebb::tools {
+
+Result<fabric::Topology> topologyFromConfig(const config::FabricConfig& cfg,
+                                            const std::string& baseDir) {
+  switch (cfg.topology_case()) {
+    case config::FabricConfig::kKaryNTree: {
+      const auto& spec = cfg.kary_n_tree();
+      if (spec.k() > 1'000'000 || spec.n() > 1'000'000) {
+        return {ErrorCode::kInvalidArgument,
+                fmt::format("fabric.kary_n_tree: k = {}, n = {} exceed any buildable fabric",
+                            spec.k(), spec.n())};
+      }
+      auto tree = fabric::KAryNTree::make(static_cast<int>(spec.k()), static_cast<int>(spec.n()));
+      if (!tree) {
+        return {tree.status().code(), "fabric.kary_n_tree: " + tree.status().message()};
+      }
+      return tree->build();
+    }
+    case config::FabricConfig::kTopologyFile: {
+      const auto& spec = cfg.topology_file();
+      if (spec.path().empty()) {
+        return {ErrorCode::kInvalidArgument, "fabric.topology_file.path: must name a file"};
+      }
+      std::filesystem::path p(spec.path());
+      if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
+      return fabric::readIbnetdiscoverFile(p.string());
+    }
+    case config::FabricConfig::TOPOLOGY_NOT_SET:
+      break;
+  }
+  return {ErrorCode::kInvalidArgument,
+          "fabric: set exactly one of kary_n_tree { k n } or topology_file { path }"};
+}
+
+}  // namespace ebb::tools

@@ -1,0 +1,92 @@
+#include <filesystem>
+#include <memory>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+
+#include "configs/config_loader.h"
+#include "fabric/dot_export.h"
+#include "fabric/ibnetdiscover.h"
+#include "fabric/ibsim_netfile.h"
+#include "fabric/kary_tree.h"
+#include "tools/command.h"
+#include "tools/fabric_from_config.h"
+#include "tools/topo_summary.h"
+
+namespace ebb::tools {
+
+namespace {
+
+struct TopoOptions {
+  int k = 4;
+  int n = 4;
+  std::string configPath;
+  std::string ibnetdiscoverPath;
+  std::string exportFormat;
+  bool json = false;
+};
+
+Result<fabric::Topology> loadTopology(const TopoOptions& o) {
+  if (!o.ibnetdiscoverPath.empty()) return fabric::readIbnetdiscoverFile(o.ibnetdiscoverPath);
+  if (!o.configPath.empty()) {
+    Result<config::Config> cfg = config::loadConfigFile(o.configPath);
+    if (!cfg) return cfg.status();
+    const std::string dir = std::filesystem::path(o.configPath).parent_path().string();
+    return topologyFromConfig(cfg->fabric(), dir);
+  }
+  auto tree = fabric::KAryNTree::make(o.k, o.n);
+  if (!tree) return {tree.status().code(), "--k/--n: " + tree.status().message()};
+  return tree->build();
+}
+
+int runTopo(const TopoOptions& o, std::ostream& out, std::ostream& err) {
+  Result<fabric::Topology> topo = loadTopology(o);
+  if (!topo) {
+    err << "ebb topo: " << topo.status().toString() << "\n";
+    return kExitError;
+  }
+  Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
+  if (!mt) {
+    err << "ebb topo: " << mt.status().toString() << "\n";
+    return kExitError;
+  }
+  if (o.exportFormat == "ibsim") {
+    fabric::writeIbsimNetfile(*topo, out);
+  } else if (o.exportFormat == "dot") {
+    fabric::writeDot(*topo, *mt, out);
+  } else {
+    const TopoSummary s = summarize(*topo, *mt);
+    out << (o.json ? formatJson(s) : formatText(s));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void addTopoCommand(CLI::App& app, CommandAction& action) {
+  auto opts = std::make_shared<TopoOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "topo",
+      "Build or read a fat tree and print its summary (hosts, switches per level, links, minimal "
+      "tree), or export it as an ibsim net file or Graphviz dot.");
+  auto* k = cmd->add_option("--k", opts->k, "Arity of the k-ary n-tree (>= 2)")
+                ->capture_default_str();
+  auto* n = cmd->add_option("--n", opts->n, "Levels of the k-ary n-tree (>= 1)")
+                ->capture_default_str();
+  auto* config = cmd->add_option("--config", opts->configPath,
+                                 "An ebb config file (text protobuf); its fabric section is used");
+  auto* ibnd = cmd->add_option("--from-ibnetdiscover", opts->ibnetdiscoverPath,
+                               "Read a real fabric from ibnetdiscover output (or an ibsim net file)");
+  config->excludes(k)->excludes(n)->excludes(ibnd);
+  ibnd->excludes(k)->excludes(n);
+  cmd->add_option("--export", opts->exportFormat,
+                  "Write the topology to stdout instead of the summary: ibsim (net file) or dot "
+                  "(Graphviz, minimal tree highlighted)")
+      ->check(CLI::IsMember({"ibsim", "dot"}));
+  cmd->add_flag("--json", opts->json, "Print the summary as JSON");
+  cmd->callback([opts, &action] {
+    action = [opts](std::ostream& out, std::ostream& err) { return runTopo(*opts, out, err); };
+  });
+}
+
+}  // namespace ebb::tools
