@@ -19,9 +19,11 @@ void writeDot(const Topology& t, const MinimalTree& mt, std::ostream& out) {
                        inMt ? "\"filled,bold\", fillcolor=lightblue" : "solid");
   }
   out << "  { rank=same;";
-  for (const Host& h : t.hosts()) out << fmt::format(" \"{}\"", h.name);
+  for (const Host& h : t.hosts())
+    out << fmt::format(" \"{}\"", h.name);
   out << " }\n";
-  for (const Host& h : t.hosts()) out << fmt::format("  \"{}\" [shape=box];\n", h.name);
+  for (const Host& h : t.hosts())
+    out << fmt::format("  \"{}\" [shape=box];\n", h.name);
   for (LinkId::rep_type i = 0; i < t.numLinks(); ++i) {
     const Link& l = t.link(LinkId(i));
     const std::string lower = l.lowerIsHost ? t.host(l.host).name : t.sw(l.lower.sw).name;

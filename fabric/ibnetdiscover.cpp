@@ -53,7 +53,9 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
-bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool startsWith(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
 
 std::optional<std::uint64_t> parseHex(std::string_view s) {
   if (startsWith(s, "0x") || startsWith(s, "0X")) s.remove_prefix(2);
@@ -94,7 +96,8 @@ std::optional<int> takeBracketInt(std::string_view& s) {
 }
 
 void skipSpace(std::string_view& s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
 }
 
 // Skips an optional "(portguid)" and "[ext N]" after a port number.
@@ -231,13 +234,14 @@ Result<Topology> Parser::finish(const std::string& source) {
   if (nodes_.empty()) return fail(0, "no nodes: the file is empty or not ibnetdiscover output");
   // Names: descriptions when present and unique, else ids.
   std::map<std::string, int> descCount;
-  for (const Node& n : nodes_) ++descCount[n.desc];
+  for (const Node& n : nodes_)
+    ++descCount[n.desc];
   TopologyBuilder b;
   std::vector<std::uint32_t> handle(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
-    std::string name = n.desc.empty() ? n.id
-                                      : (descCount[n.desc] > 1 ? n.desc + " " + n.id : n.desc);
+    std::string name =
+        n.desc.empty() ? n.id : (descCount[n.desc] > 1 ? n.desc + " " + n.id : n.desc);
     if (n.type == NodeType::kSwitch) {
       // Port 0 is the switch management port; cabled ports are 1..N (labels 0..N-1).
       handle[i] = b.addSwitch(std::move(name), n.guid, n.numPorts).value();
@@ -262,8 +266,8 @@ Result<Topology> Parser::finish(const std::string& source) {
       if (o.peerId != nodes_[d.node].id || o.peerPort != d.port) {
         return fail(d.line, fmt::format("the two ends disagree: \"{}\"[{}] names \"{}\"[{}], but "
                                         "line {} says \"{}\"[{}] goes to \"{}\"[{}]",
-                                        nodes_[d.node].id, d.port, pn.id, d.peerPort, o.line,
-                                        pn.id, d.peerPort, o.peerId, o.peerPort));
+                                        nodes_[d.node].id, d.port, pn.id, d.peerPort, o.line, pn.id,
+                                        d.peerPort, o.peerId, o.peerPort));
       }
     }
     if (done.count({d.node, d.port})) continue;

@@ -25,8 +25,8 @@ void writeIbsimNetfile(const Topology& t, std::ostream& out) {
   for (const Host& h : t.hosts()) {
     const Link& l = t.link(h.link);
     out << fmt::format("caguid={:#018x}\nHca\t{} \"{}\"\n", h.guid, h.portIndex + 1, h.name);
-    out << fmt::format("[{}]\t\"{}\"[{}]\t# lid 0 4xQDR\n\n", h.portIndex + 1, t.sw(l.upper.sw).name,
-                       l.upper.ibPortNumber());
+    out << fmt::format("[{}]\t\"{}\"[{}]\t# lid 0 4xQDR\n\n", h.portIndex + 1,
+                       t.sw(l.upper.sw).name, l.upper.ibPortNumber());
   }
   for (std::size_t s = 0; s < t.numSwitches(); ++s) {
     const SwitchId id(static_cast<std::uint32_t>(s));

@@ -40,8 +40,7 @@ TEST(ConfigLoader, MissingFileIsAnIoErrorNamingThePath) {
 
 // Every example config shipped in configs/ parses.
 TEST(ConfigLoader, ShippedExamplesParse) {
-  const char* src = std::getenv("EBB_SOURCE_DIR");
-  ASSERT_NE(src, nullptr) << "EBB_SOURCE_DIR must point at the source tree";
+  const std::string src = EBB_SOURCE_DIR;
   int seen = 0;
   for (const auto& entry :
        std::filesystem::directory_iterator(std::filesystem::path(src) / "configs")) {

@@ -21,14 +21,16 @@ struct CliRun {
 CliRun ebb(std::vector<std::string> args) {
   args.insert(args.begin(), "ebb");
   std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
+  for (const auto& a : args)
+    argv.push_back(a.c_str());
   std::ostringstream out, err;
   const int code = runEbb(static_cast<int>(argv.size()), argv.data(), out, err);
   return {code, out.str(), err.str()};
 }
 
 std::filesystem::path scratch(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("ebb-tools-test-" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("ebb-tools-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir / name;
 }

@@ -1,0 +1,187 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <sstream>
+
+#include "fabric/dot_export.h"
+#include "fabric/ibnetdiscover.h"
+#include "fabric/ibsim_netfile.h"
+#include "fabric/kary_tree.h"
+#include "fabric/minimal_tree.h"
+#include "tests/fabric/topology_compare.h"
+
+namespace ebb::fabric {
+namespace {
+
+Result<Topology> parse(const std::string& text) {
+  std::istringstream in(text);
+  return parseIbnetdiscover(in, "t.txt");
+}
+
+std::string netFile(int k, int n) {
+  std::ostringstream out;
+  writeIbsimNetfile(KAryNTree::make(k, n).value().build(), out);
+  return out.str();
+}
+
+class RoundTrip : public ::testing::TestWithParam<std::pair<int, int>> {};
+
+TEST_P(RoundTrip, KAryTreeThroughAnIbsimNetFileIsTheSameFabric) {
+  const auto [k, n] = GetParam();
+  const Topology original = KAryNTree::make(k, n).value().build();
+  auto back = parse(netFile(k, n));
+  ASSERT_TRUE(back) << back.status().toString();
+  testing::expectSameFabric(original, *back);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, RoundTrip,
+                         ::testing::Values(std::pair{2, 1}, std::pair{2, 2}, std::pair{3, 3},
+                                           std::pair{4, 3}, std::pair{4, 4}, std::pair{8, 2}),
+                         [](const auto& tpi) {
+                           return "k" + std::to_string(tpi.param.first) + "n" +
+                                  std::to_string(tpi.param.second);
+                         });
+
+TEST(Ibnetdiscover, ReadsRealOutputWithDescriptionsGuidsAndExtPorts) {
+  const std::string src = EBB_SOURCE_DIR;
+  auto t = readIbnetdiscoverFile(src + "/tests/data/ibnetdiscover_small.txt");
+  ASSERT_TRUE(t) << t.status().toString();
+  EXPECT_EQ(t->numSwitches(), 4u);
+  EXPECT_EQ(t->numHosts(), 4u);
+  EXPECT_EQ(t->depth(), 2);
+  const SwitchId leaf2 = t->findSwitch("leaf-2").value();
+  EXPECT_EQ(t->sw(leaf2).level, 1);
+  EXPECT_EQ(t->sw(leaf2).guid, 0x2c90300000300u);
+  EXPECT_EQ(t->sw(leaf2).ports.size(), 36u);
+  EXPECT_EQ((t->sw(leaf2).upPorts), (std::vector<std::uint16_t>{34, 35}));
+  EXPECT_EQ((t->sw(leaf2).downPorts), (std::vector<std::uint16_t>{0, 2}));
+  EXPECT_EQ(t->sw(t->findSwitch("spine-1").value()).level, 0);
+  const HostId node04 = t->findHost("node04 HCA-1").value();
+  EXPECT_EQ(t->host(node04).guid, 0x2c90300001031u);
+  EXPECT_EQ(t->leafOf(node04), leaf2);
+  const MinimalTree mt = MinimalTree::build(*t).value();
+  EXPECT_EQ(t->sw(mt.root()).name, "spine-1");
+  EXPECT_EQ(mt.numSwitches(), 3u);
+  EXPECT_EQ(mt.upPort(leaf2), std::optional<std::uint16_t>(34));
+}
+
+struct BadCase {
+  const char* name;
+  std::string text;
+  ErrorCode code;
+  const char* expect;  // substring of the message, with the line
+};
+
+std::vector<BadCase> badCases() {
+  const std::string good = netFile(2, 2);
+  std::vector<BadCase> v;
+  v.push_back({"PortBeforeNode", "[1]\t\"S\"[1]\n", ErrorCode::kParse,
+               "t.txt:1: a port line before any node header"});
+  v.push_back({"UnknownNodeType", "Bridge 4 \"x\"\n", ErrorCode::kParse, "t.txt:1: expected a node"});
+  v.push_back({"Router", "Rt 4 \"x\"\n", ErrorCode::kParse, "t.txt:1: router"});
+  v.push_back({"BadPortCount", "Switch x \"s\"\n", ErrorCode::kParse, "t.txt:1: a node header needs a port count"});
+  v.push_back({"MissingQuotes", "Switch 4 s\n", ErrorCode::kParse, "t.txt:1: a node header needs a quoted"});
+  v.push_back({"UnclosedQuote", "Switch 4 \"s\n", ErrorCode::kParse, "t.txt:1:"});
+  v.push_back({"PortOutOfRange", "Switch 4 \"s\"\n[5]\t\"t\"[1]\n", ErrorCode::kParse,
+               "t.txt:2: port 5 is out of range"});
+  v.push_back({"PortZero", "Switch 4 \"s\"\n[0]\t\"t\"[1]\n", ErrorCode::kParse, "t.txt:2: port 0"});
+  v.push_back({"NoPeerPort", "Switch 4 \"s\"\n[1]\t\"t\"\n", ErrorCode::kParse,
+               "t.txt:2: the peer node id must be followed"});
+  v.push_back({"GarbledPort", "Switch 4 \"s\"\n[1\t\"t\"[1]\n", ErrorCode::kParse, "t.txt:2:"});
+  v.push_back({"PortTwice", "Switch 4 \"s\"\n[1]\t\"t\"[1]\n[1]\t\"u\"[1]\n", ErrorCode::kParse,
+               "t.txt:3: port 1 of \"s\" is listed twice"});
+  v.push_back({"NodeTwice", "Switch 4 \"s\"\nSwitch 4 \"s\"\n", ErrorCode::kParse,
+               "t.txt:2: node \"s\" is declared twice (first at line 1)"});
+  v.push_back({"BadGuid", "switchguid=0xZZ\n", ErrorCode::kParse, "t.txt:1: switchguid must be"});
+  v.push_back({"UnknownSetting", "colour=blue\n", ErrorCode::kParse, "t.txt:1: unknown setting"});
+  v.push_back({"Empty", "", ErrorCode::kParse, "no nodes"});
+  v.push_back({"Nul", std::string("Switch 4 \"s\"\n\0\n", 15), ErrorCode::kParse, "t.txt:2: binary"});
+  v.push_back({"PeerNeverDeclared", "Switch 4 \"s\"\n[1]\t\"ghost\"[1]\n", ErrorCode::kParse,
+               "t.txt:2: peer \"ghost\" is never declared"});
+  v.push_back({"EndsDisagree",
+               "Switch 4 \"a\"\n[1]\t\"b\"[1]\nSwitch 4 \"b\"\n[1]\t\"a\"[2]\n", ErrorCode::kParse,
+               "t.txt:2: the two ends disagree"});
+  v.push_back({"HostToHost", "Hca 1 \"h1\"\n[1]\t\"h2\"[1]\nHca 1 \"h2\"\n[1]\t\"h1\"[1]\n",
+               ErrorCode::kNotFatTree, "cabled directly"});
+  // Truncation in the middle of the file: cut after the first 60% of lines.
+  std::istringstream in(good);
+  std::string line, cut;
+  int lines = 0;
+  for (std::string l; std::getline(in, l);) ++lines;
+  std::istringstream in2(good);
+  for (int i = 0; i < lines * 6 / 10 && std::getline(in2, line); ++i) cut += line + "\n";
+  v.push_back({"Truncated", cut, ErrorCode::kParse, "never declared (truncated file?)"});
+  // Same-level cycle: connect two leaves' free up ports... use two roots of a 2-ary 2-tree.
+  v.push_back({"CycleWithinLevel",
+               "Switch 2 \"r1\"\n[1]\t\"l\"[1]\n[2]\t\"r2\"[2]\n"
+               "Switch 2 \"r2\"\n[1]\t\"l\"[2]\n[2]\t\"r1\"[2]\n"
+               "Switch 3 \"l\"\n[1]\t\"r1\"[1]\n[2]\t\"r2\"[1]\n[3]\t\"h\"[1]\n"
+               "Hca 1 \"h\"\n[1]\t\"l\"[3]\n",
+               ErrorCode::kNotFatTree, "t.txt: cable r1[2] - r2[2] joins two switches of the same level"});
+  return v;
+}
+
+class BadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadInput, GivesAClearErrorNamingTheLine) {
+  const BadCase& c = GetParam();
+  auto r = parse(c.text);
+  ASSERT_FALSE(r) << c.name;
+  EXPECT_EQ(r.status().code(), c.code) << r.status().toString();
+  EXPECT_NE(r.status().message().find(c.expect), std::string::npos) << r.status().toString();
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, BadInput, ::testing::ValuesIn(badCases()),
+                         [](const auto& tpi) { return std::string(tpi.param.name); });
+
+TEST(Ibnetdiscover, MissingFileIsAnIoError) {
+  auto r = readIbnetdiscoverFile("/nonexistent/dir/fabric.txt");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.status().code(), ErrorCode::kIo);
+  EXPECT_NE(r.status().message().find("/nonexistent/dir/fabric.txt"), std::string::npos);
+}
+
+// Random damage to a valid file never crashes; it parses or fails cleanly.
+TEST(Ibnetdiscover, SurvivesRandomCorruption) {
+  const std::string good = netFile(3, 2);
+  std::mt19937 rng(7);
+  int failures = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string text = good;
+    std::uniform_int_distribution<std::size_t> pos(0, text.size() - 1);
+    std::uniform_int_distribution<int> byte(0, 255);
+    const int edits = 1 + trial % 8;
+    for (int e = 0; e < edits; ++e) {
+      if (trial % 3 == 0) {
+        text.erase(pos(rng) % text.size(), 1 + static_cast<std::size_t>(e));
+      } else {
+        text[pos(rng) % text.size()] = static_cast<char>(byte(rng));
+      }
+    }
+    auto r = parse(text);
+    if (!r) {
+      ++failures;
+      EXPECT_FALSE(r.status().message().empty());
+    }
+  }
+  EXPECT_GT(failures, 100);
+}
+
+TEST(DotExport, HighlightsExactlyTheMinimalTreeLinks) {
+  const Topology t = KAryNTree::make(4, 3).value().build();
+  const MinimalTree mt = MinimalTree::build(t).value();
+  std::ostringstream out;
+  writeDot(t, mt, out);
+  const std::string dot = out.str();
+  EXPECT_EQ(dot.rfind("graph fabric {", 0), 0u);
+  std::size_t bold = 0, thin = 0;
+  for (std::size_t p = 0; (p = dot.find("penwidth=3", p)) != std::string::npos; ++p) ++bold;
+  for (std::size_t p = 0; (p = dot.find("penwidth=1", p)) != std::string::npos; ++p) ++thin;
+  EXPECT_EQ(bold, mt.numLinks());
+  EXPECT_EQ(bold + thin, t.numLinks());
+  EXPECT_NE(dot.find("\"S0_0_0\" -- \"S1_0_0\" [penwidth=3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ebb::fabric
