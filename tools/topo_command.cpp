@@ -69,14 +69,15 @@ void addTopoCommand(CLI::App& app, CommandAction& action) {
       "topo",
       "Build or read a fat tree and print its summary (hosts, switches per level, links, minimal "
       "tree), or export it as an ibsim net file or Graphviz dot.");
-  auto* k = cmd->add_option("--k", opts->k, "Arity of the k-ary n-tree (>= 2)")
-                ->capture_default_str();
-  auto* n = cmd->add_option("--n", opts->n, "Levels of the k-ary n-tree (>= 1)")
-                ->capture_default_str();
+  auto* k =
+      cmd->add_option("--k", opts->k, "Arity of the k-ary n-tree (>= 2)")->capture_default_str();
+  auto* n =
+      cmd->add_option("--n", opts->n, "Levels of the k-ary n-tree (>= 1)")->capture_default_str();
   auto* config = cmd->add_option("--config", opts->configPath,
                                  "An ebb config file (text protobuf); its fabric section is used");
-  auto* ibnd = cmd->add_option("--from-ibnetdiscover", opts->ibnetdiscoverPath,
-                               "Read a real fabric from ibnetdiscover output (or an ibsim net file)");
+  auto* ibnd =
+      cmd->add_option("--from-ibnetdiscover", opts->ibnetdiscoverPath,
+                      "Read a real fabric from ibnetdiscover output (or an ibsim net file)");
   config->excludes(k)->excludes(n)->excludes(ibnd);
   ibnd->excludes(k)->excludes(n);
   cmd->add_option("--export", opts->exportFormat,

@@ -14,7 +14,8 @@ TopoSummary summarize(const fabric::Topology& t, const fabric::MinimalTree& mt) 
   TopoSummary s;
   s.hosts = t.numHosts();
   s.switches = t.numSwitches();
-  for (int l = 0; l < t.depth(); ++l) s.switchesPerLevel.push_back(t.switchesAtLevel(l).size());
+  for (int l = 0; l < t.depth(); ++l)
+    s.switchesPerLevel.push_back(t.switchesAtLevel(l).size());
   s.links = t.numLinks();
   s.hostLinks = t.numHosts();
   s.switchLinks = s.links - s.hostLinks;
@@ -56,7 +57,8 @@ std::string formatJson(const TopoSummary& s) {
       "{{\n  \"shape\": \"{}\",\n  \"hosts\": {},\n  \"switches\": {},\n"
       "  \"switches_per_level\": [{}],\n  \"links\": {},\n  \"switch_links\": {},\n"
       "  \"host_links\": {},\n  \"mt_switches\": {},\n  \"mt_switch_links\": {},\n"
-      "  \"mt_links\": {},\n  \"mt_switch_share\": {:.6f},\n  \"mt_switch_link_share\": {:.6f}\n}}\n",
+      "  \"mt_links\": {},\n  \"mt_switch_share\": {:.6f},\n  \"mt_switch_link_share\": "
+      "{:.6f}\n}}\n",
       s.shape, s.hosts, s.switches, levels, s.links, s.switchLinks, s.hostLinks, s.mtSwitches,
       s.mtSwitchLinks, s.mtLinks, percent(s.mtSwitches, s.switches) / 100.0,
       percent(s.mtSwitchLinks, s.switchLinks) / 100.0);
