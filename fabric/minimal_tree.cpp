@@ -1,5 +1,8 @@
 #include "fabric/minimal_tree.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include <fmt/format.h>
 
 namespace ebb::fabric {
@@ -29,7 +32,15 @@ Result<MinimalTree> MinimalTree::build(const Topology& t) {
   const auto& leaves = t.switchesAtLevel(t.depth() - 1);
   std::vector<std::uint8_t> reaches;
   SwitchId root;
-  for (SwitchId candidate : t.switchesAtLevel(0)) {
+  // Candidates in a canonical order (GUID, then name), so the tree does not
+  // depend on the order in which a discovery listed the switches.
+  std::vector<SwitchId> roots = t.switchesAtLevel(0);
+  std::sort(roots.begin(), roots.end(), [&](SwitchId a, SwitchId b) {
+    const Switch& x = t.sw(a);
+    const Switch& y = t.sw(b);
+    return std::tie(x.guid, x.name, a) < std::tie(y.guid, y.name, b);
+  });
+  for (SwitchId candidate : roots) {
     reaches = reachesUpward(t, candidate);
     bool all = true;
     for (SwitchId leaf : leaves)

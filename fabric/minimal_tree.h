@@ -10,9 +10,9 @@
 namespace ebb::fabric {
 
 // The Minimal Tree: a spanning tree of the hosts that gating never touches.
-// Built for any fat tree: the root is the lowest-id root switch that every leaf
-// can reach upward; each switch's designated up link is its lowest-numbered up
-// port whose parent can still reach that root; the MT is every leaf plus the
+// Built for any fat tree: the root is the root switch with the lowest GUID
+// (then name) that every leaf can reach upward; each switch's designated up link is its
+// lowest-numbered up port whose parent can still reach that root; the MT is every leaf plus the
 // switches on the designated chains, with the designated links and all host
 // links. On a k-ary n-tree this is exactly the paper's MT (up port k of every
 // switch with w_l .. w_{n-2} = 0).

@@ -66,6 +66,27 @@ TEST(Ibnetdiscover, ReadsRealOutputWithDescriptionsGuidsAndExtPorts) {
   EXPECT_EQ(mt.upPort(leaf2), std::optional<std::uint16_t>(34));
 }
 
+// Discovery lists switches in its own order; the minimal tree must not change.
+TEST(Ibnetdiscover, MinimalTreeDoesNotDependOnNodeOrder) {
+  const std::string text = netFile(4, 3);
+  std::vector<std::string> blocks;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto end = text.find("\n\n", start);
+    blocks.push_back(
+        text.substr(start, end == std::string::npos ? std::string::npos : end - start + 2));
+    if (end == std::string::npos) break;
+    start = end + 2;
+  }
+  std::string reversed;
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it)
+    reversed += *it;
+  auto back = parse(reversed);
+  ASSERT_TRUE(back) << back.status().toString();
+  EXPECT_NE(back->sw(SwitchId(0)).name, "S0_0_0");  // the order really changed
+  testing::expectSameFabric(KAryNTree::make(4, 3).value().build(), *back);
+}
+
 struct BadCase {
   const char* name;
   std::string text;
@@ -78,14 +99,18 @@ std::vector<BadCase> badCases() {
   std::vector<BadCase> v;
   v.push_back({"PortBeforeNode", "[1]\t\"S\"[1]\n", ErrorCode::kParse,
                "t.txt:1: a port line before any node header"});
-  v.push_back({"UnknownNodeType", "Bridge 4 \"x\"\n", ErrorCode::kParse, "t.txt:1: expected a node"});
+  v.push_back(
+      {"UnknownNodeType", "Bridge 4 \"x\"\n", ErrorCode::kParse, "t.txt:1: expected a node"});
   v.push_back({"Router", "Rt 4 \"x\"\n", ErrorCode::kParse, "t.txt:1: router"});
-  v.push_back({"BadPortCount", "Switch x \"s\"\n", ErrorCode::kParse, "t.txt:1: a node header needs a port count"});
-  v.push_back({"MissingQuotes", "Switch 4 s\n", ErrorCode::kParse, "t.txt:1: a node header needs a quoted"});
+  v.push_back({"BadPortCount", "Switch x \"s\"\n", ErrorCode::kParse,
+               "t.txt:1: a node header needs a port count"});
+  v.push_back({"MissingQuotes", "Switch 4 s\n", ErrorCode::kParse,
+               "t.txt:1: a node header needs a quoted"});
   v.push_back({"UnclosedQuote", "Switch 4 \"s\n", ErrorCode::kParse, "t.txt:1:"});
   v.push_back({"PortOutOfRange", "Switch 4 \"s\"\n[5]\t\"t\"[1]\n", ErrorCode::kParse,
                "t.txt:2: port 5 is out of range"});
-  v.push_back({"PortZero", "Switch 4 \"s\"\n[0]\t\"t\"[1]\n", ErrorCode::kParse, "t.txt:2: port 0"});
+  v.push_back(
+      {"PortZero", "Switch 4 \"s\"\n[0]\t\"t\"[1]\n", ErrorCode::kParse, "t.txt:2: port 0"});
   v.push_back({"NoPeerPort", "Switch 4 \"s\"\n[1]\t\"t\"\n", ErrorCode::kParse,
                "t.txt:2: the peer node id must be followed"});
   v.push_back({"GarbledPort", "Switch 4 \"s\"\n[1\t\"t\"[1]\n", ErrorCode::kParse, "t.txt:2:"});
@@ -96,21 +121,23 @@ std::vector<BadCase> badCases() {
   v.push_back({"BadGuid", "switchguid=0xZZ\n", ErrorCode::kParse, "t.txt:1: switchguid must be"});
   v.push_back({"UnknownSetting", "colour=blue\n", ErrorCode::kParse, "t.txt:1: unknown setting"});
   v.push_back({"Empty", "", ErrorCode::kParse, "no nodes"});
-  v.push_back({"Nul", std::string("Switch 4 \"s\"\n\0\n", 15), ErrorCode::kParse, "t.txt:2: binary"});
+  v.push_back(
+      {"Nul", std::string("Switch 4 \"s\"\n\0\n", 15), ErrorCode::kParse, "t.txt:2: binary"});
   v.push_back({"PeerNeverDeclared", "Switch 4 \"s\"\n[1]\t\"ghost\"[1]\n", ErrorCode::kParse,
                "t.txt:2: peer \"ghost\" is never declared"});
-  v.push_back({"EndsDisagree",
-               "Switch 4 \"a\"\n[1]\t\"b\"[1]\nSwitch 4 \"b\"\n[1]\t\"a\"[2]\n", ErrorCode::kParse,
-               "t.txt:2: the two ends disagree"});
+  v.push_back({"EndsDisagree", "Switch 4 \"a\"\n[1]\t\"b\"[1]\nSwitch 4 \"b\"\n[1]\t\"a\"[2]\n",
+               ErrorCode::kParse, "t.txt:2: the two ends disagree"});
   v.push_back({"HostToHost", "Hca 1 \"h1\"\n[1]\t\"h2\"[1]\nHca 1 \"h2\"\n[1]\t\"h1\"[1]\n",
                ErrorCode::kNotFatTree, "cabled directly"});
   // Truncation in the middle of the file: cut after the first 60% of lines.
   std::istringstream in(good);
   std::string line, cut;
   int lines = 0;
-  for (std::string l; std::getline(in, l);) ++lines;
+  for (std::string l; std::getline(in, l);)
+    ++lines;
   std::istringstream in2(good);
-  for (int i = 0; i < lines * 6 / 10 && std::getline(in2, line); ++i) cut += line + "\n";
+  for (int i = 0; i < lines * 6 / 10 && std::getline(in2, line); ++i)
+    cut += line + "\n";
   v.push_back({"Truncated", cut, ErrorCode::kParse, "never declared (truncated file?)"});
   // Same-level cycle: connect two leaves' free up ports... use two roots of a 2-ary 2-tree.
   v.push_back({"CycleWithinLevel",
@@ -118,7 +145,8 @@ std::vector<BadCase> badCases() {
                "Switch 2 \"r2\"\n[1]\t\"l\"[2]\n[2]\t\"r1\"[2]\n"
                "Switch 3 \"l\"\n[1]\t\"r1\"[1]\n[2]\t\"r2\"[1]\n[3]\t\"h\"[1]\n"
                "Hca 1 \"h\"\n[1]\t\"l\"[3]\n",
-               ErrorCode::kNotFatTree, "t.txt: cable r1[2] - r2[2] joins two switches of the same level"});
+               ErrorCode::kNotFatTree,
+               "t.txt: cable r1[2] - r2[2] joins two switches of the same level"});
   return v;
 }
 
@@ -176,8 +204,10 @@ TEST(DotExport, HighlightsExactlyTheMinimalTreeLinks) {
   const std::string dot = out.str();
   EXPECT_EQ(dot.rfind("graph fabric {", 0), 0u);
   std::size_t bold = 0, thin = 0;
-  for (std::size_t p = 0; (p = dot.find("penwidth=3", p)) != std::string::npos; ++p) ++bold;
-  for (std::size_t p = 0; (p = dot.find("penwidth=1", p)) != std::string::npos; ++p) ++thin;
+  for (std::size_t p = 0; (p = dot.find("penwidth=3", p)) != std::string::npos; ++p)
+    ++bold;
+  for (std::size_t p = 0; (p = dot.find("penwidth=1", p)) != std::string::npos; ++p)
+    ++thin;
   EXPECT_EQ(bold, mt.numLinks());
   EXPECT_EQ(bold + thin, t.numLinks());
   EXPECT_NE(dot.find("\"S0_0_0\" -- \"S1_0_0\" [penwidth=3"), std::string::npos);

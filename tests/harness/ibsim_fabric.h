@@ -1,0 +1,67 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabric/topology.h"
+#include "tests/harness/child_process.h"
+
+namespace ebb::testing {
+
+// A real-protocol InfiniBand test fabric: ibsim simulating the given topology,
+// optionally real OpenSM on it, and real infiniband-diags clients, all through
+// the libumad2sim preload. Every run gets its own scratch folder and ibsim
+// socket name; the destructor stops everything by PID and removes the folder.
+// Throws std::runtime_error with a clear message when a part cannot start.
+class IbsimFabric {
+ public:
+  struct Options {
+    bool startOpenSm = true;
+    std::string routingEngine = "updn";
+    std::chrono::milliseconds startTimeout{30000};
+  };
+
+  IbsimFabric(const fabric::Topology& topo, Options options);
+  explicit IbsimFabric(const fabric::Topology& topo) : IbsimFabric(topo, Options{}) {}
+  ~IbsimFabric();
+
+  // Runs a client (e.g. {"ibnetdiscover"}) attached at `simHost` (default: the
+  // first host) under a deadline, in the scratch folder.
+  CommandResult runClient(const std::vector<std::string>& argv, const std::string& simHost = "",
+                          std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // The environment a client of this fabric needs (LD_PRELOAD, IBSIM_SOCKNAME, SIM_HOST).
+  std::map<std::string, std::string> clientEnv(const std::string& simHost = "") const;
+
+  // ibsim console commands; they play the physical layer.
+  void console(const std::string& command);
+  void unlink(const std::string& node, int port);
+  void relink(const std::string& node, int port);
+  void setCounter(const std::string& node, int port, const std::string& field, std::uint64_t value);
+
+  // Waits until OpenSM's log contains `needle` (e.g. a re-sweep), up to timeout.
+  bool waitForOpenSmLog(const std::string& needle, std::chrono::milliseconds timeout);
+  std::string openSmLog() const;
+  // Kills ibsim now (to test lost contact).
+  void killIbsim();
+
+  const std::string& scratchDir() const { return scratch_; }
+  const std::string& socketName() const { return socket_; }
+  pid_t ibsimPid() const { return ibsim_ ? ibsim_->pid() : -1; }
+  pid_t openSmPid() const { return opensm_ ? opensm_->pid() : -1; }
+
+  // Location of libumad2sim.so ($EBB_UMAD2SIM or the Debian locations).
+  static std::string preloadLibrary();
+
+ private:
+  void teardown();
+
+  std::string scratch_;
+  std::string socket_;
+  std::string firstHost_;
+  std::unique_ptr<ChildProcess> ibsim_;
+  std::unique_ptr<ChildProcess> opensm_;
+};
+
+}  // namespace ebb::testing
