@@ -18,7 +18,8 @@ inline std::string peerName(const Topology& t, PortId p) {
   const Port& port = t.sw(p.sw).ports[p.index];
   if (!port.link.valid()) return "-";
   const Link& l = t.link(port.link);
-  if (l.lowerIsHost) return t.host(l.host).name + "[" + std::to_string(t.host(l.host).portIndex + 1) + "]";
+  if (l.lowerIsHost)
+    return t.host(l.host).name + "[" + std::to_string(t.host(l.host).portIndex + 1) + "]";
   const PortId q = t.peerOf(p);
   return t.sw(q.sw).name + "[" + std::to_string(q.ibPortNumber()) + "]";
 }
