@@ -1,0 +1,57 @@
+#include "policies/gated_link.h"
+
+#include <algorithm>
+
+namespace ebb::policies {
+
+namespace {
+constexpr std::size_t idx(LinkPowerState s) {
+  return static_cast<std::size_t>(s);
+}
+}  // namespace
+
+GatedLink::GatedLink(TimePs tOn, TimePs tOff, LinkPowerState initial, TimePs start)
+    : tOn_(tOn), tOff_(tOff), state_(initial), since_(start) {
+  if (initial == LinkPowerState::kTurningOn || initial == LinkPowerState::kTurningOff) {
+    pending_ = true;
+    until_ = start + (initial == LinkPowerState::kTurningOn ? tOn : tOff);
+  }
+}
+
+void GatedLink::advance(TimePs now) {
+  if (pending_ && until_ <= now) {
+    times_[idx(state_)] += until_ - since_;
+    since_ = until_;
+    state_ = state_ == LinkPowerState::kTurningOn ? LinkPowerState::kOn : LinkPowerState::kOff;
+    pending_ = false;
+  }
+  if (now > since_) {
+    times_[idx(state_)] += now - since_;
+    since_ = now;
+  }
+}
+
+TimePs GatedLink::request(bool on, TimePs now) {
+  advance(now);
+  const LinkPowerState target = on ? LinkPowerState::kOn : LinkPowerState::kOff;
+  const LinkPowerState moving = on ? LinkPowerState::kTurningOn : LinkPowerState::kTurningOff;
+  if (state_ == target) return now;
+  if (state_ == moving) return until_;
+  state_ = moving;
+  pending_ = true;
+  until_ = now + (on ? tOn_ : tOff_);
+  if (until_ == now) advance(now);
+  return until_;
+}
+
+LinkPowerState GatedLink::state(TimePs now) {
+  advance(now);
+  return state_;
+}
+
+const std::array<TimePs, 4>& GatedLink::times(TimePs now) {
+  advance(now);
+  return times_;
+}
+
+}  // namespace ebb::policies

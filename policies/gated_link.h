@@ -1,0 +1,38 @@
+#pragma once
+
+#include <array>
+
+#include "common/time.h"
+#include "policies/link_power_state.h"
+
+namespace ebb::policies {
+
+// The gating state machine of one link direction with T_on / T_off, and the
+// time it spends in each state. Evaluated lazily: state(now) completes any
+// transition that is due.
+class GatedLink {
+ public:
+  GatedLink(TimePs tOn, TimePs tOff, LinkPowerState initial = LinkPowerState::kOn,
+            TimePs start = 0);
+
+  // Requests on or off at `now`; returns when the request completes (when the
+  // link becomes usable, or unpowered). Repeating the current request is a no-op.
+  TimePs request(bool on, TimePs now);
+  LinkPowerState state(TimePs now);
+  // When the pending transition completes (-1: none).
+  TimePs transitionEnd() const { return pending_ ? until_ : -1; }
+  // Time per state up to `now`, indexed by LinkPowerState.
+  const std::array<TimePs, 4>& times(TimePs now);
+
+ private:
+  void advance(TimePs now);
+  TimePs tOn_;
+  TimePs tOff_;
+  LinkPowerState state_;
+  bool pending_ = false;
+  TimePs until_ = 0;
+  TimePs since_;  // time credited up to here
+  std::array<TimePs, 4> times_{};
+};
+
+}  // namespace ebb::policies

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "common/time.h"
+#include "policies/lpi_params.h"
+
+namespace ebb::policies {
+
+// Where a link direction's time goes under low-power idle.
+enum class LpiState : std::uint8_t {
+  kActive,       // transmitting (full power)
+  kHold,         // idle at full power, ready (T_h; forever with LPI off)
+  kFastWake,     // P_FW, a packet pays T_w,FW
+  kSleepSignal,  // full power, a packet pays T_w,DS
+  kQuiet,        // P_DS, a packet pays T_w,DS
+  kRefresh,      // full power, a packet pays T_w,DS
+  kWaking,       // full power, the wake-up delay in progress
+};
+inline constexpr std::size_t kLpiStates = 7;
+const char* toString(LpiState s);
+
+using LpiTimes = std::array<TimePs, kLpiStates>;
+
+// One transmitter under low-power idle (Tables II-IV of seed 004). After the
+// last packet: hold; then deep-sleep (sleep signalling, then quiet periods
+// interleaved with refresh), fast-wake, or hybrid (fast-wake for T_h,DS, then
+// deep-sleep). The idle timeline is a pure function of the time the link went
+// idle, so it is evaluated when an event arrives; nextTransition() gives the
+// timer at which the state would change next. Time is credited per state.
+class LpiLink {
+ public:
+  // The link starts idle at `start` (in hold).
+  explicit LpiLink(const LpiParams& params, TimePs start = 0);
+
+  // A packet is ready at `now` and the transmitter is free: returns the delay
+  // before it can start (0 when active or in hold), credits the idle time up to
+  // `now` and the wake-up to kWaking; the link is active from now + delay.
+  TimePs packetReady(TimePs now);
+  // The transmission that started after packetReady ended at `now`.
+  void transmissionEnded(TimePs now);
+  // Credits time up to `now` (end of a run).
+  void finish(TimePs now);
+
+  LpiState stateAt(TimePs now) const;
+  // When the state changes next if no packet comes (-1: never).
+  TimePs nextTransition(TimePs now) const;
+  const LpiTimes& times() const { return times_; }
+  const LpiParams& params() const { return p_; }
+  bool busy() const { return busy_; }
+
+ private:
+  struct Phase {
+    LpiState state;
+    TimePs end;  // absolute end of this phase (-1: open ended)
+  };
+  // The idle phase containing `now` (idle since idleSince_).
+  Phase idlePhase(TimePs now) const;
+  TimePs wakeDelay(LpiState s) const;
+  void creditIdle(TimePs until);
+  // Start of deep-sleep cycling (quiet/refresh), relative to going idle; -1 if none.
+  TimePs cyclesStart() const;
+
+  LpiParams p_;
+  LpiTimes times_{};
+  TimePs idleSince_ = 0;
+  TimePs creditedUntil_ = 0;
+  TimePs activeSince_ = 0;
+  bool busy_ = false;
+};
+
+}  // namespace ebb::policies

@@ -1,0 +1,66 @@
+#include "policies/lpi_params.h"
+
+#include <fmt/format.h>
+
+namespace ebb::policies {
+
+const char* toString(LpiMode m) {
+  switch (m) {
+    case LpiMode::kOff:
+      return "off";
+    case LpiMode::kDeepSleep:
+      return "deep-sleep";
+    case LpiMode::kFastWake:
+      return "fast-wake";
+    case LpiMode::kHybrid:
+      return "hybrid";
+  }
+  return "?";
+}
+
+LpiParams LpiParams::table6(LpiMode mode, int holdMultiple) {
+  LpiParams p;
+  p.mode = mode;
+  p.hold = p.sleepSignal * holdMultiple;
+  p.hybridFastWake = p.hold;
+  return p;
+}
+
+Status LpiParams::setLinkSpeed(const std::string& speed) {
+  // Table I of seed 004 (microseconds): T_w,DS and T_w,FW.
+  if (speed == "25GBASE-R") {
+    wakeDeepSleep = 14'250'000;
+  } else if (speed == "40GBASE-R" || speed == "100GBASE-R") {
+    wakeDeepSleep = 5'500'000;
+  } else {
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("link speed '{}': expected 25GBASE-R, 40GBASE-R or 100GBASE-R", speed)};
+  }
+  wakeFastWake = 340'000;
+  return Status::ok();
+}
+
+Status LpiParams::validate() const {
+  const auto bad = [](const char* field, const std::string& rule) {
+    return Status(ErrorCode::kInvalidArgument, fmt::format("lpi.{}: {}", field, rule));
+  };
+  const std::pair<const char*, TimePs> times[] = {{"hold_ps", hold},
+                                                  {"hybrid_fast_wake_ps", hybridFastWake},
+                                                  {"sleep_signal_ps", sleepSignal},
+                                                  {"wake_deep_sleep_ps", wakeDeepSleep},
+                                                  {"wake_fast_wake_ps", wakeFastWake},
+                                                  {"refresh_ps", refresh}};
+  for (const auto& [field, t] : times) {
+    if (t < 0) return bad(field, fmt::format("must be >= 0 (is {})", t));
+  }
+  if (quiet <= 0) return bad("quiet_ps", fmt::format("must be > 0 (is {})", quiet));
+  if (!(powerDeepSleep >= 0 && powerDeepSleep <= 1)) {
+    return bad("power_deep_sleep", fmt::format("must be in [0, 1] (is {})", powerDeepSleep));
+  }
+  if (!(powerFastWake >= 0 && powerFastWake <= 1)) {
+    return bad("power_fast_wake", fmt::format("must be in [0, 1] (is {})", powerFastWake));
+  }
+  return Status::ok();
+}
+
+}  // namespace ebb::policies

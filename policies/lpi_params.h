@@ -1,0 +1,36 @@
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "common/time.h"
+
+namespace ebb::policies {
+
+// Low-power idle modes (Saravanan et al., seed 004, sections II-III).
+enum class LpiMode { kOff, kDeepSleep, kFastWake, kHybrid };
+const char* toString(LpiMode m);
+
+// Timing and power of low-power idle on one link direction. Defaults: Table VI
+// (100GBASE-*R); T_q and T_r are not given by the paper: ebb's choice.
+struct LpiParams {
+  LpiMode mode = LpiMode::kOff;
+  TimePs hold = 0;                   // T_h: full power, no delay, after the last packet
+  TimePs hybridFastWake = 0;         // hybrid: T_h,DS, time in fast-wake before deep-sleep
+  TimePs sleepSignal = 1'100'000;    // T_s = 1.1 us
+  TimePs wakeDeepSleep = 5'500'000;  // T_w,DS = 5.5 us
+  TimePs wakeFastWake = 340'000;     // T_w,FW = 0.34 us
+  TimePs quiet = 1'800'000'000;      // T_q = 1.8 ms (ebb)
+  TimePs refresh = 2'000'000;        // T_r = 2 us (ebb)
+  double powerDeepSleep = 0.1;       // P_DS / P_ACT
+  double powerFastWake = 0.6;        // P_FW / P_ACT
+
+  // Table VI: mode with hold = multiple x T_s (hybrid: T_h,FW = T_h,DS).
+  static LpiParams table6(LpiMode mode, int holdMultiple);
+  // Table I wake-up times for "25GBASE-R", "40GBASE-R" or "100GBASE-R".
+  Status setLinkSpeed(const std::string& speed);
+  // Non-negative times, T_q > 0 and T_r >= 0, powers in [0, 1]. E_INVALID names the field.
+  Status validate() const;
+};
+
+}  // namespace ebb::policies
