@@ -147,7 +147,21 @@ void LpiLink::transmissionEnded(TimePs now) {
   idleSince_ = creditedUntil_ = now;
 }
 
+void LpiLink::suspend(TimePs now) {
+  if (suspended_) return;
+  finish(now);
+  suspended_ = true;
+}
+
+void LpiLink::resume(TimePs now) {
+  if (!suspended_) return;
+  suspended_ = false;
+  busy_ = false;
+  idleSince_ = creditedUntil_ = now;
+}
+
 void LpiLink::finish(TimePs now) {
+  if (suspended_) return;
   if (busy_) {
     times_[idx(LpiState::kActive)] += std::max<TimePs>(0, now - activeSince_);
     activeSince_ = std::max(activeSince_, now);

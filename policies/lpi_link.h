@@ -42,6 +42,11 @@ class LpiLink {
   void transmissionEnded(TimePs now);
   // Credits time up to `now` (end of a run).
   void finish(TimePs now);
+  // Gating switched the direction off at `now` (transmitter idle): time stops
+  // being credited until resume(); the link resumes in hold.
+  void suspend(TimePs now);
+  void resume(TimePs now);
+  bool suspended() const { return suspended_; }
 
   LpiState stateAt(TimePs now) const;
   // When the state changes next if no packet comes (-1: never).
@@ -68,6 +73,7 @@ class LpiLink {
   TimePs creditedUntil_ = 0;
   TimePs activeSince_ = 0;
   bool busy_ = false;
+  bool suspended_ = false;
 };
 
 }  // namespace ebb::policies

@@ -1,0 +1,28 @@
+#include "sim_backend/emulator_config.h"
+
+#include <fmt/format.h>
+
+namespace ebb::sim {
+
+Status EmulatorConfig::validate() const {
+  const auto bad = [](const char* field, const std::string& rule) {
+    return Status(ErrorCode::kInvalidArgument, fmt::format("emulator.{}: {}", field, rule));
+  };
+  if (cyclePs <= 0) return bad("cycle_ps", "must be > 0");
+  if (flitBytes <= 0) return bad("flit_bytes", "must be > 0");
+  if (packetBytes <= 0) return bad("packet_bytes", "must be > 0");
+  if (vcs < 1 || vcs > 16) return bad("vcs", fmt::format("must be in 1..16 (is {})", vcs));
+  if (vcBufferBytes < packetBytes) {
+    return bad("vc_buffer_bytes",
+               fmt::format("{} cannot hold one packet of {} bytes (virtual cut-through needs "
+                           "vc_buffer_bytes >= packet_bytes)",
+                           vcBufferBytes, packetBytes));
+  }
+  if (linkLatencyPs < 0) return bad("link_latency_ps", "must be >= 0");
+  if (routingDelayPs < 0) return bad("routing_delay_ps", "must be >= 0");
+  if (turnOnPs < 0) return bad("turn_on_ps", "must be >= 0");
+  if (turnOffPs < 0) return bad("turn_off_ps", "must be >= 0");
+  return lpi.validate();
+}
+
+}  // namespace ebb::sim

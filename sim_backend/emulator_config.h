@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "policies/lpi_params.h"
+
+namespace ebb::sim {
+
+enum class UpRouting : std::uint8_t {
+  kAdaptive,  // the usable up link with the most free credits, then the shortest queue
+  kRandom,    // a uniformly random usable up link
+};
+
+// Parameters of the packet-level emulator. The paper's units map onto time
+// and bytes: a link carries one flit per cycle, so bandwidth = flitBytes per
+// cyclePs. Defaults: the alonso-ramp setup (16-flit packets, 3 VCs, each VC
+// buffer holding one whole packet, virtual cut-through).
+struct EmulatorConfig {
+  TimePs cyclePs = 1000;            // one cycle = 1 ns
+  std::int64_t flitBytes = 4;       // bytes per flit (link: 1 flit/cycle)
+  std::int64_t packetBytes = 64;    // MTU: messages are split into packets of at most this
+  std::int64_t vcs = 3;             // virtual channels per link direction
+  std::int64_t vcBufferBytes = 64;  // input buffer per VC (>= packetBytes: cut-through)
+  TimePs linkLatencyPs = 1000;      // propagation per link (1 cycle); credits return as fast
+  TimePs routingDelayPs = 1000;     // per switch hop, head arrival to output arbitration
+  UpRouting upRouting = UpRouting::kAdaptive;
+  std::uint64_t seed = 1;
+  TimePs turnOnPs = 1'000'000;   // T_on = 1000 cycles
+  TimePs turnOffPs = 1'000'000;  // T_off = 1000 cycles
+  policies::LpiParams lpi;       // mode off by default
+
+  TimePs serializationPs(std::int64_t bytes) const {
+    return (bytes + flitBytes - 1) / flitBytes * cyclePs;
+  }
+  double bandwidthBytesPerPs() const {
+    return static_cast<double>(flitBytes) / static_cast<double>(cyclePs);
+  }
+  // E_INVALID naming the field: positive sizes and times, buffers that hold a packet.
+  Status validate() const;
+};
+
+}  // namespace ebb::sim

@@ -1,0 +1,355 @@
+#include "sim_backend/fabric_emulator.h"
+
+#include <algorithm>
+
+namespace ebb::sim {
+
+using fabric::Direction;
+using fabric::HostId;
+using fabric::LinkId;
+using fabric::SwitchId;
+using policies::LinkPowerState;
+
+namespace {
+constexpr std::uint16_t kNoPort = 0xFFFF;
+}  // namespace
+
+FabricEmulator::FabricEmulator(const fabric::Topology& topo, const EmulatorConfig& cfg,
+                               agent::VirtualScheduler& scheduler)
+    : topo_(topo), cfg_(cfg), sched_(scheduler), rng_(cfg.seed) {
+  if (Status s = cfg_.validate(); !s.isOk()) throw Error(s);
+  channels_.resize(topo.numLinks() * 2);
+  for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
+    const fabric::Link& link = topo.link(LinkId(l));
+    for (Direction d : {Direction::kUp, Direction::kDown}) {
+      Channel& ch = channels_[index(LinkId(l), d)];
+      ch.toHost = d == Direction::kDown && link.lowerIsHost;
+      ch.receiver = d == Direction::kUp ? link.upper.sw : link.lower.sw;
+      ch.credits.assign(ch.toHost ? 1 : static_cast<std::size_t>(cfg.vcs), cfg.vcBufferBytes);
+      ch.gate = policies::GatedLink(cfg.turnOnPs, cfg.turnOffPs, LinkPowerState::kOn, 0);
+      ch.lpi = policies::LpiLink(cfg.lpi, 0);
+    }
+  }
+  buildDownRoutes();
+}
+
+// downRoute_[s][leaf] = the down port of switch s that leads to that leaf
+// (lowest such port), or kNoPort when the leaf is not below s.
+void FabricEmulator::buildDownRoutes() {
+  const auto& leaves = topo_.switchesAtLevel(topo_.depth() - 1);
+  numLeaves_ = leaves.size();
+  leafIndex_.assign(topo_.numSwitches(), kNone);
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    leafIndex_[leaves[i].value()] = static_cast<std::uint32_t>(i);
+  }
+  downRoute_.assign(topo_.numSwitches() * numLeaves_, kNoPort);
+  for (int level = topo_.depth() - 2; level >= 0; --level) {
+    for (SwitchId s : topo_.switchesAtLevel(level)) {
+      std::uint16_t* row = &downRoute_[s.value() * numLeaves_];
+      for (std::uint16_t port : topo_.sw(s).downPorts) {
+        const fabric::Link& l = topo_.link(topo_.sw(s).ports[port].link);
+        if (l.lowerIsHost) continue;
+        const SwitchId child = l.lower.sw;
+        if (leafIndex_[child.value()] != kNone) {
+          std::uint16_t& r = row[leafIndex_[child.value()]];
+          if (r == kNoPort) r = port;
+          continue;
+        }
+        const std::uint16_t* childRow = &downRoute_[child.value() * numLeaves_];
+        for (std::size_t leaf = 0; leaf < numLeaves_; ++leaf) {
+          if (childRow[leaf] != kNoPort && row[leaf] == kNoPort) row[leaf] = port;
+        }
+      }
+    }
+  }
+}
+
+std::uint32_t FabricEmulator::allocPacket() {
+  if (freePackets_.empty()) {
+    packets_.push_back({});
+    return static_cast<std::uint32_t>(packets_.size() - 1);
+  }
+  const std::uint32_t p = freePackets_.back();
+  freePackets_.pop_back();
+  return p;
+}
+
+void FabricEmulator::push(std::uint32_t ch, std::uint32_t p) {
+  Channel& c = channels_[ch];
+  packets_[p].next = kNone;
+  if (c.tail == kNone) {
+    c.head = p;
+  } else {
+    packets_[c.tail].next = p;
+  }
+  c.tail = p;
+  ++c.queued;
+}
+
+std::uint32_t FabricEmulator::pop(std::uint32_t ch) {
+  Channel& c = channels_[ch];
+  const std::uint32_t p = c.head;
+  c.head = packets_[p].next;
+  if (c.head == kNone) c.tail = kNone;
+  --c.queued;
+  return p;
+}
+
+void FabricEmulator::sendMessage(HostId src, HostId dst, std::int64_t bytes, std::uint32_t tag) {
+  std::uint32_t m;
+  if (freeMessages_.empty()) {
+    messages_.push_back({});
+    m = static_cast<std::uint32_t>(messages_.size() - 1);
+  } else {
+    m = freeMessages_.back();
+    freeMessages_.pop_back();
+  }
+  const std::int64_t packets =
+      std::max<std::int64_t>(1, (bytes + cfg_.packetBytes - 1) / cfg_.packetBytes);
+  messages_[m] = {{tag, src, dst, bytes, sched_.now(), -1}, static_cast<std::uint32_t>(packets)};
+  ++stats_.messagesSent;
+  const std::uint32_t ch = index(topo_.host(src).link, Direction::kUp);
+  std::int64_t left = std::max<std::int64_t>(bytes, 1);
+  for (std::int64_t i = 0; i < packets; ++i) {
+    const std::uint32_t p = allocPacket();
+    const auto size = static_cast<std::uint32_t>(std::min(left, cfg_.packetBytes));
+    left -= size;
+    packets_[p] = {m, kNone, kNone, size, dst, 0};
+    push(ch, p);
+    ++packetsLive_;
+    ++queuedAtHosts_;
+  }
+  tryStart(ch);
+}
+
+bool FabricEmulator::chUsable(std::uint32_t ch) {
+  Channel& c = channels_[ch];
+  return c.enabled && c.gate.state(sched_.now()) == LinkPowerState::kOn;
+}
+
+bool FabricEmulator::usable(LinkId link, Direction dir) {
+  return chUsable(index(link, dir));
+}
+
+LinkPowerState FabricEmulator::directionState(LinkId link, Direction dir) {
+  Channel& c = channels_[index(link, dir)];
+  if (c.offPending) return LinkPowerState::kTurningOff;
+  return c.gate.state(sched_.now());
+}
+
+void FabricEmulator::tryStart(std::uint32_t ch) {
+  Channel& c = channels_[ch];
+  if (c.busy || c.head == kNone || !chUsable(ch)) return;
+  const std::uint32_t p = c.head;
+  Packet& pk = packets_[p];
+  int vc = -1;
+  for (std::size_t v = 0; v < c.credits.size(); ++v) {
+    if (c.toHost || c.credits[v] >= pk.bytes) {
+      vc = static_cast<int>(v);
+      break;
+    }
+  }
+  const TimePs now = sched_.now();
+  if (vc < 0) {
+    if (!c.waiting) {
+      c.waiting = true;
+      c.waitSince = now;
+    }
+    return;
+  }
+  if (c.waiting) {
+    c.counters.creditWait += now - c.waitSince;
+    c.waiting = false;
+  }
+  pop(ch);
+  if (pk.inCh == kNone) --queuedAtHosts_;
+  if (!c.toHost) c.credits[static_cast<std::size_t>(vc)] -= pk.bytes;
+  const TimePs start = now + c.lpi.packetReady(now);
+  const TimePs ser = cfg_.serializationPs(pk.bytes);
+  c.busy = true;
+  c.txInCh = pk.inCh;
+  c.txVc = pk.vc;
+  c.txBytes = pk.bytes;
+  c.counters.txBytes += pk.bytes;
+  c.counters.txPackets += 1;
+  c.counters.busy += ser;
+  ++stats_.packetHops;
+  pk.vc = static_cast<std::uint8_t>(vc);
+  pk.inCh = ch;
+  sched_.at(start + ser, agent::Phase::kNetwork, [this, ch] { txDone(ch); });
+  if (c.toHost) {
+    sched_.at(start + ser + cfg_.linkLatencyPs, agent::Phase::kNetwork, [this, p] { deliver(p); });
+  } else {
+    const TimePs headArrives = start + cfg_.serializationPs(1) + cfg_.linkLatencyPs;
+    sched_.at(headArrives + cfg_.routingDelayPs, agent::Phase::kNetwork,
+              [this, p, ch] { arrive(p, ch); });
+  }
+}
+
+void FabricEmulator::txDone(std::uint32_t ch) {
+  Channel& c = channels_[ch];
+  const TimePs now = sched_.now();
+  c.busy = false;
+  c.lpi.transmissionEnded(now);
+  // The packet's tail left the sender's input buffer: its credit goes back
+  // upstream after one link latency.
+  if (c.txInCh != kNone) {
+    const std::uint32_t in = c.txInCh;
+    const std::uint32_t vcBytes = (static_cast<std::uint32_t>(c.txVc) << 24) | c.txBytes;
+    sched_.at(now + cfg_.linkLatencyPs, agent::Phase::kNetwork, [this, in, vcBytes] {
+      channels_[in].credits[vcBytes >> 24] += vcBytes & 0xFFFFFF;
+      tryStart(in);
+    });
+  }
+  if (c.offPending) {
+    c.offPending = false;
+    applyOff(ch);
+    return;
+  }
+  tryStart(ch);
+}
+
+void FabricEmulator::arrive(std::uint32_t p, std::uint32_t ch) {
+  const SwitchId sw = channels_[ch].receiver;
+  const std::uint32_t out = route(sw, packets_[p].dst);
+  push(out, p);
+  tryStart(out);
+}
+
+void FabricEmulator::deliver(std::uint32_t p) {
+  const Packet& pk = packets_[p];
+  Message& m = messages_[pk.msg];
+  ++stats_.packetsDelivered;
+  stats_.bytesDelivered += pk.bytes;
+  --packetsLive_;
+  const std::uint32_t msg = pk.msg;
+  freePackets_.push_back(p);
+  if (--m.remaining == 0) {
+    m.info.delivered = sched_.now();
+    ++stats_.messagesDelivered;
+    freeMessages_.push_back(msg);
+    if (deliveryCb_) deliveryCb_(m.info);
+  }
+}
+
+std::uint32_t FabricEmulator::route(SwitchId sw, HostId dst) {
+  const SwitchId leaf = topo_.leafOf(dst);
+  if (leaf == sw) return index(topo_.host(dst).link, Direction::kDown);
+  const std::uint16_t down = downRoute_[sw.value() * numLeaves_ + leafIndex_[leaf.value()]];
+  if (down != kNoPort) return index(topo_.sw(sw).ports[down].link, Direction::kDown);
+  return chooseUp(sw);
+}
+
+// Adaptive: the usable up link with the most free credit bytes, then the
+// shortest queue; ties by the seeded RNG. With no usable up link the packet
+// waits on the lowest one (gating's upward propagation turns one on).
+std::uint32_t FabricEmulator::chooseUp(SwitchId sw) {
+  const auto& ups = topo_.sw(sw).upPorts;
+  upScratch_.clear();
+  std::int64_t bestCredit = -1;
+  std::uint32_t bestQueue = kNone;
+  for (std::uint16_t port : ups) {
+    const std::uint32_t ch = index(topo_.sw(sw).ports[port].link, Direction::kUp);
+    if (!chUsable(ch)) continue;
+    const Channel& c = channels_[ch];
+    if (cfg_.upRouting == UpRouting::kRandom) {
+      upScratch_.push_back(ch);
+      continue;
+    }
+    std::int64_t credit = 0;
+    for (std::int64_t v : c.credits)
+      credit += v;
+    const std::uint32_t queue = c.queued + (c.busy ? 1u : 0u);
+    if (credit > bestCredit || (credit == bestCredit && queue < bestQueue)) {
+      bestCredit = credit;
+      bestQueue = queue;
+      upScratch_.assign(1, ch);
+    } else if (credit == bestCredit && queue == bestQueue) {
+      upScratch_.push_back(ch);
+    }
+  }
+  if (upScratch_.empty()) return index(topo_.sw(sw).ports[ups.front()].link, Direction::kUp);
+  if (upScratch_.size() == 1) return upScratch_.front();
+  std::uniform_int_distribution<std::size_t> pick(0, upScratch_.size() - 1);
+  return upScratch_[pick(rng_)];
+}
+
+TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
+  const std::uint32_t ch = index(link, dir);
+  Channel& c = channels_[ch];
+  const TimePs now = sched_.now();
+  if (!on) {
+    if (!c.enabled)
+      return c.offPending ? now + cfg_.turnOffPs : std::max(now, c.gate.transitionEnd());
+    c.enabled = false;
+    rerouteQueued(ch);
+    if (c.busy) {
+      c.offPending = true;  // applied when the packet being sent is out
+      return now + cfg_.turnOffPs;
+    }
+    applyOff(ch);
+    return std::max(now, c.gate.transitionEnd());
+  }
+  c.enabled = true;
+  c.offPending = false;
+  const TimePs ready = c.gate.request(true, now);
+  if (ready <= now) {
+    c.lpi.resume(now);
+    tryStart(ch);
+    return now;
+  }
+  sched_.at(ready, agent::Phase::kNetwork, [this, ch, link, dir] {
+    Channel& cc = channels_[ch];
+    if (!cc.enabled || cc.gate.state(sched_.now()) != LinkPowerState::kOn) return;
+    cc.lpi.resume(sched_.now());
+    if (transitionCb_) transitionCb_(link, dir, LinkPowerState::kOn);
+    tryStart(ch);
+  });
+  return ready;
+}
+
+void FabricEmulator::applyOff(std::uint32_t ch) {
+  Channel& c = channels_[ch];
+  const TimePs now = sched_.now();
+  c.lpi.suspend(now);
+  const TimePs done = c.gate.request(false, now);
+  const LinkId link(ch / 2);
+  const auto dir = static_cast<Direction>(ch % 2);
+  sched_.at(done, agent::Phase::kNetwork, [this, ch, link, dir] {
+    if (channels_[ch].gate.state(sched_.now()) == LinkPowerState::kOff && transitionCb_) {
+      transitionCb_(link, dir, LinkPowerState::kOff);
+    }
+  });
+}
+
+// Packets queued for an up link that went off ascend through another one.
+void FabricEmulator::rerouteQueued(std::uint32_t ch) {
+  Channel& c = channels_[ch];
+  if (ch % 2 != static_cast<std::uint32_t>(Direction::kUp) || c.head == kNone) return;
+  const fabric::Link& l = topo_.link(LinkId(ch / 2));
+  if (l.lowerIsHost) return;  // a host has one link: its packets wait
+  std::vector<std::uint32_t> moved;
+  while (c.head != kNone)
+    moved.push_back(pop(ch));
+  for (std::uint32_t p : moved) {
+    const std::uint32_t out = chooseUp(l.lower.sw);
+    push(out, p);
+    tryStart(out);
+  }
+}
+
+policies::DirectionTimes FabricEmulator::directionTimes(LinkId link, Direction dir) {
+  Channel& c = channels_[index(link, dir)];
+  const TimePs now = sched_.now();
+  policies::DirectionTimes t;
+  policies::LpiLink lpi = c.lpi;
+  lpi.finish(now);
+  t.lpi = lpi.times();
+  const auto& g = c.gate.times(now);
+  t.turningOn = g[static_cast<std::size_t>(LinkPowerState::kTurningOn)];
+  t.turningOff = g[static_cast<std::size_t>(LinkPowerState::kTurningOff)];
+  t.off = g[static_cast<std::size_t>(LinkPowerState::kOff)];
+  return t;
+}
+
+}  // namespace ebb::sim

@@ -1,0 +1,157 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "agent/virtual_scheduler.h"
+#include "fabric/topology.h"
+#include "policies/gated_link.h"
+#include "policies/lpi_link.h"
+#include "policies/power_model.h"
+#include "sim_backend/emulator_config.h"
+
+namespace ebb::sim {
+
+// Counters of one link direction as a switch port exposes them.
+struct ChannelCounters {
+  std::uint64_t txBytes = 0;
+  std::uint64_t txPackets = 0;
+  TimePs busy = 0;        // time transmitting
+  TimePs creditWait = 0;  // time with a packet to send but no credits (PortXmitWait)
+};
+
+struct Delivery {
+  std::uint32_t tag = 0;  // the sender's tag (e.g. a job or an application message id)
+  fabric::HostId src;
+  fabric::HostId dst;
+  std::int64_t bytes = 0;
+  TimePs created = 0;
+  TimePs delivered = 0;
+};
+
+struct EmulatorStats {
+  std::uint64_t messagesSent = 0;
+  std::uint64_t messagesDelivered = 0;
+  std::uint64_t packetsDelivered = 0;
+  std::uint64_t bytesDelivered = 0;
+  std::uint64_t packetHops = 0;  // link traversals
+};
+
+// The packet-level k-ary n-tree (any fat tree) network model of MECHANISMS.md
+// §5, on the shared VirtualScheduler: per link direction a transmitter with a
+// FIFO output queue, credit-based flow control into the receiver's per-VC
+// input buffers, virtual cut-through, adaptive ascending routing among usable
+// up links, deterministic descent, per-direction gating (T_on/T_off) and
+// low-power idle. Packets and messages live in pools: no allocation per packet
+// in steady state.
+class FabricEmulator {
+ public:
+  using TransitionCallback =
+      std::function<void(fabric::LinkId, fabric::Direction, policies::LinkPowerState)>;
+  using DeliveryCallback = std::function<void(const Delivery&)>;
+
+  FabricEmulator(const fabric::Topology& topo, const EmulatorConfig& cfg,
+                 agent::VirtualScheduler& scheduler);
+
+  // Injects a message at now(): split into packets queued at the source host.
+  void sendMessage(fabric::HostId src, fabric::HostId dst, std::int64_t bytes,
+                   std::uint32_t tag = 0);
+
+  // Gating of one direction: off is unusable at once (a packet being sent
+  // finishes first), powered for T_off; on is powered at once, usable after T_on.
+  // Queued ascending packets move to another usable up link. Returns the time
+  // the change completes.
+  TimePs setDirection(fabric::LinkId link, fabric::Direction dir, bool on);
+  policies::LinkPowerState directionState(fabric::LinkId link, fabric::Direction dir);
+  bool usable(fabric::LinkId link, fabric::Direction dir);
+
+  const ChannelCounters& counters(fabric::LinkId link, fabric::Direction dir) const {
+    return channels_[index(link, dir)].counters;
+  }
+  // Time in each power state of one direction up to now().
+  policies::DirectionTimes directionTimes(fabric::LinkId link, fabric::Direction dir);
+  const EmulatorStats& stats() const { return stats_; }
+  // Packets queued or in flight anywhere.
+  std::uint64_t packetsInNetwork() const { return packetsLive_; }
+  std::uint64_t queuedAtHosts() const { return queuedAtHosts_; }
+
+  void onDelivery(DeliveryCallback cb) { deliveryCb_ = std::move(cb); }
+  void onTransition(TransitionCallback cb) { transitionCb_ = std::move(cb); }
+
+  const fabric::Topology& topology() const { return topo_; }
+  const EmulatorConfig& config() const { return cfg_; }
+  agent::VirtualScheduler& scheduler() { return sched_; }
+
+ private:
+  static constexpr std::uint32_t kNone = 0xFFFFFFFF;
+  struct Packet {
+    std::uint32_t msg;
+    std::uint32_t next;  // intrusive queue link
+    std::uint32_t inCh;  // channel it arrived on (kNone at the source host)
+    std::uint32_t bytes;
+    fabric::HostId dst;
+    std::uint8_t vc;
+  };
+  struct Message {
+    Delivery info;
+    std::uint32_t remaining;
+  };
+  struct Channel {
+    std::uint32_t head = kNone, tail = kNone;
+    std::uint32_t queued = 0;
+    bool busy = false;
+    bool enabled = true;
+    bool offPending = false;  // turn off once the packet being sent is out
+    bool waiting = false;
+    TimePs waitSince = 0;
+    std::uint32_t txInCh = kNone;  // the packet being sent: where to return its credit
+    std::uint8_t txVc = 0;
+    std::uint32_t txBytes = 0;
+    bool toHost = false;                // receiver is a host (no credits needed)
+    fabric::SwitchId receiver;          // receiving switch (when !toHost)
+    std::vector<std::int64_t> credits;  // free bytes per receiver VC
+    policies::GatedLink gate{0, 0};
+    policies::LpiLink lpi{policies::LpiParams{}};
+    ChannelCounters counters;
+  };
+
+  static std::uint32_t index(fabric::LinkId l, fabric::Direction d) {
+    return l.value() * 2 + static_cast<std::uint32_t>(d);
+  }
+  std::uint32_t allocPacket();
+  void push(std::uint32_t ch, std::uint32_t p);
+  std::uint32_t pop(std::uint32_t ch);
+  void tryStart(std::uint32_t ch);
+  void txDone(std::uint32_t ch);
+  void arrive(std::uint32_t p, std::uint32_t ch);
+  void deliver(std::uint32_t p);
+  std::uint32_t route(fabric::SwitchId sw, fabric::HostId dst);
+  std::uint32_t chooseUp(fabric::SwitchId sw);
+  bool chUsable(std::uint32_t ch);
+  void applyOff(std::uint32_t ch);
+  void rerouteQueued(std::uint32_t ch);
+  void buildDownRoutes();
+
+  const fabric::Topology& topo_;
+  EmulatorConfig cfg_;
+  agent::VirtualScheduler& sched_;
+  std::mt19937_64 rng_;
+  std::vector<Channel> channels_;
+  std::vector<Packet> packets_;
+  std::vector<std::uint32_t> freePackets_;
+  std::vector<Message> messages_;
+  std::vector<std::uint32_t> freeMessages_;
+  std::vector<std::uint32_t> leafIndex_;  // per switch
+  std::vector<std::uint16_t> downRoute_;  // [switch * leaves + leaf] -> down port label
+  std::vector<std::uint32_t> upScratch_;
+  std::size_t numLeaves_ = 0;
+  EmulatorStats stats_;
+  std::uint64_t packetsLive_ = 0;
+  std::uint64_t queuedAtHosts_ = 0;
+  DeliveryCallback deliveryCb_;
+  TransitionCallback transitionCb_;
+};
+
+}  // namespace ebb::sim

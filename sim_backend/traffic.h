@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "sim_backend/fabric_emulator.h"
+
+namespace ebb::sim {
+
+// Offered load over time, in flits/cycle/node, piecewise linear between points.
+class RateProfile {
+ public:
+  RateProfile() = default;
+  explicit RateProfile(std::vector<std::pair<TimePs, double>> points)
+      : points_(std::move(points)) {}
+  static RateProfile constant(double rate, TimePs end) {
+    return RateProfile({{0, rate}, {end, rate}});
+  }
+  // MECHANISMS.md §2: 0.01 for 60 000 cycles, ramp to 0.60 over 120 000, hold
+  // 120 000, ramp down to 0.01 over 120 000 (scaled by `scale` for short tests).
+  static RateProfile alonsoRamp(TimePs cyclePs, double scale = 1.0, double low = 0.01,
+                                double high = 0.60);
+
+  double at(TimePs t) const;
+  double max() const;
+  TimePs end() const { return points_.empty() ? 0 : points_.back().first; }
+  // True while the rate rises (or before the peak), for increasing/decreasing curves.
+  bool rising(TimePs t) const;
+  Status validate() const;  // times ascending, rates >= 0
+
+ private:
+  std::vector<std::pair<TimePs, double>> points_;
+};
+
+enum class Arrivals : std::uint8_t { kBernoulli, kPoisson };
+
+struct SyntheticSpec {
+  RateProfile rate;
+  std::int64_t messageBytes = 64;  // fixed size, or the mean with sizeMax > 0
+  std::int64_t sizeMin = 0;        // with sizeMax > 0: uniform in [sizeMin, sizeMax]
+  std::int64_t sizeMax = 0;
+  Arrivals arrivals = Arrivals::kBernoulli;
+  std::uint64_t seed = 1;
+};
+
+// Uniform traffic (any host but the source) at a time-varying rate. Bernoulli:
+// one trial per cycle with probability rate x flitBytes / messageBytes;
+// Poisson: exponential gaps with that mean. Both by thinning at the peak rate,
+// so the per-host streams are exact and seeded per host.
+class SyntheticTraffic {
+ public:
+  SyntheticTraffic(FabricEmulator& emu, SyntheticSpec spec);
+  void start();  // schedules the first arrival of every host
+  std::uint64_t generated() const { return generated_; }
+  std::uint64_t bytesGenerated() const { return bytes_; }
+
+ private:
+  void next(std::uint32_t host);
+  TimePs gap(std::mt19937_64& rng) const;
+
+  FabricEmulator& emu_;
+  SyntheticSpec spec_;
+  double pMax_ = 0;  // candidate probability per cycle at the peak rate
+  std::vector<std::mt19937_64> rngs_;
+  std::uint64_t generated_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
+}  // namespace ebb::sim

@@ -1,0 +1,207 @@
+#include "sim_backend/fabric_emulator.h"
+
+#include <gtest/gtest.h>
+
+#include "fabric/kary_tree.h"
+#include "fabric/minimal_tree.h"
+#include "sim_backend/traffic.h"
+
+namespace ebb::sim {
+namespace {
+
+using fabric::Direction;
+using fabric::HostId;
+using fabric::LinkId;
+
+struct Rig {
+  explicit Rig(int k, int n, EmulatorConfig cfg = {})
+      : topo(fabric::KAryNTree::make(k, n).value().build()), emu(topo, cfg, sched) {
+    emu.onDelivery([this](const Delivery& d) { deliveries.push_back(d); });
+  }
+  fabric::Topology topo;
+  agent::VirtualScheduler sched;
+  FabricEmulator emu;
+  std::vector<Delivery> deliveries;
+};
+
+// Links traversed between two hosts of a k-ary n-tree: 2 host links plus 2 per
+// level climbed to the nearest common ancestor.
+int hops(const fabric::KAryNTree& t, HostId a, HostId b) {
+  const auto pa = t.hostDigits(a), pb = t.hostDigits(b);
+  int common = 0;
+  while (common < t.n() - 1 &&
+         pa[static_cast<std::size_t>(common)] == pb[static_cast<std::size_t>(common)])
+    ++common;
+  // Switch levels climbed above the leaf level: (n-1) - common.
+  return 2 + 2 * ((t.n() - 1) - common);
+}
+
+TEST(FabricEmulator, ZeroLoadLatencyIsTheAnalyticValue) {
+  EmulatorConfig cfg;
+  Rig r(4, 3, cfg);
+  const auto tree = fabric::KAryNTree::make(4, 3).value();
+  const TimePs perHop = cfg.serializationPs(1) + cfg.linkLatencyPs + cfg.routingDelayPs;
+  for (auto [a, b] :
+       {std::pair{0u, 1u}, std::pair{0u, 5u}, std::pair{0u, 63u}, std::pair{17u, 40u}}) {
+    r.deliveries.clear();
+    const TimePs t0 = r.sched.now();
+    r.emu.sendMessage(HostId(a), HostId(b), cfg.packetBytes);
+    r.sched.runAll();
+    ASSERT_EQ(r.deliveries.size(), 1u);
+    const int h = hops(tree, HostId(a), HostId(b));
+    const TimePs expected =
+        (h - 1) * perHop + cfg.serializationPs(cfg.packetBytes) + cfg.linkLatencyPs;
+    EXPECT_EQ(r.deliveries[0].delivered - t0, expected) << a << "->" << b << " hops " << h;
+  }
+}
+
+TEST(FabricEmulator, MultiPacketMessagePipelines) {
+  EmulatorConfig cfg;
+  Rig r(2, 2, cfg);
+  r.emu.sendMessage(HostId(0), HostId(1), 10 * cfg.packetBytes);
+  r.sched.runAll();
+  ASSERT_EQ(r.deliveries.size(), 1u);
+  // Same leaf: 2 links. The last packet leaves the host after 10 serializations.
+  const TimePs perHop = cfg.serializationPs(1) + cfg.linkLatencyPs + cfg.routingDelayPs;
+  EXPECT_EQ(r.deliveries[0].delivered,
+            perHop + 10 * cfg.serializationPs(cfg.packetBytes) + cfg.linkLatencyPs);
+  EXPECT_EQ(r.emu.stats().packetsDelivered, 10u);
+}
+
+TEST(FabricEmulator, ConservesPacketsUnderHeavyLoadWithFiniteCredits) {
+  EmulatorConfig cfg;
+  Rig r(4, 3, cfg);
+  SyntheticSpec spec;
+  spec.rate = RateProfile::constant(0.9, 20'000 * cfg.cyclePs);  // beyond saturation
+  spec.messageBytes = cfg.packetBytes;
+  SyntheticTraffic traffic(r.emu, spec);
+  traffic.start();
+  r.sched.runAll();
+  EXPECT_GT(traffic.generated(), 10'000u);
+  EXPECT_EQ(r.emu.stats().messagesDelivered, traffic.generated());
+  EXPECT_EQ(r.emu.stats().bytesDelivered, traffic.bytesGenerated());
+  EXPECT_EQ(r.emu.packetsInNetwork(), 0u);
+  // Credits never went negative and are all back: a new packet still flows.
+  r.deliveries.clear();
+  r.emu.sendMessage(HostId(3), HostId(60), 64);
+  r.sched.runAll();
+  EXPECT_EQ(r.deliveries.size(), 1u);
+  // Somebody waited for credits under this load.
+  TimePs wait = 0;
+  for (LinkId::rep_type l = 0; l < r.topo.numLinks(); ++l) {
+    wait += r.emu.counters(LinkId(l), Direction::kUp).creditWait;
+  }
+  EXPECT_GT(wait, 0);
+}
+
+TEST(FabricEmulator, AcceptedEqualsOfferedBelowSaturation) {
+  EmulatorConfig cfg;
+  Rig r(4, 3, cfg);
+  SyntheticSpec spec;
+  const TimePs end = 40'000 * cfg.cyclePs;
+  spec.rate = RateProfile::constant(0.2, end);
+  spec.messageBytes = cfg.packetBytes;
+  SyntheticTraffic traffic(r.emu, spec);
+  traffic.start();
+  r.sched.runUntil(end);
+  const double offered = static_cast<double>(traffic.bytesGenerated());
+  const double accepted = static_cast<double>(r.emu.stats().bytesDelivered);
+  EXPECT_NEAR(offered / (64.0 * 40'000 * 4), 0.2, 0.01);  // the generator hits its rate
+  EXPECT_GT(accepted / offered, 0.995);                   // only the last few cycles are in flight
+}
+
+TEST(FabricEmulator, DeterministicForASeedAndDifferentAcrossSeeds) {
+  auto run = [](std::uint64_t seed) {
+    EmulatorConfig cfg;
+    cfg.seed = seed;
+    Rig r(4, 2, cfg);
+    SyntheticSpec spec;
+    spec.rate = RateProfile::constant(0.5, 5'000 * cfg.cyclePs);
+    spec.seed = seed;
+    SyntheticTraffic traffic(r.emu, spec);
+    traffic.start();
+    r.sched.runAll();
+    TimePs sum = 0;
+    for (const auto& d : r.deliveries)
+      sum += d.delivered - d.created;
+    return std::make_tuple(r.sched.executed(), r.emu.stats().packetHops, sum);
+  };
+  EXPECT_EQ(run(7), run(7));
+  EXPECT_NE(run(7), run(8));
+}
+
+TEST(FabricEmulator, GatedDirectionCarriesNothingAndTurnsOnAfterTOn) {
+  EmulatorConfig cfg;
+  Rig r(2, 2, cfg);
+  const auto& leaf = r.topo.sw(r.topo.leafOf(HostId(0)));
+  const LinkId up0 = leaf.ports[leaf.upPorts[0]].link;
+  const LinkId up1 = leaf.ports[leaf.upPorts[1]].link;
+  EXPECT_EQ(r.emu.setDirection(up1, Direction::kUp, false), cfg.turnOffPs);
+  EXPECT_FALSE(r.emu.usable(up1, Direction::kUp));
+  EXPECT_EQ(r.emu.directionState(up1, Direction::kUp), policies::LinkPowerState::kTurningOff);
+  for (int i = 0; i < 50; ++i)
+    r.emu.sendMessage(HostId(0), HostId(3), 64);
+  r.sched.runAll();
+  EXPECT_EQ(r.deliveries.size(), 50u);
+  EXPECT_EQ(r.emu.counters(up1, Direction::kUp).txPackets, 0u);
+  EXPECT_EQ(r.emu.counters(up0, Direction::kUp).txPackets, 50u);
+  EXPECT_EQ(r.emu.directionState(up1, Direction::kUp), policies::LinkPowerState::kOff);
+  const TimePs t = r.sched.now();
+  EXPECT_EQ(r.emu.setDirection(up1, Direction::kUp, true), t + cfg.turnOnPs);
+  r.sched.runUntil(t + cfg.turnOnPs - 1);
+  EXPECT_FALSE(r.emu.usable(up1, Direction::kUp));
+  r.sched.runUntil(t + cfg.turnOnPs);
+  EXPECT_TRUE(r.emu.usable(up1, Direction::kUp));
+  // Power accounting: on, turning off for T_off, off, turning on for T_on.
+  const auto times = r.emu.directionTimes(up1, Direction::kUp);
+  EXPECT_EQ(times.turningOff, cfg.turnOffPs);
+  EXPECT_EQ(times.turningOn, cfg.turnOnPs);
+  EXPECT_EQ(times.off, t - cfg.turnOffPs);
+  EXPECT_EQ(times.total(), r.sched.now());
+}
+
+TEST(FabricEmulator, OnlyMinimalTreeLinksStillDeliverEverything) {
+  EmulatorConfig cfg;
+  Rig r(4, 3, cfg);
+  const auto mt = fabric::MinimalTree::build(r.topo).value();
+  for (LinkId::rep_type l = 0; l < r.topo.numLinks(); ++l) {
+    if (!mt.containsLink(LinkId(l))) {
+      r.emu.setDirection(LinkId(l), Direction::kUp, false);
+      r.emu.setDirection(LinkId(l), Direction::kDown, false);
+    }
+  }
+  for (std::uint32_t a = 0; a < 64; ++a) {
+    r.emu.sendMessage(HostId(a),
+                      HostId((a * 37 + 11) % 64 == a ? (a + 1) % 64 : (a * 37 + 11) % 64), 64);
+  }
+  r.sched.runAll();
+  EXPECT_EQ(r.deliveries.size(), 64u);
+  for (LinkId::rep_type l = 0; l < r.topo.numLinks(); ++l) {
+    if (!mt.containsLink(LinkId(l))) {
+      EXPECT_EQ(r.emu.counters(LinkId(l), Direction::kUp).txPackets, 0u);
+      EXPECT_EQ(r.emu.counters(LinkId(l), Direction::kDown).txPackets, 0u);
+    }
+  }
+}
+
+TEST(FabricEmulator, LowPowerIdleWakeUpDelays) {
+  for (auto mode : {policies::LpiMode::kDeepSleep, policies::LpiMode::kFastWake}) {
+    EmulatorConfig cfg;
+    cfg.lpi = policies::LpiParams::table6(mode, 1);
+    Rig r(2, 1, cfg);  // one switch, two hosts: two links
+    // After a long idle both links sleep: the packet pays the wake-up twice.
+    r.sched.runUntil(10'000'000'000);
+    const TimePs t0 = r.sched.now();
+    r.emu.sendMessage(HostId(0), HostId(1), 64);
+    r.sched.runAll();
+    ASSERT_EQ(r.deliveries.size(), 1u);
+    const TimePs wake =
+        mode == policies::LpiMode::kDeepSleep ? cfg.lpi.wakeDeepSleep : cfg.lpi.wakeFastWake;
+    const TimePs base = cfg.serializationPs(1) + cfg.linkLatencyPs + cfg.routingDelayPs +
+                        cfg.serializationPs(64) + cfg.linkLatencyPs;
+    EXPECT_EQ(r.deliveries[0].delivered - t0, base + 2 * wake) << policies::toString(mode);
+  }
+}
+
+}  // namespace
+}  // namespace ebb::sim
