@@ -30,8 +30,8 @@ constexpr std::size_t idx(LpiState s) {
 }
 }  // namespace
 
-LpiLink::LpiLink(const LpiParams& params, TimePs start)
-    : p_(params), idleSince_(start), creditedUntil_(start) {}
+LpiLink::LpiLink(const LpiParams& params, TimePs start, LpiTimes carried)
+    : p_(params), times_(carried), idleSince_(start), creditedUntil_(start) {}
 
 TimePs LpiLink::cyclesStart() const {
   switch (p_.mode) {

@@ -32,7 +32,7 @@ using LpiTimes = std::array<TimePs, kLpiStates>;
 class LpiLink {
  public:
   // The link starts idle at `start` (in hold).
-  explicit LpiLink(const LpiParams& params, TimePs start = 0);
+  explicit LpiLink(const LpiParams& params, TimePs start = 0, LpiTimes carried = {});
 
   // A packet is ready at `now` and the transmitter is free: returns the delay
   // before it can start (0 when active or in hold), credits the idle time up to

@@ -308,6 +308,32 @@ TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
   return ready;
 }
 
+void FabricEmulator::initDirection(LinkId link, Direction dir, bool on) {
+  Channel& c = channels_[index(link, dir)];
+  const TimePs now = sched_.now();
+  c.enabled = on;
+  c.gate = policies::GatedLink(cfg_.turnOnPs, cfg_.turnOffPs,
+                               on ? LinkPowerState::kOn : LinkPowerState::kOff, now);
+  c.lpi = policies::LpiLink(cfg_.lpi, now);
+  if (!on) c.lpi.suspend(now);
+}
+
+void FabricEmulator::setLpiEnabled(LinkId link, Direction dir, bool enabled) {
+  Channel& c = channels_[index(link, dir)];
+  if (c.busy) return;  // takes effect from the next idle period of a live link only
+  const TimePs now = sched_.now();
+  policies::LpiParams p = cfg_.lpi;
+  if (!enabled) p.mode = policies::LpiMode::kOff;
+  const policies::LpiTimes before = [&] {
+    policies::LpiLink copy = c.lpi;
+    copy.finish(now);
+    return copy.times();
+  }();
+  const bool suspended = c.lpi.suspended();
+  c.lpi = policies::LpiLink(p, now, before);
+  if (suspended) c.lpi.suspend(now);
+}
+
 void FabricEmulator::applyOff(std::uint32_t ch) {
   Channel& c = channels_[ch];
   const TimePs now = sched_.now();

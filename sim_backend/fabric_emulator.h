@@ -65,6 +65,11 @@ class FabricEmulator {
   // the change completes.
   TimePs setDirection(fabric::LinkId link, fabric::Direction dir, bool on);
   policies::LinkPowerState directionState(fabric::LinkId link, fabric::Direction dir);
+  // Sets a direction's state at start-up, without a transition (e.g. only the
+  // minimal tree on, as in the paper).
+  void initDirection(fabric::LinkId link, fabric::Direction dir, bool on);
+  // Low-power idle (the configured mode) on or off for one direction.
+  void setLpiEnabled(fabric::LinkId link, fabric::Direction dir, bool enabled);
   bool usable(fabric::LinkId link, fabric::Direction dir);
 
   const ChannelCounters& counters(fabric::LinkId link, fabric::Direction dir) const {

@@ -19,6 +19,7 @@ inline constexpr int kExitUsage = 2;  // bad command line
 using CommandAction = std::function<int(std::ostream& out, std::ostream& err)>;
 
 void addTopoCommand(CLI::App& app, CommandAction& action);
+void addReplayCommand(CLI::App& app, CommandAction& action);
 
 // Runs the ebb command line (argv as given to main).
 int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& err);

@@ -17,6 +17,7 @@ int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   app.set_version_flag("--version", "ebb 0.1.0");
   CommandAction action;
   addTopoCommand(app, action);
+  addReplayCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

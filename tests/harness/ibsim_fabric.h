@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "common/child_process.h"
 #include "fabric/topology.h"
-#include "tests/harness/child_process.h"
 
 namespace ebb::testing {
 

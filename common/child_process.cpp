@@ -1,4 +1,4 @@
-#include "tests/harness/child_process.h"
+#include "common/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -20,7 +20,7 @@
 
 extern char** environ;
 
-namespace ebb::testing {
+namespace ebb {
 
 namespace {
 
@@ -200,4 +200,4 @@ bool waitForText(const std::string& path, const std::string& needle,
   return found;
 }
 
-}  // namespace ebb::testing
+}  // namespace ebb

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ebb::testing {
+namespace ebb {
 
 // A child process started with posix_spawn, waited for through a pidfd (no
 // sleeping), and killed by PID when it outlives its owner.
@@ -62,4 +62,4 @@ bool waitForText(const std::string& path, const std::string& needle,
 
 std::string readWholeFile(const std::string& path);
 
-}  // namespace ebb::testing
+}  // namespace ebb

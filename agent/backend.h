@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "fabric/ids.h"
+#include "fabric/topology.h"
+#include "policies/link_power_state.h"
+
+namespace ebb::agent {
+
+using policies::LinkPowerState;
+
+// One port of one switch as the backend sees it. A switch controls the
+// transmit direction of each of its ports; it observes the receive direction.
+struct PortDescription {
+  std::uint16_t index = 0;  // port label (IB port number - 1)
+  fabric::PortRole role = fabric::PortRole::kUnused;
+  double bandwidthBytesPerPs = 0;  // of one direction
+  LinkPowerState transmit = LinkPowerState::kOn;
+  LinkPowerState receive = LinkPowerState::kOn;
+};
+
+// Cumulative counters of one port's transmit direction (PortCountersExtended).
+struct PortCounters {
+  std::uint16_t index = 0;
+  std::uint64_t txBytes = 0;
+  std::uint64_t txPackets = 0;
+  TimePs txWait = 0;  // time with data to send but no credits (PortXmitWait)
+};
+
+struct CounterSample {
+  TimePs sampledAt = 0;
+  std::vector<PortCounters> ports;  // cabled ports, ascending index
+};
+
+// What a backend can do; the agent adapts (e.g. whole-link gating on IB).
+struct Capabilities {
+  bool perDirectionGating = false;  // emulator: yes; InfiniBand: a port is one unit
+  bool lowPowerIdle = false;        // emulator: yes; InfiniBand: no
+  bool widthReduction = false;      // InfiniBand: LinkWidthEnabled
+};
+
+// Upward events from a backend to the agents of a process.
+class BackendCallback {
+ public:
+  virtual ~BackendCallback() = default;
+  // A transmit direction reached a new state (e.g. turning-on completed).
+  virtual void onLinkStateChanged(fabric::PortId port, LinkPowerState state) = 0;
+  // The backend lost contact or failed; agents fail safe.
+  virtual void onBackendError(const Status& error) = 0;
+};
+
+// The narrow downward interface an agent drives (DESIGN.md): all calls
+// complete asynchronously, on the Scheduler the backend runs on.
+class Backend {
+ public:
+  template <class T>
+  using Done = std::function<void(Result<T>)>;
+
+  virtual ~Backend() = default;
+  virtual Capabilities capabilities() const = 0;
+  virtual void setCallback(BackendCallback* callback) = 0;
+  // Ports of one switch with their current states (recover state, don't assume).
+  virtual void discoverPorts(fabric::SwitchId sw, Done<std::vector<PortDescription>> done) = 0;
+  // Cumulative transmit counters of every cabled port of one switch.
+  virtual void requestCounters(fabric::SwitchId sw, Done<CounterSample> done) = 0;
+  // Turns the transmit direction of `port` on or off; completes with the state
+  // the backend actually applied (kTurningOn / kTurningOff / kOn / kOff).
+  virtual void applyLinkState(fabric::PortId port, bool on, Done<LinkPowerState> done) = 0;
+  // Enables or disables low-power idle on a port's transmit direction.
+  virtual void applyLpiEnabled(fabric::PortId port, bool enabled, Done<bool> done) = 0;
+};
+
+}  // namespace ebb::agent

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "common/time.h"
+#include "fabric/ids.h"
+#include "policies/gating_policy.h"
+
+namespace ebb::agent {
+
+// One gating action with its reason (DESIGN.md observability): what changed,
+// what was measured and which threshold fired. `refused` is non-empty when the
+// safety guard or fail-safe logic overrode the policy.
+struct DecisionRecord {
+  TimePs time = 0;
+  fabric::PortId port;
+  bool up = true;  // an up port (else a down port)
+  bool turnOn = false;
+  policies::Rule rule = policies::Rule::kWithinBand;
+  std::string source;  // "gating", "down-link-rule", "propagate-up", "fail-safe"
+  double measured = 0;
+  double threshold = 0;
+  double effectiveThreshold = 0;
+  int linksOn = 0;
+  std::string refused;
+};
+
+using DecisionSink = std::function<void(const DecisionRecord&)>;
+
+}  // namespace ebb::agent

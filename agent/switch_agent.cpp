@@ -1,0 +1,235 @@
+#include "agent/switch_agent.h"
+
+#include <fmt/format.h>
+
+namespace ebb::agent {
+
+using policies::Action;
+using policies::isOnOrTurningOn;
+
+Status AgentConfig::validate() const {
+  if (Status s = thresholds.validate(); !s.isOk()) {
+    return {s.code(), "agent.thresholds: " + s.message()};
+  }
+  if (checkPeriodPs <= 0) {
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("agent.check_period_ps: must be > 0 (is {})", checkPeriodPs)};
+  }
+  if (controlLatencyPs < 0) {
+    return {ErrorCode::kInvalidArgument, "agent.control_latency_ps: must be >= 0"};
+  }
+  return Status::ok();
+}
+
+SwitchAgent::SwitchAgent(fabric::SwitchId sw, const fabric::Topology& topo,
+                         const fabric::MinimalTree& mt, const AgentConfig& cfg, Backend& backend,
+                         Scheduler& scheduler, SafetyGuard& guard, NeighborChannel& channel,
+                         DecisionSink sink)
+    : sw_(sw),
+      topo_(topo),
+      cfg_(cfg),
+      policy_(cfg.thresholds),
+      backend_(backend),
+      sched_(scheduler),
+      guard_(guard),
+      channel_(channel),
+      sink_(std::move(sink)),
+      isMt_(mt.containsSwitch(sw)) {
+  const auto mtUp = mt.upPort(sw);
+  for (std::uint16_t p = 0; p < topo.sw(sw).ports.size(); ++p) {
+    const fabric::Port& port = topo.sw(sw).ports[p];
+    if (port.role == fabric::PortRole::kUnused) continue;
+    const fabric::Link& l = topo.link(port.link);
+    PortState ps{p, port.role == fabric::PortRole::kUp, !l.lowerIsHost};
+    if (ps.up) {
+      if (mtUp && *mtUp == p) mtUpIndex_ = static_cast<int>(upIdx_.size());
+      upIdx_.push_back(ports_.size());
+    }
+    ports_.push_back(ps);
+  }
+  view_.resize(upIdx_.size());
+  channel_.subscribe(sw_, [this](const config::NeighborMessage& m) { onNeighbor(m); });
+}
+
+void SwitchAgent::start() {
+  backend_.discoverPorts(sw_, [this](Result<std::vector<PortDescription>> r) {
+    if (!r) return failSafe("discovery failed: " + r.status().toString());
+    for (const PortDescription& d : *r) {
+      for (PortState& p : ports_) {
+        if (p.index != d.index) continue;
+        p.transmit = d.transmit;
+        p.inputOn = isOnOrTurningOn(d.receive);
+        p.bandwidth = d.bandwidthBytesPerPs;
+      }
+    }
+    started_ = true;
+    sched_.after(cfg_.checkPeriodPs, Phase::kAgent, [this] { tick(); });
+  });
+}
+
+void SwitchAgent::tick() {
+  if (stopped_) return;
+  backend_.requestCounters(sw_, [this](Result<CounterSample> r) {
+    if (!r) return failSafe("counters unavailable: " + r.status().toString());
+    onSample(*r);
+  });
+  sched_.after(cfg_.checkPeriodPs, Phase::kAgent, [this] { tick(); });
+}
+
+void SwitchAgent::buildView() {
+  for (std::size_t i = 0; i < upIdx_.size(); ++i) {
+    view_[i] = {ports_[upIdx_[i]].transmit, static_cast<int>(i) == mtUpIndex_};
+  }
+}
+
+bool SwitchAgent::anyAscendingInputOn() const {
+  for (const PortState& p : ports_) {
+    if (!p.up && p.inputOn) return true;
+  }
+  return false;
+}
+
+bool SwitchAgent::anyInputOn() const {
+  for (const PortState& p : ports_) {
+    if (p.inputOn) return true;
+  }
+  return false;
+}
+
+void SwitchAgent::onSample(const CounterSample& s) {
+  ++periods_;
+  // u_up: bytes sent on the usable up links over the period, per link capacity.
+  double bytes = 0, capacity = 0;
+  const TimePs dt = lastSample_ < 0 ? 0 : s.sampledAt - lastSample_;
+  for (const PortCounters& c : s.ports) {
+    for (PortState& p : ports_) {
+      if (p.index != c.index) continue;
+      if (p.up && p.transmit == LinkPowerState::kOn && dt > 0) {
+        bytes += static_cast<double>(c.txBytes - p.lastTxBytes);
+        capacity += p.bandwidth * static_cast<double>(dt);
+      }
+      p.lastTxBytes = c.txBytes;
+    }
+  }
+  const bool firstSample = lastSample_ < 0;
+  lastSample_ = s.sampledAt;
+  lastU_ = capacity > 0 ? bytes / capacity : 0.0;
+  if (firstSample || !cfg_.gating || stopped_ || upIdx_.empty()) return;
+  buildView();
+  const policies::SwitchView view{view_, upIdx_.empty(), isMt_, anyAscendingInputOn()};
+  const policies::Decision d = policy_.decide(view, lastU_);
+  if (d.action == Action::kHold) return;
+  DecisionRecord rec;
+  rec.source = d.reason.rule == policies::Rule::kPropagateUp ? "propagate-up" : "gating";
+  rec.rule = d.reason.rule;
+  rec.measured = d.reason.measured;
+  rec.threshold = d.reason.threshold;
+  rec.effectiveThreshold = d.reason.effectiveThreshold;
+  rec.linksOn = d.reason.linksOn;
+  apply(ports_[upIdx_[static_cast<std::size_t>(d.upIndex)]], d.action == Action::kTurnOn, rec);
+}
+
+void SwitchAgent::apply(PortState& p, bool on, DecisionRecord rec) {
+  const fabric::LinkId link = linkOf(p);
+  const fabric::Direction dir = txDir(p);
+  rec.time = sched_.now();
+  rec.port = {sw_, p.index};
+  rec.up = p.up;
+  rec.turnOn = on;
+  if (!on) {
+    if (Status s = guard_.checkTurnOff(link, dir); !s.isOk()) {
+      rec.refused = s.message();
+      if (sink_) sink_(rec);
+      return;
+    }
+    guard_.recordOff(link, dir);
+  }
+  p.transmit = on ? LinkPowerState::kTurningOn : LinkPowerState::kTurningOff;
+  if (sink_) sink_(rec);
+  // The peer hears "on" at once (it may propagate in parallel) but "off" only
+  // once the direction is unpowered: packets still on the wire arrive first.
+  if (on) notifyPeer(p, true);
+  const std::uint16_t index = p.index;
+  backend_.applyLinkState({sw_, index}, on, [this, index](Result<LinkPowerState> r) {
+    if (!r) return failSafe("applying a link state failed: " + r.status().toString());
+    onLinkStateChanged(index, *r);
+  });
+}
+
+void SwitchAgent::onLinkStateChanged(std::uint16_t index, LinkPowerState state) {
+  for (PortState& p : ports_) {
+    if (p.index != index) continue;
+    // A late completion of an older request must not undo a newer one.
+    const bool wantOn = isOnOrTurningOn(p.transmit);
+    if (wantOn != isOnOrTurningOn(state)) return;
+    const bool wasOff = p.transmit == LinkPowerState::kOff;
+    p.transmit = state;
+    if (state == LinkPowerState::kOn) guard_.recordOn(linkOf(p), txDir(p));
+    if (state == LinkPowerState::kOff && !wasOff) notifyPeer(p, false);
+  }
+}
+
+void SwitchAgent::notifyPeer(const PortState& p, bool on) {
+  if (!p.toSwitch) return;
+  const fabric::PortId peer = topo_.peerOf({sw_, p.index});
+  config::NeighborMessage m;
+  auto* t = m.mutable_transmit_state();
+  t->set_from_switch(sw_.value());
+  t->set_from_port(p.index);
+  t->set_to_switch(peer.sw.value());
+  t->set_to_port(peer.index);
+  t->set_on(on);
+  t->set_sent_at_ps(sched_.now());
+  channel_.send(peer.sw, std::move(m));
+}
+
+void SwitchAgent::onNeighbor(const config::NeighborMessage& m) {
+  if (!m.has_transmit_state()) return;
+  const auto& t = m.transmit_state();
+  for (PortState& p : ports_) {
+    if (p.index == t.to_port()) p.inputOn = t.on();
+  }
+  if (stopped_ || !cfg_.gating || !started_) return;
+  propagate();
+  applyDownRule();
+}
+
+// Upward propagation: an ascending input on with no up link on.
+void SwitchAgent::propagate() {
+  if (upIdx_.empty()) return;
+  buildView();
+  const policies::SwitchView view{view_, false, isMt_, anyAscendingInputOn()};
+  const policies::Decision d = policies::propagateUp(view);
+  if (d.action != Action::kTurnOn) return;
+  DecisionRecord rec;
+  rec.source = "propagate-up";
+  rec.rule = d.reason.rule;
+  rec.linksOn = d.reason.linksOn;
+  apply(ports_[upIdx_[static_cast<std::size_t>(d.upIndex)]], true, rec);
+}
+
+// Down links all on iff the switch is in the MT or any input link is on.
+void SwitchAgent::applyDownRule() {
+  const bool want = policies::downLinksOn(isMt_, anyInputOn());
+  for (PortState& p : ports_) {
+    if (p.up || isOnOrTurningOn(p.transmit) == want) continue;
+    DecisionRecord rec;
+    rec.source = "down-link-rule";
+    rec.rule = want ? policies::Rule::kAboveOn : policies::Rule::kInputsOff;
+    apply(p, want, rec);
+  }
+}
+
+void SwitchAgent::failSafe(const std::string& why) {
+  if (stopped_) return;
+  stopped_ = true;
+  for (PortState& p : ports_) {
+    if (isOnOrTurningOn(p.transmit)) continue;
+    DecisionRecord rec;
+    rec.source = "fail-safe";
+    rec.refused = why;
+    apply(p, true, rec);
+  }
+}
+
+}  // namespace ebb::agent

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <vector>
+
+#include "agent/backend.h"
+#include "agent/decision.h"
+#include "agent/neighbor_channel.h"
+#include "agent/safety_guard.h"
+#include "agent/scheduler.h"
+#include "fabric/minimal_tree.h"
+#include "fabric/topology.h"
+#include "policies/gating_policy.h"
+
+namespace ebb::agent {
+
+struct AgentConfig {
+  policies::Thresholds thresholds = policies::Thresholds::makeDynamic(0.15);
+  TimePs checkPeriodPs = 2'000'000;  // 2000 cycles of 1 ns
+  TimePs controlLatencyPs = 0;       // neighbour messages
+  bool gating = true;                // false: observe only (all-on baseline)
+  // E_INVALID naming the field: valid thresholds, a positive period.
+  Status validate() const;
+};
+
+// The per-switch agent (DESIGN.md): every check period it samples its
+// counters, computes u_up over its usable up links, runs the gating policy,
+// applies the change through the backend after the safety guard agreed, and
+// records the reason. Down links follow the down-link rule and up links the
+// upward-propagation rule as soon as a neighbour reports an input change.
+class SwitchAgent {
+ public:
+  SwitchAgent(fabric::SwitchId sw, const fabric::Topology& topo, const fabric::MinimalTree& mt,
+              const AgentConfig& cfg, Backend& backend, Scheduler& scheduler, SafetyGuard& guard,
+              NeighborChannel& channel, DecisionSink sink);
+
+  void start();
+  void onLinkStateChanged(std::uint16_t port, LinkPowerState state);
+  // Stop gating and turn back on every link this agent turned off.
+  void failSafe(const std::string& why);
+  bool stopped() const { return stopped_; }
+  fabric::SwitchId id() const { return sw_; }
+  std::uint64_t periods() const { return periods_; }
+  double lastUtilization() const { return lastU_; }
+
+ private:
+  struct PortState {
+    std::uint16_t index;
+    bool up;
+    bool toSwitch;
+    LinkPowerState transmit = LinkPowerState::kOn;
+    bool inputOn = true;
+    std::uint64_t lastTxBytes = 0;
+    double bandwidth = 0;
+  };
+  void tick();
+  void onSample(const CounterSample& s);
+  void apply(PortState& p, bool on, DecisionRecord rec);
+  void applyDownRule();
+  void propagate();
+  void onNeighbor(const config::NeighborMessage& m);
+  void notifyPeer(const PortState& p, bool on);
+  fabric::LinkId linkOf(const PortState& p) const { return topo_.sw(sw_).ports[p.index].link; }
+  fabric::Direction txDir(const PortState& p) const {
+    return p.up ? fabric::Direction::kUp : fabric::Direction::kDown;
+  }
+  void buildView();
+  bool anyAscendingInputOn() const;
+  bool anyInputOn() const;
+
+  fabric::SwitchId sw_;
+  const fabric::Topology& topo_;
+  AgentConfig cfg_;
+  policies::GatingPolicy policy_;
+  Backend& backend_;
+  Scheduler& sched_;
+  SafetyGuard& guard_;
+  NeighborChannel& channel_;
+  DecisionSink sink_;
+  bool isMt_;
+  int mtUpIndex_ = -1;
+  std::vector<PortState> ports_;    // cabled ports
+  std::vector<std::size_t> upIdx_;  // indices into ports_, ascending port number
+  std::vector<policies::UpLinkView> view_;
+  TimePs lastSample_ = -1;
+  double lastU_ = 0;
+  bool stopped_ = false;
+  bool started_ = false;
+  std::uint64_t periods_ = 0;
+};
+
+}  // namespace ebb::agent

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "agent/backend.h"
+#include "sim_backend/fabric_emulator.h"
+
+namespace ebb::sim {
+
+// The agents' view of the emulator: each switch sees its own ports, counters
+// and transmit directions. Completions arrive on the scheduler (Phase::kBackend)
+// like a real backend's would.
+class SimBackend final : public agent::Backend {
+ public:
+  explicit SimBackend(FabricEmulator& emu);
+
+  agent::Capabilities capabilities() const override { return {true, true, false}; }
+  void setCallback(agent::BackendCallback* callback) override { callback_ = callback; }
+  void discoverPorts(fabric::SwitchId sw, Done<std::vector<agent::PortDescription>> done) override;
+  void requestCounters(fabric::SwitchId sw, Done<agent::CounterSample> done) override;
+  void applyLinkState(fabric::PortId port, bool on, Done<agent::LinkPowerState> done) override;
+  void applyLpiEnabled(fabric::PortId port, bool enabled, Done<bool> done) override;
+
+ private:
+  // The link direction a switch port transmits on, and the one it receives on.
+  fabric::Direction txDir(fabric::PortId p) const;
+  template <class T>
+  void complete(Done<T> done, Result<T> r);
+
+  FabricEmulator& emu_;
+  agent::BackendCallback* callback_ = nullptr;
+};
+
+}  // namespace ebb::sim

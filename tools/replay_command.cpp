@@ -1,0 +1,125 @@
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "configs/config_loader.h"
+#include "configs/overrides.h"
+#include "fabric/minimal_tree.h"
+#include "tools/command.h"
+#include "tools/fabric_from_config.h"
+#include "tools/replay_runner.h"
+#include "tools/report_writer.h"
+#include "tools/run_spec.h"
+#include "tools/topo_summary.h"
+
+namespace ebb::tools {
+
+namespace {
+
+struct ReplayOptions {
+  std::string configPath;
+  std::string outDir = "out";
+  std::vector<std::string> overrides;
+  bool quiet = false;
+};
+
+double ratio(double a, double b) {
+  return b > 0 ? a / b : 0.0;
+}
+
+int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
+  Result<config::Config> cfg = config::loadConfigFile(o.configPath);
+  if (!cfg) {
+    err << "ebb replay: " << cfg.status().toString() << "\n";
+    return kExitError;
+  }
+  for (const std::string& ov : o.overrides) {
+    if (Status s = config::applyOverride(*cfg, ov); !s.isOk()) {
+      err << "ebb replay: " << s.toString() << "\n";
+      return kExitError;
+    }
+  }
+  Result<RunSpec> spec = buildRunSpec(*cfg);
+  if (!spec) {
+    err << "ebb replay: " << o.configPath << ": " << spec.status().toString() << "\n";
+    return kExitError;
+  }
+  const std::string dir = std::filesystem::path(o.configPath).parent_path().string();
+  Result<fabric::Topology> topo = topologyFromConfig(cfg->fabric(), dir);
+  if (!topo) {
+    err << "ebb replay: " << o.configPath << ": " << topo.status().toString() << "\n";
+    return kExitError;
+  }
+  Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
+  if (!mt) {
+    err << "ebb replay: " << mt.status().toString() << "\n";
+    return kExitError;
+  }
+  const auto progress = [&](const char* what) -> ProgressFn {
+    if (o.quiet) return {};
+    return [&err, what](double f) {
+      err << fmt::format("\r  {:<12} {:3.0f}%", what, 100 * f) << (f >= 1.0 ? "\n" : "")
+          << std::flush;
+    };
+  };
+  config::Report report;
+  report.set_name(spec->name);
+  report.set_fabric(summarize(*topo, *mt).shape);
+  report.set_workload(spec->workloadName);
+  RunOutput run = runEmulation(*spec, *topo, *mt, true, progress("agents"));
+  *report.mutable_run() = run.summary;
+  std::optional<RunOutput> baseline;
+  if (spec->baseline && spec->gating) {
+    baseline = runEmulation(*spec, *topo, *mt, false, progress("all-on"));
+    const auto& b = baseline->summary;
+    *report.mutable_baseline() = b;
+    report.set_power_saving_switch_links(
+        1.0 - ratio(run.summary.relative_power_switch_links(), b.relative_power_switch_links()));
+    report.set_power_saving_all_links(
+        1.0 - ratio(run.summary.relative_power_all_links(), b.relative_power_all_links()));
+    report.set_mean_latency_increase(
+        ratio(run.summary.mean_latency_cycles(), b.mean_latency_cycles()) - 1.0);
+    report.set_p99_latency_increase(
+        ratio(run.summary.p99_latency_cycles(), b.p99_latency_cycles()) - 1.0);
+  }
+  out << formatSummary(report);
+  Status s = writeReport(o.outDir, report, run, baseline, spec->plots, topo->depth() - 1);
+  if (!s.isOk()) {
+    err << "ebb replay: " << s.toString() << "\n";
+    return kExitError;
+  }
+  out << fmt::format("  wrote {0}/report.json, {0}/timeseries.csv, {0}/decisions.jsonl{1}\n",
+                     o.outDir, spec->plots ? fmt::format(", {}/plots/*.png|svg", o.outDir) : "");
+  return kExitOk;
+}
+
+}  // namespace
+
+void addReplayCommand(CLI::App& app, CommandAction& action) {
+  auto opts = std::make_shared<ReplayOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "replay",
+      "Run the emulated fabric with the per-switch agents on a workload; print the summary "
+      "(link power, latency, transitions) and write report.json, timeseries.csv, "
+      "decisions.jsonl and plots under --out. Unless report.skip_baseline, the same workload "
+      "also runs with all links on for comparison.");
+  cmd->add_option("config", opts->configPath, "The run's config file (text protobuf)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", opts->outDir, "Output folder")->capture_default_str();
+  cmd->add_option("overrides", opts->overrides,
+                  "Config fields to override, as key=value (e.g. gating.u_on=0.435 seed=7)");
+  cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
+  cmd->callback([opts, &action] {
+    action = [opts](std::ostream& out, std::ostream& err) { return runReplay(*opts, out, err); };
+  });
+}
+
+}  // namespace ebb::tools

@@ -1,0 +1,212 @@
+#include "tools/replay_runner.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "agent/agent_host.h"
+#include "agent/virtual_scheduler.h"
+#include "fabric/connectivity.h"
+#include "policies/power_model.h"
+#include "sim_backend/fabric_emulator.h"
+#include "sim_backend/sim_backend.h"
+#include "sim_backend/traffic.h"
+
+namespace ebb::tools {
+
+using fabric::Direction;
+using fabric::LinkId;
+
+namespace {
+
+double percentile(std::vector<TimePs>& v, double q) {
+  if (v.empty()) return 0;
+  const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return static_cast<double>(v[k]);
+}
+
+struct EnergyTotals {
+  double switchLinks = 0;
+  double allLinks = 0;
+  double lpiEnergy = 0;  // energy of the time links were gated on
+  double lpiTime = 0;
+};
+
+EnergyTotals energyNow(sim::FabricEmulator& emu, const policies::PowerModel& pm) {
+  EnergyTotals e;
+  const auto& topo = emu.topology();
+  for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
+    for (Direction d : {Direction::kUp, Direction::kDown}) {
+      const policies::DirectionTimes t = emu.directionTimes(LinkId(l), d);
+      const double en = pm.energy(t);
+      e.allLinks += en;
+      if (topo.isSwitchLink(LinkId(l))) e.switchLinks += en;
+      policies::DirectionTimes on;
+      on.lpi = t.lpi;
+      e.lpiEnergy += pm.energy(on);
+      e.lpiTime += static_cast<double>(on.total());
+    }
+  }
+  return e;
+}
+
+}  // namespace
+
+RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
+                       const fabric::MinimalTree& mt, bool gated, const ProgressFn& progress) {
+  RunOutput out;
+  sim::EmulatorConfig emCfg = spec.emulator;
+  if (!gated) emCfg.lpi.mode = policies::LpiMode::kOff;
+  agent::VirtualScheduler sched;
+  sim::FabricEmulator emu(topo, emCfg, sched);
+  sim::SimBackend backend(emu);
+  const policies::PowerModel pm(emCfg.lpi.powerDeepSleep, emCfg.lpi.powerFastWake);
+  fabric::Connectivity conn(topo);
+
+  std::unique_ptr<agent::AgentHost> host;
+  std::uint64_t applied = 0, refused = 0;
+  if (gated && spec.gating) {
+    const fabric::LinkStates initial = fabric::LinkStates::onlyMinimalTree(topo, mt);
+    for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
+      if (!mt.containsLink(LinkId(l))) {
+        emu.initDirection(LinkId(l), Direction::kUp, false);
+        emu.initDirection(LinkId(l), Direction::kDown, false);
+      }
+    }
+    host = std::make_unique<agent::AgentHost>(topo, mt, spec.agent, backend, sched, initial,
+                                              [&](const agent::DecisionRecord& r) {
+                                                if (r.refused.empty() || r.source == "fail-safe") {
+                                                  ++applied;
+                                                } else {
+                                                  ++refused;
+                                                }
+                                                out.decisions.push_back(r);
+                                              });
+    host->startAll();
+  }
+
+  sim::SyntheticSpec workload = spec.workload;
+  sim::SyntheticTraffic traffic(emu, workload);
+  std::vector<TimePs> latencies;
+  std::uint64_t periodDelivered = 0;
+  double periodLatencySum = 0;
+  std::uint64_t periodBytesDelivered = 0;
+  emu.onDelivery([&](const sim::Delivery& d) {
+    latencies.push_back(d.delivered - d.created);
+    ++periodDelivered;
+    periodLatencySum += static_cast<double>(d.delivered - d.created);
+    periodBytesDelivered += static_cast<std::uint64_t>(d.bytes);
+  });
+  traffic.start();
+
+  const TimePs end = workload.rate.end();
+  const TimePs period = spec.agent.checkPeriodPs;
+  const double cycle = static_cast<double>(emCfg.cyclePs);
+  const double hosts = static_cast<double>(topo.numHosts());
+  const double flit = static_cast<double>(emCfg.flitBytes);
+  const int pairs = topo.depth() - 1;
+  std::size_t switchDirections = 0;
+  for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l)
+    switchDirections += topo.isSwitchLink(LinkId(l)) ? 2u : 0u;
+  const double allDirections = static_cast<double>(topo.numLinks() * 2);
+  EnergyTotals prev;
+  std::uint64_t prevBytesGenerated = 0;
+  int lastProgress = -1;
+  std::size_t lastDecisions = 0;
+  std::function<void()> sample = [&] {
+    const TimePs now = sched.now();
+    // Connectivity of what is really usable, after every batch of changes.
+    if (out.decisions.size() != lastDecisions) {
+      lastDecisions = out.decisions.size();
+      fabric::LinkStates usable(topo.numLinks(), false);
+      for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
+        for (Direction d : {Direction::kUp, Direction::kDown}) {
+          // Turning on counts as usable-soon; a direction being turned off no longer carries.
+          usable.set(LinkId(l), d, policies::isOnOrTurningOn(emu.directionState(LinkId(l), d)));
+        }
+      }
+      if (const auto pair = conn.findDisconnectedPair(usable)) {
+        throw Error(ErrorCode::kInternal, "gating broke connectivity: " + conn.describe(*pair));
+      }
+    }
+    PeriodRow row;
+    const double periodCycles = static_cast<double>(period) / cycle;
+    row.timeCycles = static_cast<double>(now) / cycle;
+    row.injectedRate = workload.rate.at(now - period / 2);
+    row.rising = workload.rate.rising(now - period / 2);
+    row.offered = static_cast<double>(traffic.bytesGenerated() - prevBytesGenerated) / flit /
+                  hosts / periodCycles;
+    prevBytesGenerated = traffic.bytesGenerated();
+    row.accepted = static_cast<double>(periodBytesDelivered) / flit / hosts / periodCycles;
+    row.delivered = periodDelivered;
+    row.meanLatencyCycles =
+        periodDelivered ? periodLatencySum / static_cast<double>(periodDelivered) / cycle : 0;
+    periodDelivered = 0;
+    periodLatencySum = 0;
+    periodBytesDelivered = 0;
+    row.linksOnShare.assign(static_cast<std::size_t>(std::max(pairs, 0)), 0.0);
+    std::vector<double> total(row.linksOnShare.size(), 0.0);
+    for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
+      if (!topo.isSwitchLink(LinkId(l))) continue;
+      const auto level = static_cast<std::size_t>(topo.sw(topo.link(LinkId(l)).upper.sw).level);
+      for (Direction d : {Direction::kUp, Direction::kDown}) {
+        total[level] += 1;
+        row.linksOnShare[level] += emu.usable(LinkId(l), d) ? 1.0 : 0.0;
+      }
+    }
+    for (std::size_t i = 0; i < total.size(); ++i)
+      row.linksOnShare[i] /= std::max(1.0, total[i]);
+    const EnergyTotals e = energyNow(emu, pm);
+    const double dt = static_cast<double>(period);
+    row.powerSwitchLinks = switchDirections ? (e.switchLinks - prev.switchLinks) /
+                                                  (dt * static_cast<double>(switchDirections))
+                                            : 0;
+    row.powerAllLinks = (e.allLinks - prev.allLinks) / (dt * allDirections);
+    prev = e;
+    out.rows.push_back(std::move(row));
+    if (progress) {
+      const int pct = static_cast<int>(100.0 * static_cast<double>(now) / static_cast<double>(end));
+      if (pct / 5 != lastProgress / 5) {
+        lastProgress = pct;
+        progress(std::min(1.0, static_cast<double>(now) / static_cast<double>(end)));
+      }
+    }
+    if (now + period <= end) sched.at(now + period, agent::Phase::kControl, sample);
+  };
+  sched.at(period, agent::Phase::kControl, sample);
+  sched.runUntil(end);
+  // Drain what is still in flight (bounded: a saturated run may never empty).
+  const TimePs drainLimit = end + std::max<TimePs>(end / 5, 100 * period);
+  while (emu.packetsInNetwork() > 0 && sched.now() < drainLimit) {
+    sched.runUntil(std::min(drainLimit, sched.now() + period));
+  }
+
+  const EnergyTotals e = energyNow(emu, pm);
+  const double t = static_cast<double>(sched.now());
+  config::RunSummary& s = out.summary;
+  s.set_policy(gated ? spec.policyName : "all links on");
+  s.set_relative_power_switch_links(
+      switchDirections ? e.switchLinks / (t * static_cast<double>(switchDirections)) : 0);
+  s.set_relative_power_all_links(e.allLinks / (t * allDirections));
+  s.set_lpi_relative_power(e.lpiTime > 0 ? e.lpiEnergy / e.lpiTime : 1.0);
+  double sum = 0;
+  for (TimePs l : latencies)
+    sum += static_cast<double>(l);
+  s.set_mean_latency_cycles(
+      latencies.empty() ? 0 : sum / static_cast<double>(latencies.size()) / cycle);
+  s.set_p50_latency_cycles(percentile(latencies, 0.50) / cycle);
+  s.set_p99_latency_cycles(percentile(latencies, 0.99) / cycle);
+  s.set_messages_generated(traffic.generated());
+  s.set_messages_delivered(emu.stats().messagesDelivered);
+  s.set_link_transitions(applied);
+  s.set_actions_refused(refused);
+  s.set_offered_load(static_cast<double>(traffic.bytesGenerated()) / flit / hosts /
+                     (static_cast<double>(end) / cycle));
+  s.set_accepted_load(static_cast<double>(emu.stats().bytesDelivered) / flit / hosts /
+                      (static_cast<double>(end) / cycle));
+  s.set_events(sched.executed());
+  s.set_packet_hops(emu.stats().packetHops);
+  return out;
+}
+
+}  // namespace ebb::tools

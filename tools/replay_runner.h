@@ -1,0 +1,45 @@
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agent/decision.h"
+#include "configs/proto/replay.pb.h"  // generated
+#include "fabric/minimal_tree.h"
+#include "fabric/topology.h"
+#include "tools/run_spec.h"
+
+namespace ebb::tools {
+
+// One row per check period of the time series (timeseries.csv).
+struct PeriodRow {
+  double timeCycles = 0;             // end of the period
+  double injectedRate = 0;           // the workload's rate, flits/cycle/node, mid-period
+  bool rising = true;                // before the peak (the increasing curve)
+  double offered = 0;                // generated in the period, flits/cycle/node
+  double accepted = 0;               // delivered in the period, flits/cycle/node
+  std::vector<double> linksOnShare;  // per level pair (l, l+1): share of directions usable
+  double powerSwitchLinks = 0;       // relative power over the period
+  double powerAllLinks = 0;
+  double meanLatencyCycles = 0;  // of messages delivered in the period (0 if none)
+  std::uint64_t delivered = 0;
+};
+
+struct RunOutput {
+  config::RunSummary summary;
+  std::vector<PeriodRow> rows;
+  std::vector<agent::DecisionRecord> decisions;
+};
+
+using ProgressFn = std::function<void(double fraction)>;
+
+// Runs the emulator with the workload, and with the agents when `gated`
+// (starting from the minimal tree, as in the paper); otherwise every link on
+// and no low-power idle: the baseline. Deterministic: a pure function of the
+// spec and the topology. Every gating change is followed by a connectivity
+// proof of the links actually usable; a broken proof throws E_INTERNAL.
+RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
+                       const fabric::MinimalTree& mt, bool gated, const ProgressFn& progress);
+
+}  // namespace ebb::tools

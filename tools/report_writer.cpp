@@ -1,0 +1,174 @@
+#include "tools/report_writer.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <google/protobuf/util/json_util.h>
+
+#include "common/child_process.h"
+
+namespace ebb::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Status writeFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return {ErrorCode::kIo, fmt::format("cannot write {}", path.string())};
+  return Status::ok();
+}
+
+std::string csv(const RunOutput& run, int levelPairs) {
+  std::string s =
+      "time_cycles,injected_rate,rising,offered,accepted,power_switch_links,power_all_links,mean_"
+      "latency_cycles,delivered";
+  for (int l = 0; l < levelPairs; ++l)
+    s += fmt::format(",links_on_l{}_l{}", l, l + 1);
+  s += "\n";
+  for (const PeriodRow& r : run.rows) {
+    s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{}", r.timeCycles,
+                     r.injectedRate, r.rising ? 1 : 0, r.offered, r.accepted, r.powerSwitchLinks,
+                     r.powerAllLinks, r.meanLatencyCycles, r.delivered);
+    for (double share : r.linksOnShare)
+      s += fmt::format(",{:.4f}", share);
+    s += "\n";
+  }
+  return s;
+}
+
+std::string jsonEscape(const std::string& in) {
+  std::string out;
+  for (char c : in) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string decisionsJsonl(const RunOutput& run) {
+  std::string s;
+  for (const agent::DecisionRecord& d : run.decisions) {
+    s += fmt::format(
+        "{{\"time_ps\":{},\"switch\":{},\"port\":{},\"direction\":\"{}\",\"action\":\"{}\","
+        "\"source\":\"{}\",\"rule\":\"{}\",\"measured\":{:.6f},\"threshold\":{:.6f},"
+        "\"effective_threshold\":{:.6f},\"links_on\":{},\"refused\":\"{}\"}}\n",
+        d.time, d.port.sw.value(), d.port.ibPortNumber(), d.up ? "up" : "down",
+        d.turnOn ? "on" : "off", d.source, policies::toString(d.rule), d.measured, d.threshold,
+        d.effectiveThreshold, d.linksOn, jsonEscape(d.refused));
+  }
+  return s;
+}
+
+// Figures 4 and 5 of Alonso et al.: power and latency versus injected rate,
+// increasing and decreasing ramp as separate curves, plus power over time.
+std::string gnuplotScript(bool baseline, const std::string& term, const std::string& ext) {
+  std::string s = fmt::format(
+      "set datafile separator ','\nset terminal {}\nset key outside bottom center horizontal\n"
+      "set grid\n",
+      term);
+  s += fmt::format(
+      "set output 'plots/power_vs_rate.{}'\nset title 'Relative link power (switch links)'\n"
+      "set xlabel 'injected rate (flits/cycle/node)'\nset ylabel 'relative power'\n"
+      "set yrange [0:1.05]\n"
+      "plot 'timeseries.csv' every ::1 using 2:($3==1?$6:1/0) with points pt 7 ps 0.5 title "
+      "'increasing', '' every ::1 using 2:($3==0?$6:1/0) with points pt 5 ps 0.5 title "
+      "'decreasing'\n",
+      ext);
+  s += fmt::format(
+      "set output 'plots/latency_vs_rate.{}'\nset title 'Mean message latency'\n"
+      "set ylabel 'latency (cycles)'\nset autoscale y\nset logscale y\n"
+      "plot 'timeseries.csv' every ::1 using 2:($3==1&&$8>0?$8:1/0) with points pt 7 ps 0.5 "
+      "title 'increasing', '' every ::1 using 2:($3==0&&$8>0?$8:1/0) with points pt 5 ps 0.5 "
+      "title 'decreasing'{}\nunset logscale y\n",
+      ext,
+      baseline ? ", 'baseline_timeseries.csv' every ::1 using 2:($8>0?$8:1/0) with points pt 1 "
+                 "ps 0.5 title 'all links on'"
+               : "");
+  s += fmt::format(
+      "set output 'plots/power_over_time.{}'\nset title 'Relative link power and load over "
+      "time'\nset xlabel 'time (cycles)'\nset ylabel 'relative power / load'\n"
+      "set yrange [0:1.05]\n"
+      "plot 'timeseries.csv' every ::1 using 1:6 with lines title 'switch links', '' every ::1 "
+      "using 1:7 with lines title 'all links', '' every ::1 using 1:2 with lines title "
+      "'injected rate'\n",
+      ext);
+  return s;
+}
+
+}  // namespace
+
+Status writeReport(const std::string& dir, const config::Report& report, const RunOutput& run,
+                   const std::optional<RunOutput>& baseline, bool plots, int levelPairs) {
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "plots", ec);
+  if (ec) return {ErrorCode::kIo, fmt::format("cannot create {}: {}", dir, ec.message())};
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.preserve_proto_field_names = true;
+  opts.always_print_primitive_fields = true;
+  if (!google::protobuf::util::MessageToJsonString(report, &json, opts).ok()) {
+    return {ErrorCode::kInternal, "cannot render report.json"};
+  }
+  if (Status s = writeFile(fs::path(dir) / "report.json", json); !s.isOk()) return s;
+  if (Status s = writeFile(fs::path(dir) / "timeseries.csv", csv(run, levelPairs)); !s.isOk())
+    return s;
+  if (baseline) {
+    if (Status s = writeFile(fs::path(dir) / "baseline_timeseries.csv", csv(*baseline, levelPairs));
+        !s.isOk()) {
+      return s;
+    }
+  }
+  if (Status s = writeFile(fs::path(dir) / "decisions.jsonl", decisionsJsonl(run)); !s.isOk())
+    return s;
+  if (!plots) return Status::ok();
+  const std::string script = gnuplotScript(baseline.has_value(), "pngcairo size 900,600", "png") +
+                             gnuplotScript(baseline.has_value(), "svg size 900,600", "svg");
+  if (Status s = writeFile(fs::path(dir) / "plots.gp", script); !s.isOk()) return s;
+  ChildProcess::Spec spec;
+  spec.argv = {"gnuplot", "plots.gp"};
+  spec.cwd = dir;
+  CommandResult r;
+  try {
+    r = runCommand(spec, std::chrono::seconds(60));
+  } catch (const std::exception& e) {
+    return {ErrorCode::kUnavailable, fmt::format("plots: {} (install gnuplot)", e.what())};
+  }
+  if (r.exitCode != 0) {
+    return {ErrorCode::kUnavailable, fmt::format("plots: gnuplot failed: {}", r.err)};
+  }
+  return Status::ok();
+}
+
+std::string formatSummary(const config::Report& r) {
+  const auto line = [](const config::RunSummary& s) {
+    return fmt::format(
+        "  {:<28} power {:6.1f}% (switch links) {:6.1f}% (all links)   latency mean {:8.1f} "
+        "p50 {:7.1f} p99 {:8.1f} cycles   delivered {}/{}   transitions {}\n",
+        s.policy(), 100 * s.relative_power_switch_links(), 100 * s.relative_power_all_links(),
+        s.mean_latency_cycles(), s.p50_latency_cycles(), s.p99_latency_cycles(),
+        s.messages_delivered(), s.messages_generated(), s.link_transitions());
+  };
+  std::string out = fmt::format("ebb replay: {}\n  fabric:   {}\n  workload: {}\n", r.name(),
+                                r.fabric(), r.workload());
+  out += line(r.run());
+  if (r.has_baseline()) {
+    out += line(r.baseline());
+    out += fmt::format(
+        "  => link power saved: {:.1f}% of switch links, {:.1f}% of all links; mean latency "
+        "{:+.1f}%, p99 {:+.1f}%\n",
+        100 * r.power_saving_switch_links(), 100 * r.power_saving_all_links(),
+        100 * r.mean_latency_increase(), 100 * r.p99_latency_increase());
+  }
+  if (r.run().actions_refused() > 0) {
+    out += fmt::format("  safety guard refused {} actions (see decisions.jsonl)\n",
+                       r.run().actions_refused());
+  }
+  return out;
+}
+
+}  // namespace ebb::tools

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "tools/replay_runner.h"
+
+namespace ebb::tools {
+
+// Writes a run's outputs under `dir`: report.json (protobuf JSON mapping),
+// timeseries.csv (and baseline_timeseries.csv), decisions.jsonl, and with
+// `plots` the PNG and SVG figures under plots/ (gnuplot). E_IO names the file.
+Status writeReport(const std::string& dir, const config::Report& report, const RunOutput& run,
+                   const std::optional<RunOutput>& baseline, bool plots, int levelPairs);
+
+// The human summary printed on stdout.
+std::string formatSummary(const config::Report& report);
+
+}  // namespace ebb::tools

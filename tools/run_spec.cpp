@@ -1,0 +1,171 @@
+#include "tools/run_spec.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace ebb::tools {
+
+namespace {
+
+Status invalid(const std::string& m) {
+  return {ErrorCode::kInvalidArgument, m};
+}
+
+template <class T>
+T orDefault(T v, T def) {
+  return v == T{} ? def : v;
+}
+
+Status checkPositive(const char* field, std::int64_t v) {
+  if (v < 0) return invalid(fmt::format("{}: must be > 0 (is {})", field, v));
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<RunSpec> buildRunSpec(const config::Config& cfg) {
+  RunSpec r;
+  r.name = cfg.name().empty() ? "run" : cfg.name();
+  // Emulator.
+  const auto& e = cfg.emulator();
+  for (auto [field, v] :
+       {std::pair{"emulator.cycle_ps", e.cycle_ps()},
+        std::pair{"emulator.flit_bytes", e.flit_bytes()},
+        std::pair{"emulator.packet_bytes", e.packet_bytes()}, std::pair{"emulator.vcs", e.vcs()},
+        std::pair{"emulator.vc_buffer_bytes", e.vc_buffer_bytes()},
+        std::pair{"emulator.link_latency_cycles", e.link_latency_cycles()},
+        std::pair{"emulator.routing_delay_cycles", e.routing_delay_cycles()}}) {
+    if (Status s = checkPositive(field, v); !s.isOk()) return s;
+  }
+  sim::EmulatorConfig& em = r.emulator;
+  em.cyclePs = orDefault<std::int64_t>(e.cycle_ps(), 1000);
+  em.flitBytes = orDefault<std::int64_t>(e.flit_bytes(), 4);
+  em.packetBytes = orDefault<std::int64_t>(e.packet_bytes(), 16 * em.flitBytes);
+  em.vcs = orDefault<std::int64_t>(e.vcs(), 3);
+  em.vcBufferBytes = orDefault<std::int64_t>(e.vc_buffer_bytes(), em.packetBytes);
+  em.linkLatencyPs = orDefault<std::int64_t>(e.link_latency_cycles(), 1) * em.cyclePs;
+  em.routingDelayPs = orDefault<std::int64_t>(e.routing_delay_cycles(), 1) * em.cyclePs;
+  em.upRouting = e.up_routing() == config::EmulatorSpec::RANDOM ? sim::UpRouting::kRandom
+                                                                : sim::UpRouting::kAdaptive;
+  em.seed = orDefault<std::uint64_t>(cfg.seed(), 1);
+  // Gating.
+  const auto& g = cfg.gating();
+  for (auto [field, v] : {std::pair{"gating.check_period_cycles", g.check_period_cycles()},
+                          std::pair{"gating.turn_on_cycles", g.turn_on_cycles()},
+                          std::pair{"gating.turn_off_cycles", g.turn_off_cycles()},
+                          std::pair{"gating.control_latency_cycles", g.control_latency_cycles()}}) {
+    if (Status s = checkPositive(field, v); !s.isOk()) return s;
+  }
+  const std::int64_t period = orDefault<std::int64_t>(g.check_period_cycles(), 2000);
+  const std::int64_t tOn = orDefault<std::int64_t>(g.turn_on_cycles(), 1000);
+  const std::int64_t tOff = orDefault<std::int64_t>(g.turn_off_cycles(), 1000);
+  if (tOn > period) {
+    return invalid(fmt::format(
+        "gating.turn_on_cycles: T_on ({}) must not exceed the check period ({}): the network "
+        "must settle between decisions",
+        tOn, period));
+  }
+  if (tOff > period) {
+    return invalid(
+        fmt::format("gating.turn_off_cycles: T_off ({}) must not exceed the check "
+                    "period ({})",
+                    tOff, period));
+  }
+  em.turnOnPs = tOn * em.cyclePs;
+  em.turnOffPs = tOff * em.cyclePs;
+  r.agent.checkPeriodPs = period * em.cyclePs;
+  r.agent.controlLatencyPs = g.control_latency_cycles() * em.cyclePs;
+  const double uOn = g.u_on() == 0 ? 0.15 : g.u_on();
+  switch (g.policy()) {
+    case config::GatingSpec::STATIC:
+      r.agent.thresholds = policies::Thresholds::makeStatic(g.u_off(), uOn);
+      r.policyName = fmt::format("static [{}, {}]", g.u_off(), uOn);
+      break;
+    case config::GatingSpec::ALL_ON:
+      r.gating = false;
+      r.agent.gating = false;
+      r.policyName = "all links on";
+      break;
+    default:
+      r.agent.thresholds = policies::Thresholds::makeDynamic(uOn);
+      r.policyName = fmt::format("dynamic [U_on={}]", uOn);
+      break;
+  }
+  if (r.gating) {
+    if (Status s = r.agent.thresholds.validate(); !s.isOk()) {
+      return invalid("gating: " + s.message());
+    }
+  }
+  // Low-power idle.
+  const auto& l = cfg.lpi();
+  policies::LpiParams& lp = em.lpi;
+  switch (l.mode()) {
+    case config::LpiSpec::DEEP_SLEEP:
+      lp.mode = policies::LpiMode::kDeepSleep;
+      break;
+    case config::LpiSpec::FAST_WAKE:
+      lp.mode = policies::LpiMode::kFastWake;
+      break;
+    case config::LpiSpec::HYBRID:
+      lp.mode = policies::LpiMode::kHybrid;
+      break;
+    default:
+      lp.mode = policies::LpiMode::kOff;
+      break;
+  }
+  if (!l.link_speed().empty()) {
+    if (Status s = lp.setLinkSpeed(l.link_speed()); !s.isOk()) return invalid("lpi." + s.message());
+  }
+  if (l.sleep_signal_ps() != 0) lp.sleepSignal = l.sleep_signal_ps();
+  if (l.quiet_ps() != 0) lp.quiet = l.quiet_ps();
+  if (l.refresh_ps() != 0) lp.refresh = l.refresh_ps();
+  if (l.hold_ts() < 0 || !std::isfinite(l.hold_ts())) {
+    return invalid(fmt::format("lpi.hold_ts: must be >= 0 (is {})", l.hold_ts()));
+  }
+  lp.hold = static_cast<TimePs>(l.hold_ts() * static_cast<double>(lp.sleepSignal));
+  lp.hybridFastWake = lp.hold;
+  if (Status s = em.validate(); !s.isOk()) return s;
+  // Workload.
+  const auto& w = cfg.workload();
+  if (w.message_bytes() < 0) {
+    return invalid(fmt::format("workload.message_bytes: must be > 0 (is {})", w.message_bytes()));
+  }
+  r.workload.messageBytes = orDefault<std::int64_t>(w.message_bytes(), em.packetBytes);
+  r.workload.arrivals = w.arrivals() == config::WorkloadSpec::POISSON ? sim::Arrivals::kPoisson
+                                                                      : sim::Arrivals::kBernoulli;
+  r.workload.seed = em.seed;
+  if (w.has_uniform()) {
+    const auto& u = w.uniform();
+    if (!(u.rate() >= 0) || !std::isfinite(u.rate())) {
+      return invalid(fmt::format("workload.uniform.rate: must be >= 0 (is {})", u.rate()));
+    }
+    if (u.duration_cycles() <= 0) {
+      return invalid("workload.uniform.duration_cycles: must be > 0");
+    }
+    r.workload.rate = sim::RateProfile::constant(u.rate(), u.duration_cycles() * em.cyclePs);
+    r.workloadName =
+        fmt::format("uniform {} flits/cycle/node for {} cycles", u.rate(), u.duration_cycles());
+  } else {
+    const auto& ramp = w.alonso_ramp();
+    const double low = ramp.low() == 0 ? 0.01 : ramp.low();
+    const double high = ramp.high() == 0 ? 0.60 : ramp.high();
+    const double scale = ramp.time_scale() == 0 ? 1.0 : ramp.time_scale();
+    if (low < 0 || high < 0 || !std::isfinite(low) || !std::isfinite(high)) {
+      return invalid(
+          fmt::format("workload.alonso_ramp: rates must be >= 0 (low {}, high {})", low, high));
+    }
+    if (scale <= 0 || !std::isfinite(scale)) {
+      return invalid(fmt::format("workload.alonso_ramp.time_scale: must be > 0 (is {})", scale));
+    }
+    r.workload.rate = sim::RateProfile::alonsoRamp(em.cyclePs, scale, low, high);
+    r.workloadName = fmt::format("alonso-ramp {}..{} flits/cycle/node over {} cycles", low, high,
+                                 static_cast<std::int64_t>(420'000 * scale));
+  }
+  if (Status s = r.workload.rate.validate(); !s.isOk()) return invalid("workload: " + s.message());
+  r.baseline = !cfg.report().skip_baseline();
+  r.plots = !cfg.report().skip_plots();
+  return r;
+}
+
+}  // namespace ebb::tools

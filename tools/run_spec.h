@@ -1,0 +1,31 @@
+#pragma once
+
+#include <string>
+
+#include "agent/switch_agent.h"
+#include "common/status.h"
+#include "configs/proto/ebb.pb.h"  // generated
+#include "sim_backend/emulator_config.h"
+#include "sim_backend/traffic.h"
+
+namespace ebb::tools {
+
+// A validated emulator run: the config turned into typed structs, once.
+struct RunSpec {
+  std::string name;
+  sim::EmulatorConfig emulator;
+  agent::AgentConfig agent;
+  bool gating = true;  // false: all links on (no agents acting)
+  sim::SyntheticSpec workload;
+  std::string workloadName;
+  bool baseline = true;
+  bool plots = true;
+  std::string policyName;
+};
+
+// Every field checked before anything runs; E_INVALID names the field and the
+// rule (e.g. "gating.turn_on_cycles: T_on (3000) must not exceed the check
+// period (2000)").
+Result<RunSpec> buildRunSpec(const config::Config& cfg);
+
+}  // namespace ebb::tools
