@@ -30,12 +30,25 @@ struct ReplayOptions {
   bool quiet = false;
 };
 
+// The main job's built-in default: the paper's alonso-ramp with dynamic
+// thresholds (the same as configs/alonso_ramp_dynamic_0.15.textproto).
+constexpr const char* kDefaultConfig = R"cfg(
+name: "alonso-ramp, dynamic U_on=0.15 (built-in default)"
+fabric { kary_n_tree { k: 4 n: 4 } }
+gating { policy: DYNAMIC u_on: 0.15 check_period_cycles: 2000 turn_on_cycles: 1000 turn_off_cycles: 1000 }
+workload { alonso_ramp { low: 0.01 high: 0.60 time_scale: 1 } message_bytes: 64 }
+seed: 1
+)cfg";
+
 double ratio(double a, double b) {
   return b > 0 ? a / b : 0.0;
 }
 
 int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
-  Result<config::Config> cfg = config::loadConfigFile(o.configPath);
+  const std::string where = o.configPath.empty() ? "built-in default" : o.configPath;
+  Result<config::Config> cfg = o.configPath.empty()
+                                   ? config::parseTextConfig(kDefaultConfig, "built-in default")
+                                   : config::loadConfigFile(o.configPath);
   if (!cfg) {
     err << "ebb replay: " << cfg.status().toString() << "\n";
     return kExitError;
@@ -48,13 +61,13 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   }
   Result<RunSpec> spec = buildRunSpec(*cfg);
   if (!spec) {
-    err << "ebb replay: " << o.configPath << ": " << spec.status().toString() << "\n";
+    err << "ebb replay: " << where << ": " << spec.status().toString() << "\n";
     return kExitError;
   }
   const std::string dir = std::filesystem::path(o.configPath).parent_path().string();
   Result<fabric::Topology> topo = topologyFromConfig(cfg->fabric(), dir);
   if (!topo) {
-    err << "ebb replay: " << o.configPath << ": " << topo.status().toString() << "\n";
+    err << "ebb replay: " << where << ": " << topo.status().toString() << "\n";
     return kExitError;
   }
   Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
@@ -64,9 +77,11 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   }
   const auto progress = [&](const char* what) -> ProgressFn {
     if (o.quiet) return {};
-    return [&err, what](double f) {
-      err << fmt::format("\r  {:<12} {:3.0f}%", what, 100 * f) << (f >= 1.0 ? "\n" : "")
-          << std::flush;
+    const bool tty = ::isatty(2) != 0;
+    return [&err, what, tty](double f) {
+      // A terminal gets one updating line; a log gets one line per step.
+      err << fmt::format("{}  {:<8} {:3.0f}%", tty ? "\r" : "", what, 100 * f)
+          << (f >= 1.0 || !tty ? "\n" : "") << std::flush;
     };
   };
   config::Report report;
@@ -110,8 +125,9 @@ void addReplayCommand(CLI::App& app, CommandAction& action) {
       "(link power, latency, transitions) and write report.json, timeseries.csv, "
       "decisions.jsonl and plots under --out. Unless report.skip_baseline, the same workload "
       "also runs with all links on for comparison.");
-  cmd->add_option("config", opts->configPath, "The run's config file (text protobuf)")
-      ->required()
+  cmd->add_option("config", opts->configPath,
+                  "The run's config file (text protobuf); default: the built-in alonso-ramp "
+                  "with dynamic thresholds")
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", opts->outDir, "Output folder")->capture_default_str();
   cmd->add_option("overrides", opts->overrides,
