@@ -26,6 +26,7 @@ namespace {
 struct ReplayOptions {
   std::string configPath;
   std::string outDir = "out";
+  std::vector<std::string> args;  // [CONFIG] [key=value ...]
   std::vector<std::string> overrides;
   bool quiet = false;
 };
@@ -125,15 +126,22 @@ void addReplayCommand(CLI::App& app, CommandAction& action) {
       "(link power, latency, transitions) and write report.json, timeseries.csv, "
       "decisions.jsonl and plots under --out. Unless report.skip_baseline, the same workload "
       "also runs with all links on for comparison.");
-  cmd->add_option("config", opts->configPath,
-                  "The run's config file (text protobuf); default: the built-in alonso-ramp "
-                  "with dynamic thresholds")
-      ->check(CLI::ExistingFile);
+  cmd->add_option("args", opts->args,
+                  "[CONFIG] [key=value ...]: the run's config file (text protobuf; default: the "
+                  "built-in alonso-ramp with dynamic thresholds), then config fields to "
+                  "override (e.g. gating.u_on=0.435 seed=7)");
   cmd->add_option("--out", opts->outDir, "Output folder")->capture_default_str();
-  cmd->add_option("overrides", opts->overrides,
-                  "Config fields to override, as key=value (e.g. gating.u_on=0.435 seed=7)");
   cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
   cmd->callback([opts, &action] {
+    for (const std::string& a : opts->args) {
+      if (a.find('=') != std::string::npos) {
+        opts->overrides.push_back(a);
+      } else if (opts->configPath.empty()) {
+        opts->configPath = a;
+      } else {
+        throw CLI::ValidationError("args", "more than one config file: " + a);
+      }
+    }
     action = [opts](std::ostream& out, std::ostream& err) { return runReplay(*opts, out, err); };
   });
 }

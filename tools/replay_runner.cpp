@@ -175,6 +175,8 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
   };
   sched.at(period, agent::Phase::kControl, sample);
   sched.runUntil(end);
+  // Accepted load counts what arrived within the workload's window only.
+  const std::uint64_t bytesDeliveredInWindow = emu.stats().bytesDelivered;
   // Drain what is still in flight (bounded: a saturated run may never empty).
   const TimePs drainLimit = end + std::max<TimePs>(end / 5, 100 * period);
   while (emu.packetsInNetwork() > 0 && sched.now() < drainLimit) {
@@ -202,7 +204,7 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
   s.set_actions_refused(refused);
   s.set_offered_load(static_cast<double>(traffic.bytesGenerated()) / flit / hosts /
                      (static_cast<double>(end) / cycle));
-  s.set_accepted_load(static_cast<double>(emu.stats().bytesDelivered) / flit / hosts /
+  s.set_accepted_load(static_cast<double>(bytesDeliveredInWindow) / flit / hosts /
                       (static_cast<double>(end) / cycle));
   s.set_events(sched.executed());
   s.set_packet_hops(emu.stats().packetHops);
