@@ -47,7 +47,7 @@ TimePs LpiLink::cyclesStart() const {
 LpiLink::Phase LpiLink::idlePhase(TimePs now) const {
   const TimePs e = now - idleSince_;
   const TimePs h = p_.hold;
-  if (p_.mode == LpiMode::kOff) return {LpiState::kHold, -1};
+  if (p_.mode == LpiMode::kOff || pinned_) return {LpiState::kHold, -1};
   // A packet ready the instant the previous one ends goes out back to back,
   // even with a zero hold (marker 1 of Tables II-IV).
   if (e < h || e <= 0) return {LpiState::kHold, idleSince_ + h};
@@ -99,6 +99,10 @@ void LpiLink::creditIdle(TimePs until) {
   };
   constexpr TimePs kInf = INT64_MAX;
   const TimePs h = p_.hold;
+  if (pinned_) {
+    times_[idx(LpiState::kHold)] += b - a;
+    return;
+  }
   switch (p_.mode) {
     case LpiMode::kOff:
       times_[idx(LpiState::kHold)] += b - a;
@@ -129,10 +133,18 @@ void LpiLink::creditIdle(TimePs until) {
   times_[idx(LpiState::kRefresh)] += (x1 - x0) - q;
 }
 
+void LpiLink::pin(TimePs now) {
+  if (busy_ || pinned_ || suspended_) return;
+  if (idlePhase(now).state != LpiState::kHold) return;
+  creditIdle(now);
+  pinned_ = true;
+}
+
 TimePs LpiLink::packetReady(TimePs now) {
   if (busy_) return std::max<TimePs>(0, activeSince_ - now);
   creditIdle(now);
   const TimePs delay = wakeDelay(idlePhase(now).state);
+  pinned_ = false;
   times_[idx(LpiState::kWaking)] += delay;
   busy_ = true;
   activeSince_ = now + delay;
@@ -157,6 +169,7 @@ void LpiLink::resume(TimePs now) {
   if (!suspended_) return;
   suspended_ = false;
   busy_ = false;
+  pinned_ = false;
   idleSince_ = creditedUntil_ = now;
 }
 

@@ -40,6 +40,10 @@ class LpiLink {
   TimePs packetReady(TimePs now);
   // The transmission that started after packetReady ended at `now`.
   void transmissionEnded(TimePs now);
+  // The transmitter has a packet to send but no credits at `now`: it is not
+  // idle, so if still in hold it stays there (no low-power entry) until the
+  // next packetReady(). A link already asleep stays asleep.
+  void pin(TimePs now);
   // Credits time up to `now` (end of a run).
   void finish(TimePs now);
   // Gating switched the direction off at `now` (transmitter idle): time stops
@@ -74,6 +78,7 @@ class LpiLink {
   TimePs activeSince_ = 0;
   bool busy_ = false;
   bool suspended_ = false;
+  bool pinned_ = false;
 };
 
 }  // namespace ebb::policies

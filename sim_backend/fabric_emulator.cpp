@@ -151,6 +151,7 @@ void FabricEmulator::tryStart(std::uint32_t ch) {
   }
   const TimePs now = sched_.now();
   if (vc < 0) {
+    c.lpi.pin(now);  // data is waiting: the transmitter is not idle
     if (!c.waiting) {
       c.waiting = true;
       c.waitSince = now;

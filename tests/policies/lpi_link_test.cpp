@@ -145,3 +145,27 @@ TEST(LpiLink, ParamsValidationNamesTheField) {
 
 }  // namespace
 }  // namespace ebb::policies
+
+namespace ebb::policies {
+namespace {
+
+// A transmitter with data waiting for credits is not idle: pinned in hold it
+// does not enter low-power idle, and the next packet pays nothing.
+TEST(LpiLink, PinnedLinkStaysInHold) {
+  const LpiParams p = LpiParams::table6(LpiMode::kDeepSleep, 1);
+  LpiLink l(p, 0);
+  l.packetReady(0);
+  l.transmissionEnded(100);
+  l.pin(200);
+  EXPECT_EQ(l.stateAt(100 + 100 * p.hold), LpiState::kHold);
+  EXPECT_EQ(l.packetReady(100 + 100 * p.hold), 0);
+  EXPECT_EQ(l.times()[static_cast<std::size_t>(LpiState::kHold)], 100 * p.hold);
+  // Pinning a link that is already asleep changes nothing.
+  l.transmissionEnded(200 + 100 * p.hold);
+  const TimePs asleep = 200 + 100 * p.hold + p.hold + p.sleepSignal + 10;
+  l.pin(asleep);
+  EXPECT_EQ(l.packetReady(asleep + 5), p.wakeDeepSleep);
+}
+
+}  // namespace
+}  // namespace ebb::policies

@@ -205,3 +205,27 @@ TEST(FabricEmulator, LowPowerIdleWakeUpDelays) {
 
 }  // namespace
 }  // namespace ebb::sim
+
+namespace ebb::sim {
+namespace {
+
+// A burst behind a sleeping link pays the wake-up once, then goes back to back.
+TEST(FabricEmulator, BurstPaysTheWakeUpOnce) {
+  EmulatorConfig cfg;
+  cfg.lpi = policies::LpiParams::table6(policies::LpiMode::kDeepSleep, 1);
+  Rig r(2, 1, cfg);
+  r.sched.runUntil(10'000'000'000);
+  const TimePs t0 = r.sched.now();
+  for (int i = 0; i < 100; ++i)
+    r.emu.sendMessage(HostId(0), HostId(1), 64);
+  r.sched.runAll();
+  ASSERT_EQ(r.deliveries.size(), 100u);
+  const TimePs last = r.deliveries.back().delivered - t0;
+  // Host link: one wake, 100 packets back to back; switch link: one wake.
+  const TimePs ideal = 2 * cfg.lpi.wakeDeepSleep + 100 * cfg.serializationPs(64) +
+                       cfg.serializationPs(1) + 2 * cfg.linkLatencyPs + cfg.routingDelayPs;
+  EXPECT_LE(last, ideal + 2 * cfg.lpi.wakeDeepSleep) << "last " << last << " ideal " << ideal;
+}
+
+}  // namespace
+}  // namespace ebb::sim
