@@ -132,6 +132,16 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg) {
     return invalid(fmt::format("workload.message_bytes: must be > 0 (is {})", w.message_bytes()));
   }
   r.workload.messageBytes = orDefault<std::int64_t>(w.message_bytes(), em.packetBytes);
+  if (w.message_bytes_max() > 0) {
+    if (w.message_bytes_min() <= 0 || w.message_bytes_min() > w.message_bytes_max()) {
+      return invalid(
+          fmt::format("workload.message_bytes_min: must be in 1..message_bytes_max ({}) (is {})",
+                      w.message_bytes_max(), w.message_bytes_min()));
+    }
+    r.workload.sizeMin = w.message_bytes_min();
+    r.workload.sizeMax = w.message_bytes_max();
+    r.workload.messageBytes = (r.workload.sizeMin + r.workload.sizeMax) / 2;
+  }
   r.workload.arrivals = w.arrivals() == config::WorkloadSpec::POISSON ? sim::Arrivals::kPoisson
                                                                       : sim::Arrivals::kBernoulli;
   r.workload.seed = em.seed;

@@ -229,3 +229,44 @@ TEST(FabricEmulator, BurstPaysTheWakeUpOnce) {
 
 }  // namespace
 }  // namespace ebb::sim
+
+namespace ebb::sim {
+namespace {
+
+// Light periodic traffic on one link: the measured time per LPI state, and so
+// the power, equal the analytic timeline of Table II (deep-sleep).
+TEST(FabricEmulator, LightTrafficSavingsMatchTheAnalyticTimeline) {
+  EmulatorConfig cfg;
+  cfg.lpi = policies::LpiParams::table6(policies::LpiMode::kDeepSleep, 1);
+  Rig r(2, 1, cfg);
+  const TimePs period = 20'000'000;  // 20 us between packets
+  const int packets = 50;
+  // Start after the link has gone to sleep, so every packet sees the same cycle.
+  const TimePs t0 = cfg.lpi.hold + cfg.lpi.sleepSignal + period;
+  for (int i = 0; i < packets; ++i) {
+    r.sched.at(t0 + i * period, agent::Phase::kNetwork,
+               [&r] { r.emu.sendMessage(HostId(0), HostId(1), 64); });
+  }
+  const TimePs end = t0 + packets * period;
+  r.sched.runUntil(end);
+  ASSERT_EQ(r.deliveries.size(), static_cast<std::size_t>(packets));
+  const auto t = r.emu.directionTimes(r.topo.host(HostId(0)).link, Direction::kUp);
+  const auto at = [&](policies::LpiState s) { return t.lpi[static_cast<std::size_t>(s)]; };
+  const TimePs ser = cfg.serializationPs(64);
+  EXPECT_EQ(at(policies::LpiState::kWaking), packets * cfg.lpi.wakeDeepSleep);
+  EXPECT_EQ(at(policies::LpiState::kActive), packets * ser);
+  // Each gap: hold, sleep signalling, then quiet (T_q = 1.8 ms: no refresh).
+  EXPECT_EQ(at(policies::LpiState::kRefresh), 0);
+  EXPECT_EQ(at(policies::LpiState::kSleepSignal), (packets + 1) * cfg.lpi.sleepSignal);
+  const policies::PowerModel pm;
+  const double measured = pm.relativePower(std::vector{t});
+  const double quiet = static_cast<double>(end - packets * (cfg.lpi.wakeDeepSleep + ser) -
+                                           (packets + 1) * (cfg.lpi.hold + cfg.lpi.sleepSignal));
+  const double analytic =
+      (static_cast<double>(end) - quiet + 0.1 * quiet) / static_cast<double>(end);
+  EXPECT_NEAR(measured, analytic, 1e-9);
+  EXPECT_LT(measured, 0.5);  // mostly asleep
+}
+
+}  // namespace
+}  // namespace ebb::sim

@@ -132,6 +132,17 @@ TEST(Replay, LpiWithGatingOffMatchesThePowerModel) {
   EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
 }
 
+TEST(Replay, DistributedSizesAndPoissonArrivals) {
+  Fixture f(4, 2);
+  const RunSpec s = spec(
+      "gating { policy: ALL_ON } workload { uniform { rate: 0.2 duration_cycles: 20000 } "
+      "message_bytes_min: 16 message_bytes_max: 400 arrivals: POISSON }");
+  EXPECT_EQ(s.workload.sizeMax, 400);
+  const RunOutput out = runEmulation(s, f.topo, f.mt, false, {});
+  EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
+  EXPECT_NEAR(out.summary.offered_load(), 0.2, 0.02);
+}
+
 struct BadConfig {
   const char* text;
   const char* expect;
@@ -150,6 +161,7 @@ TEST(Replay, BadConfigsAreRejectedNamingTheField) {
       {"lpi { mode: DEEP_SLEEP hold_ts: -1 }", "lpi.hold_ts"},
       {"lpi { link_speed: \"10BASE-T\" }", "link speed"},
       {"workload { message_bytes: -3 }", "workload.message_bytes"},
+      {"workload { message_bytes_min: 500 message_bytes_max: 100 }", "workload.message_bytes_min"},
   };
   for (const BadConfig& c : cases) {
     auto cfg = config::parseTextConfig(c.text, "t");
