@@ -18,6 +18,7 @@ int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   CommandAction action;
   addTopoCommand(app, action);
   addReplayCommand(app, action);
+  addGenCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -26,6 +26,7 @@ namespace {
 struct ReplayOptions {
   std::string configPath;
   std::string outDir = "out";
+  std::string trafficPath;
   std::vector<std::string> args;  // [CONFIG] [key=value ...]
   std::vector<std::string> overrides;
   bool quiet = false;
@@ -60,13 +61,17 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       return kExitError;
     }
   }
-  Result<RunSpec> spec = buildRunSpec(*cfg);
+  if (!o.trafficPath.empty()) {
+    // A path given on the command line is relative to the working directory.
+    cfg->mutable_workload()->set_traffic_file(std::filesystem::absolute(o.trafficPath).string());
+  }
+  const std::string baseDir = std::filesystem::path(o.configPath).parent_path().string();
+  Result<RunSpec> spec = buildRunSpec(*cfg, baseDir);
   if (!spec) {
     err << "ebb replay: " << where << ": " << spec.status().toString() << "\n";
     return kExitError;
   }
-  const std::string dir = std::filesystem::path(o.configPath).parent_path().string();
-  Result<fabric::Topology> topo = topologyFromConfig(cfg->fabric(), dir);
+  Result<fabric::Topology> topo = topologyFromConfig(cfg->fabric(), baseDir);
   if (!topo) {
     err << "ebb replay: " << where << ": " << topo.status().toString() << "\n";
     return kExitError;
@@ -131,6 +136,10 @@ void addReplayCommand(CLI::App& app, CommandAction& action) {
                   "built-in alonso-ramp with dynamic thresholds), then config fields to "
                   "override (e.g. gating.u_on=0.435 seed=7)");
   cmd->add_option("--out", opts->outDir, "Output folder")->capture_default_str();
+  cmd->add_option("--traffic", opts->trafficPath,
+                  "Replay this native traffic file (text or binary, docs/traffic.md) instead of "
+                  "the config's workload")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
   cmd->callback([opts, &action] {
     for (const std::string& a : opts->args) {

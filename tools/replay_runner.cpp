@@ -10,6 +10,7 @@
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/sim_backend.h"
 #include "sim_backend/traffic.h"
+#include "sim_backend/traffic_file.h"
 
 namespace ebb::tools {
 
@@ -86,7 +87,24 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
   }
 
   sim::SyntheticSpec workload = spec.workload;
-  sim::SyntheticTraffic traffic(emu, workload);
+  sim::SyntheticTraffic synthetic(emu, workload);
+  std::unique_ptr<sim::TrafficFileSource> file;
+  TimePs end = workload.rate.end();
+  if (!spec.trafficFile.empty()) {
+    // Checked whole before anything runs: hosts in range, times in order.
+    Result<sim::TrafficFileSummary> sum =
+        sim::validateTrafficFile(spec.trafficFile, static_cast<std::uint32_t>(topo.numHosts()));
+    if (!sum) throw Error(sum.status());
+    auto reader = sim::TrafficReader::open(spec.trafficFile);
+    if (!reader) throw Error(reader.status());
+    file = std::make_unique<sim::TrafficFileSource>(emu, std::move(*reader));
+    end = std::max<TimePs>(sum->lastTime + 1, spec.agent.checkPeriodPs);
+    workload.rate = sim::RateProfile();
+  }
+  const auto generated = [&] { return file ? file->generated() : synthetic.generated(); };
+  const auto bytesGenerated = [&] {
+    return file ? file->bytesGenerated() : synthetic.bytesGenerated();
+  };
   std::vector<TimePs> latencies;
   std::uint64_t periodDelivered = 0;
   double periodLatencySum = 0;
@@ -97,9 +115,12 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
     periodLatencySum += static_cast<double>(d.delivered - d.created);
     periodBytesDelivered += static_cast<std::uint64_t>(d.bytes);
   });
-  traffic.start();
+  if (file) {
+    file->start();
+  } else {
+    synthetic.start();
+  }
 
-  const TimePs end = workload.rate.end();
   const TimePs period = spec.agent.checkPeriodPs;
   const double cycle = static_cast<double>(emCfg.cyclePs);
   const double hosts = static_cast<double>(topo.numHosts());
@@ -132,11 +153,13 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
     PeriodRow row;
     const double periodCycles = static_cast<double>(period) / cycle;
     row.timeCycles = static_cast<double>(now) / cycle;
-    row.injectedRate = workload.rate.at(now - period / 2);
-    row.rising = workload.rate.rising(now - period / 2);
-    row.offered = static_cast<double>(traffic.bytesGenerated() - prevBytesGenerated) / flit /
-                  hosts / periodCycles;
-    prevBytesGenerated = traffic.bytesGenerated();
+    row.injectedRate = file ? static_cast<double>(bytesGenerated() - prevBytesGenerated) / flit /
+                                  hosts / (static_cast<double>(period) / cycle)
+                            : workload.rate.at(now - period / 2);
+    row.rising = file ? true : workload.rate.rising(now - period / 2);
+    row.offered =
+        static_cast<double>(bytesGenerated() - prevBytesGenerated) / flit / hosts / periodCycles;
+    prevBytesGenerated = bytesGenerated();
     row.accepted = static_cast<double>(periodBytesDelivered) / flit / hosts / periodCycles;
     row.delivered = periodDelivered;
     row.meanLatencyCycles =
@@ -183,6 +206,7 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
     sched.runUntil(std::min(drainLimit, sched.now() + period));
   }
 
+  if (file && !file->status().isOk()) throw Error(file->status());
   const EnergyTotals e = energyNow(emu, pm);
   const double t = static_cast<double>(sched.now());
   config::RunSummary& s = out.summary;
@@ -198,11 +222,11 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
       latencies.empty() ? 0 : sum / static_cast<double>(latencies.size()) / cycle);
   s.set_p50_latency_cycles(percentile(latencies, 0.50) / cycle);
   s.set_p99_latency_cycles(percentile(latencies, 0.99) / cycle);
-  s.set_messages_generated(traffic.generated());
+  s.set_messages_generated(generated());
   s.set_messages_delivered(emu.stats().messagesDelivered);
   s.set_link_transitions(applied);
   s.set_actions_refused(refused);
-  s.set_offered_load(static_cast<double>(traffic.bytesGenerated()) / flit / hosts /
+  s.set_offered_load(static_cast<double>(bytesGenerated()) / flit / hosts /
                      (static_cast<double>(end) / cycle));
   s.set_accepted_load(static_cast<double>(bytesDeliveredInWindow) / flit / hosts /
                       (static_cast<double>(end) / cycle));

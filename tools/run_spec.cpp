@@ -1,6 +1,7 @@
 #include "tools/run_spec.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -24,7 +25,7 @@ Status checkPositive(const char* field, std::int64_t v) {
 
 }  // namespace
 
-Result<RunSpec> buildRunSpec(const config::Config& cfg) {
+Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseDir) {
   RunSpec r;
   r.name = cfg.name().empty() ? "run" : cfg.name();
   // Emulator.
@@ -145,7 +146,13 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg) {
   r.workload.arrivals = w.arrivals() == config::WorkloadSpec::POISSON ? sim::Arrivals::kPoisson
                                                                       : sim::Arrivals::kBernoulli;
   r.workload.seed = em.seed;
-  if (w.has_uniform()) {
+  if (w.pattern_case() == config::WorkloadSpec::kTrafficFile) {
+    if (w.traffic_file().empty()) return invalid("workload.traffic_file: must name a file");
+    std::filesystem::path p(w.traffic_file());
+    if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
+    r.trafficFile = p.string();
+    r.workloadName = "traffic file " + r.trafficFile;
+  } else if (w.has_uniform()) {
     const auto& u = w.uniform();
     if (!(u.rate() >= 0) || !std::isfinite(u.rate())) {
       return invalid(fmt::format("workload.uniform.rate: must be >= 0 (is {})", u.rate()));

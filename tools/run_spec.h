@@ -17,6 +17,7 @@ struct RunSpec {
   agent::AgentConfig agent;
   bool gating = true;  // false: all links on (no agents acting)
   sim::SyntheticSpec workload;
+  std::string trafficFile;  // when set, the workload is this file, replayed open-loop
   std::string workloadName;
   bool baseline = true;
   bool plots = true;
@@ -26,6 +27,7 @@ struct RunSpec {
 // Every field checked before anything runs; E_INVALID names the field and the
 // rule (e.g. "gating.turn_on_cycles: T_on (3000) must not exceed the check
 // period (2000)").
-Result<RunSpec> buildRunSpec(const config::Config& cfg);
+// Relative traffic file paths are resolved against `baseDir`.
+Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseDir = "");
 
 }  // namespace ebb::tools

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "common/time.h"
+
+namespace ebb::sim {
+
+struct TrafficMessage {
+  TimePs time = 0;
+  std::uint32_t src = 0;
+  std::uint32_t dst = 0;
+  std::int64_t bytes = 0;
+  std::uint32_t job = 0;
+};
+
+// Streams a native traffic file, text or binary (detected by the magic), one
+// message at a time: files larger than memory replay. Messages must come in
+// time order. Errors: E_PARSE "<file>:<line>: <rule>" (binary: record number),
+// E_IO for a missing or unreadable file.
+class TrafficReader {
+ public:
+  static Result<std::unique_ptr<TrafficReader>> open(const std::string& path);
+  virtual ~TrafficReader() = default;
+  // The next message, nullopt at the end, or the error.
+  virtual Result<std::optional<TrafficMessage>> next() = 0;
+  // "<file>:<line>" (or record) of the message last returned, for errors.
+  virtual std::string where() const = 0;
+};
+
+struct TrafficFileSummary {
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+  TimePs lastTime = 0;
+};
+
+// Reads a whole traffic file once, checking every message against a fabric of
+// `hosts` hosts (source and destination in range and different), so a bad file
+// is rejected before anything runs.
+Result<TrafficFileSummary> validateTrafficFile(const std::string& path, std::uint32_t hosts);
+
+class FabricEmulator;
+
+// Injects a traffic file into the emulator open-loop: each message at its
+// time, reading one message ahead (the file is streamed, never loaded whole).
+class TrafficFileSource {
+ public:
+  TrafficFileSource(FabricEmulator& emu, std::unique_ptr<TrafficReader> reader);
+  void start();
+  std::uint64_t generated() const { return generated_; }
+  std::uint64_t bytesGenerated() const { return bytes_; }
+  const Status& status() const { return status_; }
+
+ private:
+  void inject();
+  FabricEmulator& emu_;
+  std::unique_ptr<TrafficReader> reader_;
+  std::optional<TrafficMessage> next_;
+  std::uint64_t generated_ = 0;
+  std::uint64_t bytes_ = 0;
+  Status status_;
+};
+
+// Writes a native traffic file. Text: "<time_ns> <src> <dst> <bytes> [job]".
+class TrafficWriter {
+ public:
+  static Result<std::unique_ptr<TrafficWriter>> create(const std::string& path, bool binary);
+  virtual ~TrafficWriter() = default;
+  virtual Status write(const TrafficMessage& m) = 0;
+  virtual Status close() = 0;
+};
+
+inline constexpr char kBinaryTrafficMagic[] = "EBBTRF1\n";
+
+}  // namespace ebb::sim

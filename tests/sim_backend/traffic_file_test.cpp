@@ -1,0 +1,191 @@
+#include "sim_backend/traffic_file.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "sim_backend/traffic_gen.h"
+
+namespace ebb::sim {
+namespace {
+
+std::string scratch(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("ebb-traffic-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+std::vector<TrafficMessage> readAll(const std::string& path) {
+  auto r = TrafficReader::open(path);
+  EXPECT_TRUE(r) << r.status().toString();
+  std::vector<TrafficMessage> out;
+  while (true) {
+    auto m = (*r)->next();
+    EXPECT_TRUE(m) << m.status().toString();
+    if (!m || !m->has_value()) break;
+    out.push_back(**m);
+  }
+  return out;
+}
+
+class RoundTrip : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RoundTrip, WriteThenReadGivesTheSameMessages) {
+  const bool binary = GetParam();
+  const std::string path = scratch(binary ? "rt.bin" : "rt.txt");
+  std::vector<TrafficMessage> in;
+  std::mt19937 rng(3);
+  const auto r32 = [&](std::uint32_t mod) { return static_cast<std::uint32_t>(rng() % mod); };
+  TimePs t = 0;
+  for (int i = 0; i < 1000; ++i) {
+    t += static_cast<TimePs>(rng() % 5000) * 1000;  // whole ns: exact in text
+    in.push_back({t, r32(64), r32(64), 1 + static_cast<std::int64_t>(r32(9000)), r32(4)});
+  }
+  auto w = TrafficWriter::create(path, binary);
+  ASSERT_TRUE(w);
+  for (const auto& m : in) ASSERT_TRUE((*w)->write(m).isOk());
+  ASSERT_TRUE((*w)->close().isOk());
+  const auto out = readAll(path);
+  ASSERT_EQ(out.size(), in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(out[i].time, in[i].time);
+    EXPECT_EQ(out[i].src, in[i].src);
+    EXPECT_EQ(out[i].dst, in[i].dst);
+    EXPECT_EQ(out[i].bytes, in[i].bytes);
+    EXPECT_EQ(out[i].job, in[i].job);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, RoundTrip, ::testing::Values(false, true),
+                         [](const auto& tpi) { return tpi.param ? "binary" : "text"; });
+
+struct BadLine {
+  const char* text;
+  const char* expect;
+};
+
+TEST(TrafficFile, BadTextNamesTheFileAndLine) {
+  const BadLine cases[] = {
+      {"10 0 1 64\n20 0 1\n", ":2: 3 fields"},
+      {"10 0 1 64\nabc 0 1 64\n", ":2: time 'abc'"},
+      {"10 0 1 64\n5 0 1 64\n", ":2: time 5 ns goes back"},
+      {"10 0 1 -64\n", ":1: bytes must be > 0"},
+      {"10 0 1 0\n", ":1: bytes must be > 0"},
+      {"10 x 1 64\n", ":1: source 'x'"},
+      {"10 0 1 64 2 9\n", ":1: 6 fields"},
+      {"# header\n\n-1 0 1 64\n", ":3: time '-1'"},
+  };
+  for (const BadLine& c : cases) {
+    const std::string path = scratch("bad.txt");
+    std::ofstream(path) << c.text;
+    auto r = TrafficReader::open(path);
+    ASSERT_TRUE(r);
+    Status st;
+    while (true) {
+      auto m = (*r)->next();
+      if (!m) {
+        st = m.status();
+        break;
+      }
+      if (!m->has_value()) break;
+    }
+    EXPECT_EQ(st.code(), ErrorCode::kParse) << c.text;
+    EXPECT_NE(st.message().find(path + c.expect), std::string::npos) << st.message();
+  }
+}
+
+TEST(TrafficFile, ValidationChecksHostsBeforeAnythingRuns) {
+  const std::string path = scratch("hosts.txt");
+  std::ofstream(path) << "1 0 1 64\n2 3 70 64\n";
+  auto v = validateTrafficFile(path, 64);
+  ASSERT_FALSE(v);
+  EXPECT_NE(v.status().message().find("hosts.txt:2: host 70 is beyond"), std::string::npos)
+      << v.status().message();
+  std::ofstream(path) << "1 5 5 64\n";
+  v = validateTrafficFile(path, 64);
+  ASSERT_FALSE(v);
+  EXPECT_NE(v.status().message().find("both host 5"), std::string::npos);
+  std::ofstream(path) << "1 0 1 64\n2.5 1 0 100\n";
+  v = validateTrafficFile(path, 64);
+  ASSERT_TRUE(v) << v.status().toString();
+  EXPECT_EQ(v->messages, 2u);
+  EXPECT_EQ(v->bytes, 164u);
+  EXPECT_EQ(v->lastTime, 2500);
+  auto missing = validateTrafficFile("/nonexistent/traffic.txt", 64);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.status().code(), ErrorCode::kIo);
+}
+
+TEST(TrafficFile, TruncatedBinaryIsAnError) {
+  const std::string path = scratch("trunc.bin");
+  {
+    auto w = TrafficWriter::create(path, true);
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE((*w)->write({i * 1000, 0, 1, 64, 0}).isOk());
+    ASSERT_TRUE((*w)->close().isOk());
+  }
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);
+  auto v = validateTrafficFile(path, 4);
+  ASSERT_FALSE(v);
+  EXPECT_NE(v.status().message().find("record 10: truncated"), std::string::npos)
+      << v.status().message();
+}
+
+class CollectWriter final : public TrafficWriter {
+ public:
+  Status write(const TrafficMessage& m) override {
+    msgs.push_back(m);
+    return Status::ok();
+  }
+  Status close() override { return Status::ok(); }
+  std::vector<TrafficMessage> msgs;
+};
+
+TEST(TrafficGen, PatternsHaveTheirShape) {
+  GenSpec s;
+  s.hosts = 64;
+  s.rate = RateProfile::constant(0.2, 50'000'000);
+  s.pattern = GenPattern::kPermutation;
+  CollectWriter perm;
+  ASSERT_TRUE(generateTraffic(s, perm));
+  std::map<std::uint32_t, std::uint32_t> dstOf;
+  for (std::size_t i = 0; i < perm.msgs.size(); ++i) {
+    const auto& m = perm.msgs[i];
+    EXPECT_NE(m.src, m.dst);
+    if (i) {
+      EXPECT_GE(m.time, perm.msgs[i - 1].time);
+    }
+    auto [it, fresh] = dstOf.emplace(m.src, m.dst);
+    EXPECT_EQ(it->second, m.dst);
+  }
+  // 64 hosts x 50 000 cycles x 0.2 / 16 flits = 40 000 messages.
+  EXPECT_NEAR(static_cast<double>(perm.msgs.size()), 40'000, 1'200);
+
+  s.pattern = GenPattern::kHotspot;
+  s.hotspotHost = 7;
+  s.hotspotFraction = 0.5;
+  CollectWriter hot;
+  ASSERT_TRUE(generateTraffic(s, hot));
+  const auto toHot = std::count_if(hot.msgs.begin(), hot.msgs.end(),
+                                   [](const TrafficMessage& m) { return m.dst == 7; });
+  EXPECT_NEAR(static_cast<double>(toHot) / static_cast<double>(hot.msgs.size()), 0.5, 0.03);
+
+  s.pattern = GenPattern::kIncast;
+  s.incastSenders = 12;
+  s.incastPeriodPs = 1'000'000;
+  s.endPs = 10'000'000;
+  CollectWriter incast;
+  ASSERT_TRUE(generateTraffic(s, incast));
+  EXPECT_EQ(incast.msgs.size(), 10u * 12u);
+  for (const auto& m : incast.msgs) EXPECT_EQ(m.dst, 7u);
+
+  s.incastSenders = 64;
+  CollectWriter none;
+  EXPECT_FALSE(generateTraffic(s, none));
+}
+
+}  // namespace
+}  // namespace ebb::sim

@@ -1,0 +1,126 @@
+#include <map>
+#include <memory>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "fabric/kary_tree.h"
+#include "sim_backend/traffic_gen.h"
+#include "tools/command.h"
+
+namespace ebb::tools {
+
+namespace {
+
+struct GenOptions {
+  std::string pattern = "uniform";
+  int k = 4;
+  int n = 4;
+  double rate = 0.1;
+  std::int64_t cycles = 100'000;
+  bool ramp = false;
+  double timeScale = 1.0;
+  std::int64_t messageBytes = 64;
+  std::int64_t cyclePs = 1000;
+  std::int64_t flitBytes = 4;
+  std::uint64_t seed = 1;
+  std::uint32_t hotspotHost = 0;
+  double hotspotFraction = 0.2;
+  std::uint32_t incastSenders = 8;
+  std::int64_t incastPeriodCycles = 10'000;
+  std::string out;
+  bool binary = false;
+};
+
+int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
+  auto tree = fabric::KAryNTree::make(o.k, o.n);
+  if (!tree) {
+    err << "ebb gen: --k/--n: " << tree.status().toString() << "\n";
+    return kExitError;
+  }
+  static const std::map<std::string, sim::GenPattern> patterns = {
+      {"uniform", sim::GenPattern::kUniform},
+      {"ramp", sim::GenPattern::kUniform},
+      {"permutation", sim::GenPattern::kPermutation},
+      {"hotspot", sim::GenPattern::kHotspot},
+      {"incast", sim::GenPattern::kIncast}};
+  sim::GenSpec spec;
+  spec.pattern = patterns.at(o.pattern);
+  spec.hosts = tree->numHosts();
+  spec.cyclePs = o.cyclePs;
+  spec.flitBytes = o.flitBytes;
+  spec.messageBytes = o.messageBytes;
+  spec.seed = o.seed;
+  spec.hotspotHost = o.hotspotHost;
+  spec.hotspotFraction = o.hotspotFraction;
+  spec.incastSenders = o.incastSenders;
+  spec.incastPeriodPs = o.incastPeriodCycles * o.cyclePs;
+  spec.endPs = o.cycles * o.cyclePs;
+  if (o.rate < 0 || o.cycles <= 0 || o.timeScale <= 0) {
+    err << "ebb gen: E_INVALID: --rate must be >= 0, --cycles and --time-scale > 0\n";
+    return kExitError;
+  }
+  spec.rate = o.pattern == "ramp" ? sim::RateProfile::alonsoRamp(o.cyclePs, o.timeScale)
+                                  : sim::RateProfile::constant(o.rate, spec.endPs);
+  if (Status s = spec.validate(); !s.isOk()) {
+    err << "ebb gen: " << s.toString() << "\n";
+    return kExitError;
+  }
+  auto writer = sim::TrafficWriter::create(o.out, o.binary);
+  if (!writer) {
+    err << "ebb gen: " << writer.status().toString() << "\n";
+    return kExitError;
+  }
+  Result<std::uint64_t> n = sim::generateTraffic(spec, **writer);
+  Status closed = (*writer)->close();
+  if (!n || !closed.isOk()) {
+    err << "ebb gen: " << (n ? closed : n.status()).toString() << "\n";
+    return kExitError;
+  }
+  out << fmt::format("wrote {} messages ({} pattern, {} hosts) to {}\n", *n, o.pattern,
+                     spec.hosts, o.out);
+  return kExitOk;
+}
+
+}  // namespace
+
+void addGenCommand(CLI::App& app, CommandAction& action) {
+  auto o = std::make_shared<GenOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "gen",
+      "Write a native traffic file (docs/traffic.md) of a synthetic pattern for a k-ary n-tree: "
+      "uniform, ramp (the alonso-ramp), permutation, hotspot or incast. Replay it with "
+      "'ebb replay --traffic FILE'.");
+  cmd->add_option("--pattern", o->pattern, "Traffic pattern")
+      ->check(CLI::IsMember({"uniform", "ramp", "permutation", "hotspot", "incast"}))
+      ->capture_default_str();
+  cmd->add_option("--k", o->k, "Arity of the k-ary n-tree")->capture_default_str();
+  cmd->add_option("--n", o->n, "Levels of the k-ary n-tree")->capture_default_str();
+  cmd->add_option("--rate", o->rate, "Offered load, flits/cycle/node")->capture_default_str();
+  cmd->add_option("--cycles", o->cycles, "Duration in cycles")->capture_default_str();
+  cmd->add_option("--time-scale", o->timeScale, "ramp: 1 = the paper's 420 000 cycles")
+      ->capture_default_str();
+  cmd->add_option("--message-bytes", o->messageBytes, "Message size")->capture_default_str();
+  cmd->add_option("--cycle-ps", o->cyclePs, "One cycle in picoseconds")->capture_default_str();
+  cmd->add_option("--flit-bytes", o->flitBytes, "Bytes per flit (one flit per cycle per link)")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--hotspot-host", o->hotspotHost, "hotspot/incast: the destination host")
+      ->capture_default_str();
+  cmd->add_option("--hotspot-fraction", o->hotspotFraction,
+                  "hotspot: share of messages sent to the hot spot")
+      ->capture_default_str();
+  cmd->add_option("--incast-senders", o->incastSenders, "incast: senders per round")
+      ->capture_default_str();
+  cmd->add_option("--incast-period-cycles", o->incastPeriodCycles, "incast: cycles between rounds")
+      ->capture_default_str();
+  cmd->add_option("--out", o->out, "The traffic file to write")->required();
+  cmd->add_flag("--binary", o->binary,
+                "Write the compact binary form (length-delimited protobuf records)");
+  cmd->callback([o, &action] {
+    action = [o](std::ostream& out, std::ostream& err) { return runGen(*o, out, err); };
+  });
+}
+
+}  // namespace ebb::tools
