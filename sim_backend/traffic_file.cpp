@@ -1,8 +1,8 @@
 #include "sim_backend/traffic_file.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -84,9 +84,10 @@ class TextReader final : public TrafficReader {
       if (Status st = num(fields[4], m.job, "job"); !st.isOk()) return st;
     }
     if (m.time < last_) {
-      return error(fmt::format("time {} ns goes back (the previous message was at {} ns): sort "
-                               "the file by time",
-                               ns, static_cast<double>(last_) / 1000.0));
+      return error(
+          fmt::format("time {} ns goes back (the previous message was at {} ns): sort "
+                      "the file by time",
+                      ns, static_cast<double>(last_) / 1000.0));
     }
     last_ = m.time;
     return std::optional<TrafficMessage>(m);
@@ -208,9 +209,9 @@ Result<TrafficFileSummary> validateTrafficFile(const std::string& path, std::uin
                                 (*reader)->where(), std::max(msg.src, msg.dst), hosts, hosts - 1));
     }
     if (msg.src == msg.dst) {
-      return Status(ErrorCode::kInvalidArgument,
-                    fmt::format("{}: source and destination are both host {}", (*reader)->where(),
-                                msg.src));
+      return Status(
+          ErrorCode::kInvalidArgument,
+          fmt::format("{}: source and destination are both host {}", (*reader)->where(), msg.src));
     }
     ++sum.messages;
     sum.bytes += static_cast<std::uint64_t>(msg.bytes);
@@ -253,8 +254,7 @@ void TrafficFileSource::inject() {
   if (next_) emu_.scheduler().at(next_->time, agent::Phase::kNetwork, [this] { inject(); });
 }
 
-Result<std::unique_ptr<TrafficWriter>> TrafficWriter::create(const std::string& path,
-                                                             bool binary) {
+Result<std::unique_ptr<TrafficWriter>> TrafficWriter::create(const std::string& path, bool binary) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Status(ErrorCode::kIo, fmt::format("cannot create {}", path));
   if (binary) return std::unique_ptr<TrafficWriter>(std::make_unique<BinaryWriter>(std::move(out)));

@@ -66,7 +66,8 @@ Result<std::uint64_t> generateTraffic(const GenSpec& s, TrafficWriter& out) {
     // A random derangement: shift a shuffled cycle by one.
     std::vector<std::uint32_t> order = perm;
     std::shuffle(order.begin(), order.end(), rng);
-    for (std::size_t i = 0; i < order.size(); ++i) perm[order[i]] = order[(i + 1) % order.size()];
+    for (std::size_t i = 0; i < order.size(); ++i)
+      perm[order[i]] = order[(i + 1) % order.size()];
   }
   const double flitsPerMessage =
       static_cast<double>(s.messageBytes) / static_cast<double>(s.flitBytes);
@@ -76,7 +77,8 @@ Result<std::uint64_t> generateTraffic(const GenSpec& s, TrafficWriter& out) {
   std::uniform_real_distribution<double> u(0, 1);
   using Next = std::pair<TimePs, std::uint32_t>;
   std::priority_queue<Next, std::vector<Next>, std::greater<>> heap;
-  for (std::uint32_t h = 0; h < s.hosts; ++h) heap.push({(gap(rng) + 1) * s.cyclePs, h});
+  for (std::uint32_t h = 0; h < s.hosts; ++h)
+    heap.push({(gap(rng) + 1) * s.cyclePs, h});
   const TimePs end = s.rate.end();
   std::uint64_t n = 0;
   while (!heap.empty()) {

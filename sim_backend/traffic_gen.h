@@ -15,7 +15,7 @@ enum class GenPattern { kUniform, kPermutation, kHotspot, kIncast };
 struct GenSpec {
   GenPattern pattern = GenPattern::kUniform;
   std::uint32_t hosts = 0;
-  RateProfile rate;              // flits/cycle/node (uniform, permutation, hotspot)
+  RateProfile rate;  // flits/cycle/node (uniform, permutation, hotspot)
   TimePs cyclePs = 1000;
   std::int64_t flitBytes = 4;
   std::int64_t messageBytes = 64;
@@ -24,7 +24,7 @@ struct GenSpec {
   double hotspotFraction = 0.2;  // share of messages sent to the hot spot
   std::uint32_t incastSenders = 8;
   TimePs incastPeriodPs = 10'000'000;
-  TimePs endPs = 0;              // incast: generate until here
+  TimePs endPs = 0;  // incast: generate until here
   Status validate() const;
 };
 
