@@ -13,8 +13,8 @@ namespace ebb::sim {
 namespace {
 
 std::string scratch(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("ebb-traffic-test-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ebb-traffic-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }
@@ -47,7 +47,8 @@ TEST_P(RoundTrip, WriteThenReadGivesTheSameMessages) {
   }
   auto w = TrafficWriter::create(path, binary);
   ASSERT_TRUE(w);
-  for (const auto& m : in) ASSERT_TRUE((*w)->write(m).isOk());
+  for (const auto& m : in)
+    ASSERT_TRUE((*w)->write(m).isOk());
   ASSERT_TRUE((*w)->close().isOk());
   const auto out = readAll(path);
   ASSERT_EQ(out.size(), in.size());
@@ -124,7 +125,8 @@ TEST(TrafficFile, TruncatedBinaryIsAnError) {
   const std::string path = scratch("trunc.bin");
   {
     auto w = TrafficWriter::create(path, true);
-    for (int i = 0; i < 10; ++i) ASSERT_TRUE((*w)->write({i * 1000, 0, 1, 64, 0}).isOk());
+    for (int i = 0; i < 10; ++i)
+      ASSERT_TRUE((*w)->write({i * 1000, 0, 1, 64, 0}).isOk());
     ASSERT_TRUE((*w)->close().isOk());
   }
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);
@@ -180,7 +182,8 @@ TEST(TrafficGen, PatternsHaveTheirShape) {
   CollectWriter incast;
   ASSERT_TRUE(generateTraffic(s, incast));
   EXPECT_EQ(incast.msgs.size(), 10u * 12u);
-  for (const auto& m : incast.msgs) EXPECT_EQ(m.dst, 7u);
+  for (const auto& m : incast.msgs)
+    EXPECT_EQ(m.dst, 7u);
 
   s.incastSenders = 64;
   CollectWriter none;
