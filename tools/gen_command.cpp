@@ -2,8 +2,8 @@
 #include <memory>
 #include <ostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "fabric/kary_tree.h"
 #include "sim_backend/traffic_gen.h"
@@ -78,8 +78,8 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb gen: " << (n ? closed : n.status()).toString() << "\n";
     return kExitError;
   }
-  out << fmt::format("wrote {} messages ({} pattern, {} hosts) to {}\n", *n, o.pattern,
-                     spec.hosts, o.out);
+  out << fmt::format("wrote {} messages ({} pattern, {} hosts) to {}\n", *n, o.pattern, spec.hosts,
+                     o.out);
   return kExitOk;
 }
 
