@@ -1,0 +1,120 @@
+#include "sim_backend/mpi_replay.h"
+
+namespace ebb::sim {
+
+MpiReplay::MpiReplay(FabricEmulator& emu, const MpiTrace& trace,
+                     std::vector<fabric::HostId> placement)
+    : emu_(emu),
+      trace_(trace),
+      placement_(std::move(placement)),
+      ranks_(trace.ranks.size()),
+      posted_(trace.ranks.size()),
+      unexpected_(trace.ranks.size()) {}
+
+void MpiReplay::start() {
+  for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
+    emu_.scheduler().at(emu_.scheduler().now(), agent::Phase::kControl, [this, r] { advance(r); });
+  }
+}
+
+std::uint32_t MpiReplay::newRequest(std::uint32_t rank) {
+  const auto id = static_cast<std::uint32_t>(reqDone_.size());
+  reqDone_.push_back(0);
+  reqOwner_.push_back(rank);
+  ranks_[rank].outstanding.push_back(id);
+  return id;
+}
+
+void MpiReplay::complete(std::uint32_t req) {
+  reqDone_[req] = 1;
+  const std::uint32_t rank = reqOwner_[req];
+  if (ranks_[rank].blocked) {
+    ranks_[rank].blocked = false;
+    advance(rank);
+  }
+}
+
+void MpiReplay::advance(std::uint32_t rank) {
+  Rank& r = ranks_[rank];
+  const auto& ops = trace_.ranks[rank];
+  while (r.pc < ops.size()) {
+    const MpiOp& op = ops[r.pc];
+    switch (op.kind) {
+      case MpiOpKind::kCompute:
+        ++r.pc;
+        emu_.scheduler().after(op.duration, agent::Phase::kControl,
+                               [this, rank] { advance(rank); });
+        return;
+      case MpiOpKind::kIsend: {
+        const std::uint32_t req = newRequest(rank);
+        const auto msg = static_cast<std::uint32_t>(inflight_.size());
+        inflight_.push_back({rank, op.peer, op.tag, req});
+        ++sent_;
+        bytes_ += static_cast<std::uint64_t>(op.bytes);
+        ++r.pc;
+        if (op.peer == rank) {  // a message to itself never touches the network
+          onDelivery({msg, placement_[rank], placement_[rank], op.bytes, 0, 0});
+        } else {
+          emu_.sendMessage(placement_[rank], placement_[op.peer],
+                           std::max<std::int64_t>(op.bytes, 1), msg);
+        }
+        break;
+      }
+      case MpiOpKind::kIrecv: {
+        const std::uint32_t req = newRequest(rank);
+        ++r.pc;
+        auto& unexpected = unexpected_[rank];
+        const auto key = std::make_pair(op.peer, op.tag);
+        const auto it = unexpected.find(key);
+        if (it != unexpected.end() && it->second > 0) {
+          if (--it->second == 0) unexpected.erase(it);
+          ++matched_;
+          reqDone_[req] = 1;
+        } else {
+          posted_[rank][key].push_back(req);
+        }
+        break;
+      }
+      case MpiOpKind::kWaitall: {
+        const std::size_t n = std::min<std::size_t>(op.count, r.outstanding.size());
+        for (std::size_t i = 0; i < n; ++i) {
+          if (!reqDone_[r.outstanding[i]]) {
+            r.blocked = true;
+            return;
+          }
+        }
+        r.outstanding.erase(r.outstanding.begin(),
+                            r.outstanding.begin() + static_cast<std::ptrdiff_t>(n));
+        ++r.pc;
+        break;
+      }
+    }
+  }
+  if (!r.finished) {
+    r.finished = true;
+    ++ranksDone_;
+    finish_ = std::max(finish_, emu_.scheduler().now());
+  }
+}
+
+bool MpiReplay::onDelivery(const Delivery& d) {
+  if (d.tag >= inflight_.size()) return false;
+  const InFlight f = inflight_[d.tag];
+  if (placement_[f.src] != d.src || placement_[f.dst] != d.dst) return false;
+  complete(f.sendReq);
+  auto& posted = posted_[f.dst];
+  const auto key = std::make_pair(f.src, f.tag);
+  const auto it = posted.find(key);
+  if (it != posted.end() && !it->second.empty()) {
+    const std::uint32_t req = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty()) posted.erase(it);
+    ++matched_;
+    complete(req);
+  } else {
+    ++unexpected_[f.dst][key];
+  }
+  return true;
+}
+
+}  // namespace ebb::sim

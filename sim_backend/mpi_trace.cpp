@@ -1,0 +1,127 @@
+#include "sim_backend/mpi_trace.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace ebb::sim {
+
+namespace {
+
+std::vector<std::string> splitCsv(const std::string& line) {
+  std::vector<std::string> out(1);
+  for (char c : line) {
+    if (c == ',') {
+      out.emplace_back();
+    } else if (c != '\r') {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+struct Row {
+  std::uint32_t rank;
+  MpiOp op;
+  double enter;
+  double exit;
+};
+
+}  // namespace
+
+Result<MpiTrace> readAmgCsv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status(ErrorCode::kIo, fmt::format("cannot open trace {}", path));
+  std::string line;
+  int lineNo = 0;
+  const auto bad = [&](const std::string& rule) {
+    return Status(ErrorCode::kParse, fmt::format("{}:{}: {}", path, lineNo, rule));
+  };
+  std::vector<Row> rows;
+  std::uint32_t maxRank = 0;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (line.empty() || line[0] == '#') continue;
+    if (lineNo == 1 && line.rfind("rank,", 0) == 0) continue;  // header
+    const auto f = splitCsv(line);
+    if (f.size() != 8) {
+      return bad(fmt::format(
+          "{} fields: expected rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request", f.size()));
+    }
+    Row r{};
+    const auto u32 = [](const std::string& s, std::uint32_t& v) {
+      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      return ec == std::errc() && p == s.data() + s.size();
+    };
+    if (!u32(f[0], r.rank))
+      return bad(fmt::format("rank '{}' is not a non-negative integer", f[0]));
+    if (r.rank > 1'000'000) return bad(fmt::format("rank {} is implausibly large", r.rank));
+    std::string op = f[1];
+    std::transform(op.begin(), op.end(), op.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    char* end = nullptr;
+    r.enter = std::strtod(f[2].c_str(), &end);
+    if (f[2].empty() || *end || !std::isfinite(r.enter) || r.enter < 0) {
+      return bad(fmt::format("t_enter_s '{}' is not a time in seconds", f[2]));
+    }
+    r.exit = std::strtod(f[3].c_str(), &end);
+    if (f[3].empty() || *end || !std::isfinite(r.exit) || r.exit < r.enter) {
+      return bad(fmt::format("t_exit_s '{}' is not a time at or after t_enter_s", f[3]));
+    }
+    if (op == "isend" || op == "irecv") {
+      r.op.kind = op == "isend" ? MpiOpKind::kIsend : MpiOpKind::kIrecv;
+      if (!u32(f[4], r.op.peer)) return bad(fmt::format("peer '{}' is not a rank", f[4]));
+      auto [p, ec] = std::from_chars(f[5].data(), f[5].data() + f[5].size(), r.op.bytes);
+      if (ec != std::errc() || p != f[5].data() + f[5].size() || r.op.bytes < 0) {
+        return bad(fmt::format("bytes '{}' is not a non-negative integer", f[5]));
+      }
+      auto [p2, ec2] = std::from_chars(f[6].data(), f[6].data() + f[6].size(), r.op.tag);
+      if (ec2 != std::errc() || p2 != f[6].data() + f[6].size()) {
+        return bad(fmt::format("tag '{}' is not an integer", f[6]));
+      }
+      maxRank = std::max(maxRank, r.op.peer);
+    } else if (op == "waitall") {
+      r.op.kind = MpiOpKind::kWaitall;
+      if (!u32(f[7], r.op.count) || r.op.count == 0) {
+        return bad(
+            fmt::format("waitall needs its request count in the last field (got '{}')", f[7]));
+      }
+    } else {
+      return bad(fmt::format("unknown op '{}' (expected isend, irecv or waitall)", f[1]));
+    }
+    maxRank = std::max(maxRank, r.rank);
+    rows.push_back(r);
+  }
+  if (rows.empty()) return Status(ErrorCode::kParse, fmt::format("{}: no MPI calls", path));
+  MpiTrace t;
+  t.ranks.resize(maxRank + 1);
+  std::vector<double> lastExit(maxRank + 1, 0.0);
+  const auto ps = [](double s) { return static_cast<TimePs>(std::llround(s * 1e12)); };
+  for (const Row& r : rows) {
+    auto& ops = t.ranks[r.rank];
+    // Time since the previous call ended is the rank's own work.
+    const TimePs gap = ps(r.enter - lastExit[r.rank]);
+    if (gap > 0) ops.push_back({MpiOpKind::kCompute, gap, 0, 0, 0, 0});
+    ops.push_back(r.op);
+    // A non-blocking call's own time is CPU time; a waitall's is waiting.
+    if (r.op.kind != MpiOpKind::kWaitall && r.exit > r.enter) {
+      ops.push_back({MpiOpKind::kCompute, ps(r.exit - r.enter), 0, 0, 0, 0});
+    }
+    lastExit[r.rank] = std::max(lastExit[r.rank], r.exit);
+    if (r.op.kind == MpiOpKind::kIsend) {
+      ++t.sends;
+      t.sendBytes += static_cast<std::uint64_t>(r.op.bytes);
+    } else if (r.op.kind == MpiOpKind::kIrecv) {
+      ++t.recvs;
+    } else {
+      ++t.waits;
+    }
+  }
+  return t;
+}
+
+}  // namespace ebb::sim

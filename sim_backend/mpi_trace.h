@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+
+namespace ebb::sim {
+
+enum class MpiOpKind : std::uint8_t { kCompute, kIsend, kIrecv, kWaitall };
+
+struct MpiOp {
+  MpiOpKind kind = MpiOpKind::kCompute;
+  TimePs duration = 0;     // compute
+  std::uint32_t peer = 0;  // isend: destination rank; irecv: source rank
+  std::int64_t bytes = 0;
+  std::int32_t tag = 0;
+  std::uint32_t count = 0;  // waitall: how many of the oldest outstanding requests
+};
+
+// A closed-loop MPI trace: per rank, the operations in program order, with the
+// time between calls (and the calls' own CPU time) as compute operations.
+struct MpiTrace {
+  std::vector<std::vector<MpiOp>> ranks;
+  std::uint64_t sends = 0;
+  std::uint64_t sendBytes = 0;
+  std::uint64_t recvs = 0;
+  std::uint64_t waits = 0;
+};
+
+// Reads the AMG2013 event CSV (`rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request`;
+// ops isend, irecv, waitall, case-insensitive). Errors: E_PARSE "<file>:<line>: <rule>",
+// E_IO for a missing file.
+Result<MpiTrace> readAmgCsv(const std::string& path);
+
+}  // namespace ebb::sim

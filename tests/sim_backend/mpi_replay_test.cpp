@@ -1,0 +1,149 @@
+#include "sim_backend/mpi_replay.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fabric/kary_tree.h"
+#include "sim_backend/mpi_trace.h"
+
+namespace ebb::sim {
+namespace {
+
+using fabric::HostId;
+
+// One message across one switch (2 links), as in the zero-load latency test.
+TimePs cfg_oneWay(const EmulatorConfig& c) {
+  return c.serializationPs(1) + c.linkLatencyPs + c.routingDelayPs + c.serializationPs(64) +
+         c.linkLatencyPs;
+}
+
+std::vector<HostId> linear(std::size_t n) {
+  std::vector<HostId> p;
+  for (std::size_t i = 0; i < n; ++i)
+    p.push_back(HostId(static_cast<std::uint32_t>(i)));
+  return p;
+}
+
+struct Replayed {
+  TimePs runtime;
+  std::uint64_t sent;
+  std::uint64_t bytes;
+  std::uint64_t matched;
+  bool done;
+};
+
+Replayed replay(const fabric::Topology& topo, const MpiTrace& trace, const EmulatorConfig& cfg) {
+  agent::VirtualScheduler sched;
+  FabricEmulator emu(topo, cfg, sched);
+  MpiReplay mpi(emu, trace, linear(trace.ranks.size()));
+  emu.onDelivery([&](const Delivery& d) { mpi.onDelivery(d); });
+  mpi.start();
+  while (!mpi.done() && sched.runOne()) {
+  }
+  return {mpi.runtime(), mpi.messagesSent(), mpi.bytesSent(), mpi.messagesMatched(), mpi.done()};
+}
+
+TEST(MpiReplay, AmgTraceReplaysToCompletionWithTheTracesTotals) {
+  auto trace =
+      readAmgCsv(std::string(EBB_SOURCE_DIR) + "/../shared/traces/amg2013-27/amg27_events.csv");
+  if (!trace) {
+    // The shared traces live beside the checkout; CI has them.
+    FAIL() << trace.status().toString();
+  }
+  EXPECT_EQ(trace->ranks.size(), 27u);
+  EXPECT_EQ(trace->sends, 15'524u);
+  EXPECT_EQ(trace->recvs, 15'524u);
+  EXPECT_EQ(trace->waits, 1'508u);
+  const fabric::Topology topo = fabric::KAryNTree::make(4, 3).value().build();
+  const Replayed r = replay(topo, *trace, EmulatorConfig{});
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.sent, 15'524u);
+  EXPECT_EQ(r.matched, 15'524u);
+  EXPECT_EQ(r.bytes, trace->sendBytes);
+  EXPECT_NEAR(static_cast<double>(r.bytes), 13.58e6, 0.01e6);
+  // Closed loop: no rank finishes before its own compute is done; and the
+  // replay is within 10% of the 84.9 ms the trace spans (the emulated
+  // network is faster than the recorded one, so waits shrink).
+  TimePs longestCompute = 0;
+  for (const auto& ops : trace->ranks) {
+    TimePs c = 0;
+    for (const auto& op : ops)
+      c += op.kind == MpiOpKind::kCompute ? op.duration : 0;
+    longestCompute = std::max(longestCompute, c);
+  }
+  EXPECT_GE(r.runtime, longestCompute);
+  EXPECT_NEAR(static_cast<double>(r.runtime), 84.9e9, 8.5e9);
+}
+
+// Ping-pong with long compute gaps: under deep-sleep every hop finds its link
+// asleep, so the runtime grows by exactly 4 wake-ups per round trip.
+TEST(MpiReplay, PingPongRuntimeGrowsByExactlyTheWakeUps) {
+  const TimePs gap = 100'000'000;  // 100 us: every link is asleep again
+  const int rounds = 20;
+  MpiTrace t;
+  t.ranks.resize(2);
+  for (int i = 0; i < rounds; ++i) {
+    t.ranks[0].push_back({MpiOpKind::kCompute, gap, 0, 0, 0, 0});
+    t.ranks[0].push_back({MpiOpKind::kIsend, 0, 1, 64, 7, 0});
+    t.ranks[0].push_back({MpiOpKind::kIrecv, 0, 1, 64, 7, 0});
+    t.ranks[0].push_back({MpiOpKind::kWaitall, 0, 0, 0, 0, 2});
+    t.ranks[1].push_back({MpiOpKind::kIrecv, 0, 0, 64, 7, 0});
+    t.ranks[1].push_back({MpiOpKind::kWaitall, 0, 0, 0, 0, 1});
+    t.ranks[1].push_back({MpiOpKind::kIsend, 0, 0, 64, 7, 0});
+    t.ranks[1].push_back({MpiOpKind::kWaitall, 0, 0, 0, 0, 1});
+  }
+  const fabric::Topology topo = fabric::KAryNTree::make(2, 1).value().build();
+  EmulatorConfig on;
+  EmulatorConfig ds;
+  ds.lpi = policies::LpiParams::table6(policies::LpiMode::kDeepSleep, 1);
+  const Replayed a = replay(topo, t, on);
+  const Replayed b = replay(topo, t, ds);
+  ASSERT_TRUE(a.done);
+  ASSERT_TRUE(b.done);
+  EXPECT_EQ(a.matched, 2u * rounds);
+  EXPECT_EQ(b.runtime - a.runtime, rounds * 4 * ds.lpi.wakeDeepSleep);
+  // Closed loop: compute cannot overlap the messages (each round adds them).
+  const TimePs oneWay = cfg_oneWay(on);
+  EXPECT_EQ(a.runtime, rounds * (gap + 2 * oneWay));
+}
+
+}  // namespace
+}  // namespace ebb::sim
+
+namespace ebb::sim {
+namespace {
+
+TEST(AmgCsv, BadInputNamesTheFileAndLine) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ebb-amg-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "t.csv").string();
+  const std::pair<const char*, const char*> cases[] = {
+      {"rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request\n0,isend,0.1,0.2,1,64,0\n",
+       "t.csv:2: 7 fields"},
+      {"0,bcast,0.1,0.2,1,64,0,1\n", "t.csv:1: unknown op 'bcast'"},
+      {"0,isend,0.2,0.1,1,64,0,1\n", "t.csv:1: t_exit_s '0.1'"},
+      {"0,isend,x,0.1,1,64,0,1\n", "t.csv:1: t_enter_s 'x'"},
+      {"0,isend,0.1,0.2,1,-5,0,1\n", "t.csv:1: bytes '-5'"},
+      {"0,waitall,0.1,0.2,,,,\n", "t.csv:1: waitall needs its request count"},
+      {"", "no MPI calls"},
+  };
+  for (const auto& [text, expect] : cases) {
+    std::ofstream(path) << text;
+    auto t = readAmgCsv(path);
+    ASSERT_FALSE(t) << text;
+    EXPECT_EQ(t.status().code(), ErrorCode::kParse);
+    EXPECT_NE(t.status().message().find(expect), std::string::npos) << t.status().message();
+  }
+  auto missing = readAmgCsv("/nonexistent/amg.csv");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.status().code(), ErrorCode::kIo);
+  // Op names are case-insensitive.
+  std::ofstream(path) << "0,ISEND,0.1,0.2,1,64,0,1\n1,IRecv,0.1,0.2,0,64,0,1\n";
+  EXPECT_TRUE(readAmgCsv(path));
+}
+
+}  // namespace
+}  // namespace ebb::sim
