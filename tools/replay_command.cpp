@@ -27,6 +27,9 @@ struct ReplayOptions {
   std::string configPath;
   std::string outDir = "out";
   std::string trafficPath;
+  std::string tracePath;
+  std::string traceFormat = "amg-csv";
+  std::string placement = "linear";
   std::vector<std::string> args;  // [CONFIG] [key=value ...]
   std::vector<std::string> overrides;
   bool quiet = false;
@@ -60,6 +63,13 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       err << "ebb replay: " << s.toString() << "\n";
       return kExitError;
     }
+  }
+  if (!o.tracePath.empty()) {
+    auto* t = cfg->mutable_workload()->mutable_trace();
+    t->set_path(std::filesystem::absolute(o.tracePath).string());
+    t->set_format(config::TraceSpec::AMG_CSV);
+    t->set_placement(o.placement == "random" ? config::TraceSpec::RANDOM
+                                             : config::TraceSpec::LINEAR);
   }
   if (!o.trafficPath.empty()) {
     // A path given on the command line is relative to the working directory.
@@ -107,6 +117,9 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
         1.0 - ratio(run.summary.relative_power_all_links(), b.relative_power_all_links()));
     report.set_mean_latency_increase(
         ratio(run.summary.mean_latency_cycles(), b.mean_latency_cycles()) - 1.0);
+    if (b.app_runtime_us() > 0) {
+      report.set_app_slowdown(run.summary.app_runtime_us() / b.app_runtime_us() - 1.0);
+    }
     report.set_p99_latency_increase(
         ratio(run.summary.p99_latency_cycles(), b.p99_latency_cycles()) - 1.0);
   }
@@ -140,6 +153,17 @@ void addReplayCommand(CLI::App& app, CommandAction& action) {
                   "Replay this native traffic file (text or binary, docs/traffic.md) instead of "
                   "the config's workload")
       ->check(CLI::ExistingFile);
+  auto* trace = cmd->add_option("--trace", opts->tracePath,
+                                "Replay this MPI trace closed-loop (application runtime and "
+                                "slowdown versus all links on)")
+                    ->check(CLI::ExistingFile);
+  cmd->add_option("--trace-format", opts->traceFormat, "Trace format")
+      ->check(CLI::IsMember({"amg-csv"}))
+      ->capture_default_str();
+  cmd->add_option("--placement", opts->placement, "Ranks to hosts: linear or random (seeded)")
+      ->check(CLI::IsMember({"linear", "random"}))
+      ->capture_default_str();
+  trace->excludes("--traffic");
   cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
   cmd->callback([opts, &action] {
     for (const std::string& a : opts->args) {

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <memory>
+#include <random>
+
+#include <fmt/format.h>
 
 #include "agent/agent_host.h"
 #include "agent/virtual_scheduler.h"
 #include "fabric/connectivity.h"
 #include "policies/power_model.h"
 #include "sim_backend/fabric_emulator.h"
+#include "sim_backend/mpi_replay.h"
 #include "sim_backend/sim_backend.h"
 #include "sim_backend/traffic.h"
 #include "sim_backend/traffic_file.h"
@@ -101,21 +105,56 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
     end = std::max<TimePs>(sum->lastTime + 1, spec.agent.checkPeriodPs);
     workload.rate = sim::RateProfile();
   }
-  const auto generated = [&] { return file ? file->generated() : synthetic.generated(); };
+  sim::MpiTrace trace;
+  std::unique_ptr<sim::MpiReplay> mpi;
+  if (!spec.traceFile.empty()) {
+    Result<sim::MpiTrace> t = sim::readAmgCsv(spec.traceFile);
+    if (!t) throw Error(t.status());
+    trace = std::move(*t);
+    if (trace.ranks.size() > topo.numHosts()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  fmt::format("{}: the trace has {} ranks but the fabric only {} hosts",
+                              spec.traceFile, trace.ranks.size(), topo.numHosts()));
+    }
+    std::vector<fabric::HostId> placement;
+    for (std::uint32_t h = 0; h < topo.numHosts(); ++h)
+      placement.push_back(fabric::HostId(h));
+    if (spec.randomPlacement) {
+      std::mt19937_64 rng(emCfg.seed);
+      std::shuffle(placement.begin(), placement.end(), rng);
+    }
+    placement.resize(trace.ranks.size());
+    mpi = std::make_unique<sim::MpiReplay>(emu, trace, placement);
+    // Progress is measured against the longest rank's compute time.
+    end = spec.agent.checkPeriodPs;
+    for (const auto& ops : trace.ranks) {
+      TimePs c = 0;
+      for (const auto& op : ops)
+        c += op.kind == sim::MpiOpKind::kCompute ? op.duration : 0;
+      end = std::max(end, c);
+    }
+    workload.rate = sim::RateProfile();
+  }
+  const auto generated = [&] {
+    return mpi ? mpi->messagesSent() : file ? file->generated() : synthetic.generated();
+  };
   const auto bytesGenerated = [&] {
-    return file ? file->bytesGenerated() : synthetic.bytesGenerated();
+    return mpi ? mpi->bytesSent() : file ? file->bytesGenerated() : synthetic.bytesGenerated();
   };
   std::vector<TimePs> latencies;
   std::uint64_t periodDelivered = 0;
   double periodLatencySum = 0;
   std::uint64_t periodBytesDelivered = 0;
   emu.onDelivery([&](const sim::Delivery& d) {
+    if (mpi) mpi->onDelivery(d);
     latencies.push_back(d.delivered - d.created);
     ++periodDelivered;
     periodLatencySum += static_cast<double>(d.delivered - d.created);
     periodBytesDelivered += static_cast<std::uint64_t>(d.bytes);
   });
-  if (file) {
+  if (mpi) {
+    mpi->start();
+  } else if (file) {
     file->start();
   } else {
     synthetic.start();
@@ -153,10 +192,10 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
     PeriodRow row;
     const double periodCycles = static_cast<double>(period) / cycle;
     row.timeCycles = static_cast<double>(now) / cycle;
-    row.injectedRate = file ? static_cast<double>(bytesGenerated() - prevBytesGenerated) / flit /
-                                  hosts / (static_cast<double>(period) / cycle)
-                            : workload.rate.at(now - period / 2);
-    row.rising = file ? true : workload.rate.rising(now - period / 2);
+    row.injectedRate = file || mpi ? static_cast<double>(bytesGenerated() - prevBytesGenerated) /
+                                         flit / hosts / (static_cast<double>(period) / cycle)
+                                   : workload.rate.at(now - period / 2);
+    row.rising = file || mpi ? true : workload.rate.rising(now - period / 2);
     row.offered =
         static_cast<double>(bytesGenerated() - prevBytesGenerated) / flit / hosts / periodCycles;
     prevBytesGenerated = bytesGenerated();
@@ -194,10 +233,26 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
         progress(std::min(1.0, static_cast<double>(now) / static_cast<double>(end)));
       }
     }
-    if (now + period <= end) sched.at(now + period, agent::Phase::kControl, sample);
+    if (mpi ? !mpi->done() : now + period <= end) {
+      sched.at(now + period, agent::Phase::kControl, sample);
+    }
   };
   sched.at(period, agent::Phase::kControl, sample);
-  sched.runUntil(end);
+  if (mpi) {
+    // Closed loop: run until every rank finished (bounded against deadlock).
+    const TimePs limit = 100 * end + kPsPerS;
+    while (!mpi->done() && sched.now() < limit)
+      sched.runUntil(sched.now() + period);
+    if (!mpi->done()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  fmt::format("{}: the replay did not finish within {} s of virtual time: a "
+                              "receive without a matching send?",
+                              spec.traceFile, toSeconds(limit)));
+    }
+    end = std::max<TimePs>(sched.now(), 1);
+  } else {
+    sched.runUntil(end);
+  }
   // Accepted load counts what arrived within the workload's window only.
   const std::uint64_t bytesDeliveredInWindow = emu.stats().bytesDelivered;
   // Drain what is still in flight (bounded: a saturated run may never empty).
@@ -232,6 +287,10 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
                       (static_cast<double>(end) / cycle));
   s.set_events(sched.executed());
   s.set_packet_hops(emu.stats().packetHops);
+  if (mpi) {
+    s.set_app_runtime_us(toMicroseconds(mpi->runtime()));
+    s.set_ranks(trace.ranks.size());
+  }
   return out;
 }
 

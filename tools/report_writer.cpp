@@ -164,6 +164,13 @@ std::string formatSummary(const config::Report& r) {
         100 * r.power_saving_switch_links(), 100 * r.power_saving_all_links(),
         100 * r.mean_latency_increase(), 100 * r.p99_latency_increase());
   }
+  if (r.run().ranks() > 0) {
+    out += fmt::format(
+        "  application runtime: {:.1f} us with {}{}\n", r.run().app_runtime_us(), r.run().policy(),
+        r.has_baseline() ? fmt::format(", {:.1f} us with all links on: slowdown {:+.2f}%",
+                                       r.baseline().app_runtime_us(), 100 * r.app_slowdown())
+                         : "");
+  }
   if (r.run().actions_refused() > 0) {
     out += fmt::format("  safety guard refused {} actions (see decisions.jsonl)\n",
                        r.run().actions_refused());

@@ -146,7 +146,15 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   r.workload.arrivals = w.arrivals() == config::WorkloadSpec::POISSON ? sim::Arrivals::kPoisson
                                                                       : sim::Arrivals::kBernoulli;
   r.workload.seed = em.seed;
-  if (w.pattern_case() == config::WorkloadSpec::kTrafficFile) {
+  if (w.pattern_case() == config::WorkloadSpec::kTrace) {
+    if (w.trace().path().empty()) return invalid("workload.trace.path: must name a trace");
+    std::filesystem::path p(w.trace().path());
+    if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
+    r.traceFile = p.string();
+    r.randomPlacement = w.trace().placement() == config::TraceSpec::RANDOM;
+    r.workloadName = fmt::format("MPI trace {} (amg-csv, {} placement)", r.traceFile,
+                                 r.randomPlacement ? "random" : "linear");
+  } else if (w.pattern_case() == config::WorkloadSpec::kTrafficFile) {
     if (w.traffic_file().empty()) return invalid("workload.traffic_file: must name a file");
     std::filesystem::path p(w.traffic_file());
     if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;

@@ -18,6 +18,8 @@ struct RunSpec {
   bool gating = true;  // false: all links on (no agents acting)
   sim::SyntheticSpec workload;
   std::string trafficFile;  // when set, the workload is this file, replayed open-loop
+  std::string traceFile;    // when set, an MPI trace (AMG CSV), replayed closed-loop
+  bool randomPlacement = false;
   std::string workloadName;
   bool baseline = true;
   bool plots = true;

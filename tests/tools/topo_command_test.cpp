@@ -137,6 +137,27 @@ TEST(GenAndReplay, GeneratedFileReplaysWithEveryMessageAccountedFor) {
   EXPECT_FALSE(std::filesystem::exists(out2 / "report.json"));
 }
 
+TEST(GenAndReplay, AmgTraceReplaysClosedLoopWithRuntimeAndSlowdown) {
+  const std::string trace = std::string(EBB_TRACES_DIR) + "/amg2013-27/amg27_events.csv";
+  const auto cfg = scratch("k4n3.textproto");
+  std::ofstream(cfg) << "fabric { kary_n_tree { k: 4 n: 3 } }\n";
+  const auto out = scratch("amg-out");
+  CliRun r = ebb({"replay", cfg.string(), "--trace", trace, "--out", out.string(), "--quiet",
+                  "report.skip_plots=true"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("delivered 15524/15524"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("application runtime:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("slowdown"), std::string::npos);
+  // 27 ranks do not fit on a 2-ary 2-tree's 4 hosts: rejected, nothing written.
+  const auto small = scratch("k2n2.textproto");
+  std::ofstream(small) << "fabric { kary_n_tree { k: 2 n: 2 } }\n";
+  const auto out2 = scratch("amg-small");
+  r = ebb({"replay", small.string(), "--trace", trace, "--out", out2.string(), "--quiet"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_NE(r.err.find("27 ranks but the fabric only 4 hosts"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out2 / "report.json"));
+}
+
 TEST(TopoCommand, HelpOnEveryCommand) {
   CliRun r = ebb({"--help"});
   EXPECT_EQ(r.code, kExitOk);
