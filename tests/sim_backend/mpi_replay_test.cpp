@@ -46,12 +46,9 @@ Replayed replay(const fabric::Topology& topo, const MpiTrace& trace, const Emula
 }
 
 TEST(MpiReplay, AmgTraceReplaysToCompletionWithTheTracesTotals) {
-  auto trace =
-      readAmgCsv(std::string(EBB_SOURCE_DIR) + "/../shared/traces/amg2013-27/amg27_events.csv");
-  if (!trace) {
-    // The shared traces live beside the checkout; CI has them.
-    FAIL() << trace.status().toString();
-  }
+  // EBB_TRACES_DIR: the project's shared traces (a CMake option, tests/CMakeLists.txt).
+  auto trace = readAmgCsv(std::string(EBB_TRACES_DIR) + "/amg2013-27/amg27_events.csv");
+  ASSERT_TRUE(trace) << trace.status().toString() << " (set -DEBB_TRACES_DIR)";
   EXPECT_EQ(trace->ranks.size(), 27u);
   EXPECT_EQ(trace->sends, 15'524u);
   EXPECT_EQ(trace->recvs, 15'524u);
