@@ -16,7 +16,9 @@ namespace ebb::fabric {
 
 namespace {
 
-enum class NodeType { kSwitch, kCa };
+// Routers are read (their cables checked like any other) but are not part of
+// the fat tree: they and their cables are left out of the Topology.
+enum class NodeType { kSwitch, kCa, kRouter };
 
 struct Node {
   NodeType type;
@@ -165,11 +167,12 @@ class Parser {
       type = NodeType::kCa;
       s.remove_prefix(2);
     } else if (startsWith(s, "Rt")) {
-      throw ParseError(lineNo, "router nodes are not supported in a fat tree");
+      type = NodeType::kRouter;
+      s.remove_prefix(2);
     } else {
       throw ParseError(lineNo,
-                       "expected a node header (Switch, Ca or Hca), a port line '[N] ...' or a "
-                       "setting 'key=value'");
+                       "expected a node header (Switch, Ca, Hca or Rt), a port line '[N] ...' or "
+                       "a setting 'key=value'");
     }
     skipSpace(s);
     auto ports = takeInt(s);
@@ -242,6 +245,7 @@ Result<Topology> Parser::finish(const std::string& source) {
     const Node& n = nodes_[i];
     std::string name =
         n.desc.empty() ? n.id : (descCount[n.desc] > 1 ? n.desc + " " + n.id : n.desc);
+    if (n.type == NodeType::kRouter) continue;
     if (n.type == NodeType::kSwitch) {
       // Port 0 is the switch management port; cabled ports are 1..N (labels 0..N-1).
       handle[i] = b.addSwitch(std::move(name), n.guid, n.numPorts).value();
@@ -274,6 +278,7 @@ Result<Topology> Parser::finish(const std::string& source) {
     done.insert({d.node, d.port});
     done.insert({peer, d.peerPort});
     const Node& n = nodes_[d.node];
+    if (n.type == NodeType::kRouter || pn.type == NodeType::kRouter) continue;
     Status st;
     const auto label = [](int p) { return static_cast<std::uint16_t>(p - 1); };
     if (n.type == NodeType::kSwitch && pn.type == NodeType::kSwitch) {

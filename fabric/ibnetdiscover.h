@@ -9,8 +9,9 @@
 namespace ebb::fabric {
 
 // Reads the text `ibnetdiscover` prints (and ibsim net files, which share its
-// grammar) into a Topology: Switch nodes become switches, Ca nodes hosts,
-// levels are assigned from the hosts upward. Node names are the node
+// grammar) into a Topology: Switch nodes become switches, Ca (or Hca) nodes
+// hosts; Rt (router) nodes are checked and then left out with their cables.
+// Levels are assigned from the hosts upward. Node names are the node
 // descriptions when given (the quoted text after '#'), else the node ids.
 // Errors: E_PARSE "<source>:<line>: <rule>"; structural problems
 // E_NOT_FAT_TREE "<source>: ..."; an unreadable file E_IO naming the path.

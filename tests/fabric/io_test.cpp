@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 
@@ -101,7 +103,23 @@ std::vector<BadCase> badCases() {
                "t.txt:1: a port line before any node header"});
   v.push_back(
       {"UnknownNodeType", "Bridge 4 \"x\"\n", ErrorCode::kParse, "t.txt:1: expected a node"});
-  v.push_back({"Router", "Rt 4 \"x\"\n", ErrorCode::kParse, "t.txt:1: router"});
+  v.push_back({"RouterWithoutPorts", "Rt x \"r\"\n", ErrorCode::kParse,
+               "t.txt:1: a node header needs a port count"});
+  v.push_back({"PeerPortOutOfRange", "Switch 4 \"a\"\n[1]\t\"b\"[9]\nSwitch 4 \"b\"\n",
+               ErrorCode::kParse, "t.txt:2: peer port 9 is out of range: \"b\" has ports 1..4"});
+  v.push_back({"PeerPortCabledTwice",
+               "Switch 4 \"a\"\n[1]\t\"c\"[1]\nSwitch 4 \"b\"\n[1]\t\"c\"[1]\nSwitch 4 \"c\"\n",
+               ErrorCode::kParse, "t.txt:4: port c[1] is cabled twice"});
+  v.push_back({"HostWithTwoCables",
+               "Hca 2 \"h\"\n[1]\t\"s\"[1]\n[2]\t\"s\"[2]\n"
+               "Switch 4 \"s\"\n[1]\t\"h\"[1]\n[2]\t\"h\"[2]\n",
+               ErrorCode::kNotFatTree, "t.txt: host h"});
+  v.push_back({"EndsDisagreeOnThePort",
+               "Hca 1 \"h\"\n[1]\t\"s\"[1]\nSwitch 4 \"s\"\n[2]\t\"h\"[1]\n", ErrorCode::kParse,
+               "t.txt:4: the two ends disagree"});
+  v.push_back({"MissingPeerQuotes", "Switch 4 \"s\"\n[1]\tt[1]\n", ErrorCode::kParse,
+               "t.txt:2: a port line needs the quoted id of its peer node"});
+  v.push_back({"NotATopology", "hello world\n", ErrorCode::kParse, "t.txt:1: expected a node"});
   v.push_back({"BadPortCount", "Switch x \"s\"\n", ErrorCode::kParse,
                "t.txt:1: a node header needs a port count"});
   v.push_back({"MissingQuotes", "Switch 4 s\n", ErrorCode::kParse,
@@ -162,6 +180,78 @@ TEST_P(BadInput, GivesAClearErrorNamingTheLine) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, BadInput, ::testing::ValuesIn(badCases()),
                          [](const auto& tpi) { return std::string(tpi.param.name); });
+
+// Routers are read, their cables checked, and both are left out of the tree.
+TEST(Ibnetdiscover, RoutersAreLeftOutOfTheFatTree) {
+  const std::string src = EBB_SOURCE_DIR;
+  std::ifstream in(src + "/tests/data/ibnetdiscover_small.txt");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  // spine-1 port 3 goes to a router.
+  const std::string spineLine = "[2]\t\"S-0002c90300000300\"[35]\t\t# \"leaf-2\" lid 7 4xHDR\n";
+  const auto at = text.find(spineLine);
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + spineLine.size(),
+              "[3]\t\"R-0002c90300002001\"[1](2c90300002002) \t\t# \"router-1\" lid 9 4xHDR\n");
+  text +=
+      "\nvendid=0x2c9\ndevid=0xcafe\nsysimgguid=0x2c90300002000\nrtguid=0x2c90300002001\n"
+      "Rt\t2 \"R-0002c90300002001\"\t\t# \"router-1\"\n"
+      "[1](2c90300002002) \t\"S-0002c90300000100\"[3]\t\t# lid 9 lmc 0 \"spine-1\" lid 5 4xHDR\n";
+  auto t = parse(text);
+  ASSERT_TRUE(t) << t.status().toString();
+  EXPECT_EQ(t->numSwitches(), 4u);
+  EXPECT_EQ(t->numHosts(), 4u);
+  EXPECT_FALSE(t->findSwitch("router-1").has_value());
+  EXPECT_FALSE(t->findHost("router-1").has_value());
+  const Switch& spine = t->sw(t->findSwitch("spine-1").value());
+  EXPECT_FALSE(spine.ports[2].link.valid());
+  // A router cable that disagrees with its switch end is still an error.
+  const std::string bad = text.substr(0, text.size() - 1) + "\n[2]\t\"S-0002c90300000100\"[1]\n";
+  auto r = parse(bad);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("the two ends disagree"), std::string::npos)
+      << r.status().toString();
+}
+
+// A file cut anywhere (at a line or in the middle of one) parses or fails
+// cleanly with the source name first; nothing crashes.
+TEST(Ibnetdiscover, EveryTruncationFailsCleanly) {
+  const std::string src = EBB_SOURCE_DIR;
+  std::ifstream in(src + "/tests/data/ibnetdiscover_small.txt");
+  const std::string sample((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const std::string& text : {netFile(2, 2), sample}) {
+    int failures = 0;
+    for (std::size_t len = 0; len < text.size(); ++len) {
+      auto r = parse(text.substr(0, len));
+      if (r) continue;
+      ++failures;
+      const ErrorCode code = r.status().code();
+      EXPECT_TRUE(code == ErrorCode::kParse || code == ErrorCode::kNotFatTree)
+          << len << ": " << r.status().toString();
+      EXPECT_EQ(r.status().message().rfind("t.txt", 0), 0u) << r.status().toString();
+    }
+    EXPECT_GT(failures, static_cast<int>(text.size() / 2));
+  }
+}
+
+TEST(Ibnetdiscover, RandomBytesFailCleanly) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_int_distribution<std::size_t> length(0, 2000);
+  const std::string alphabet = "[]\"#=\t\n SwitchCaHcaRt0123456789x-";
+  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string text(length(rng), '\0');
+    for (char& c : text) {
+      // Half the trials draw from the grammar's own characters, to get deeper.
+      c = trial % 2 ? alphabet[pick(rng)] : static_cast<char>(byte(rng));
+    }
+    auto r = parse(text);
+    if (!r) {
+      EXPECT_EQ(r.status().message().rfind("t.txt", 0), 0u) << r.status().toString();
+    }
+  }
+}
 
 TEST(Ibnetdiscover, MissingFileIsAnIoError) {
   auto r = readIbnetdiscoverFile("/nonexistent/dir/fabric.txt");

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,10 +36,18 @@ class IbsimFabric {
   // The environment a client of this fabric needs (LD_PRELOAD, IBSIM_SOCKNAME, SIM_HOST).
   std::map<std::string, std::string> clientEnv(const std::string& simHost = "") const;
 
-  // ibsim console commands; they play the physical layer.
-  void console(const std::string& command);
+  // Sends one ibsim console command and waits (up to `timeout`) until ibsim
+  // has executed it, i.e. printed its next prompt; returns what it printed in
+  // between (empty for most successful commands). Throws std::runtime_error
+  // when ibsim is gone or does not answer in time.
+  std::string console(const std::string& command,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  // Console helpers that play the physical layer (IB port numbers, from 1).
+  // They throw when ibsim rejects the command (unknown node, bad port, a
+  // ReLink without a previous Unlink, an unknown counter field).
   void unlink(const std::string& node, int port);
   void relink(const std::string& node, int port);
+  // field: "PortCountersExtended.PortXmitData", "PortCounters.PortXmitWait", ...
   void setCounter(const std::string& node, int port, const std::string& field, std::uint64_t value);
 
   // Waits until OpenSM's log contains `needle` (e.g. a re-sweep), up to timeout.
@@ -45,6 +55,7 @@ class IbsimFabric {
   std::string openSmLog() const;
   // Kills ibsim now (to test lost contact).
   void killIbsim();
+  std::string ibsimLog() const;
 
   const std::string& scratchDir() const { return scratch_; }
   const std::string& socketName() const { return socket_; }
@@ -56,6 +67,9 @@ class IbsimFabric {
 
  private:
   void teardown();
+  void checkedConsole(const std::string& command);
+
+  std::size_t logOffset_ = 0;  // ibsim.log bytes up to the last prompt consumed
 
   std::string scratch_;
   std::string socket_;

@@ -1,6 +1,9 @@
 // The real test fabric: ibsim simulates a tree ebb wrote, real OpenSM brings
 // the subnet up, the real ibnetdiscover walks it, and ebb reads it back.
 #include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <sstream>
@@ -60,6 +63,42 @@ TEST(IbsimFabric, UnlinkIsSeenByDiscoveryAndRelinkRestoresIt) {
   auto back = fabric::parseIbnetdiscover(in2, "ibnetdiscover");
   ASSERT_TRUE(back) << back.status().toString();
   fabric::testing::expectSameFabric(tree, *back);
+}
+
+TEST(IbsimFabric, CountersSetFromTheConsoleAreReadWithPerfquery) {
+  const fabric::Topology tree = fabric::KAryNTree::make(2, 2).value().build();
+  IbsimFabric fab(tree);
+  const std::string guid = fmt::format("{:#x}", tree.sw(tree.findSwitch("S1_0").value()).guid);
+  fab.setCounter("S1_0", 3, "PortCountersExtended.PortXmitData", 123456789012ULL);
+  fab.setCounter("S1_0", 3, "PortCounters.PortXmitWait", 4242);
+  // -G: the switch by GUID (resolved through OpenSM's SA); -x: extended counters.
+  CommandResult r = fab.runClient({"perfquery", "-x", "-G", guid, "3"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("123456789012"), std::string::npos) << r.out;
+  r = fab.runClient({"perfquery", "-G", guid, "3"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("4242"), std::string::npos) << r.out;
+}
+
+TEST(IbsimFabric, RejectedConsoleCommandsThrow) {
+  const fabric::Topology tree = fabric::KAryNTree::make(2, 2).value().build();
+  IbsimFabric fab(tree, {.startOpenSm = false});
+  EXPECT_THROW(fab.unlink("NoSuchSwitch", 1), std::runtime_error);
+  EXPECT_THROW(fab.unlink("S1_0", 9), std::runtime_error);
+  EXPECT_THROW(fab.relink("S1_0", 3), std::runtime_error);  // never unlinked
+  EXPECT_THROW(fab.setCounter("S1_0", 3, "PortCountersExtended.Bogus", 1), std::runtime_error);
+  // console() itself hands back ibsim's reply and leaves judging it to the caller.
+  EXPECT_NE(fab.console("Bogus").find("unknown"), std::string::npos);
+  EXPECT_NO_THROW(fab.unlink("S1_0", 3));
+  EXPECT_NO_THROW(fab.relink("S1_0", 3));
+}
+
+TEST(IbsimFabric, AConsoleCommandAfterIbsimDiedThrowsInsteadOfKillingTheTest) {
+  const fabric::Topology tree = fabric::KAryNTree::make(2, 2).value().build();
+  IbsimFabric fab(tree, {.startOpenSm = false});
+  ASSERT_EQ(::kill(fab.ibsimPid(), SIGKILL), 0);
+  EXPECT_THROW(fab.unlink("S1_0", 3), std::runtime_error);
+  EXPECT_THROW(fab.unlink("S1_0", 3), std::runtime_error);  // the pipe is broken now
 }
 
 TEST(IbsimFabric, MissingProgramIsAClearError) {
