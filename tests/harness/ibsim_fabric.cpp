@@ -95,7 +95,12 @@ std::string trimmed(std::string_view s) {
 }  // namespace
 
 std::string IbsimFabric::preloadLibrary() {
-  if (const char* env = std::getenv("EBB_UMAD2SIM")) return env;
+  if (const char* env = std::getenv("EBB_UMAD2SIM")) {
+    if (!fs::exists(env)) {
+      throw std::runtime_error(fmt::format("EBB_UMAD2SIM={} does not exist", env));
+    }
+    return env;
+  }
   for (const char* p : {"/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so",
                         "/usr/lib/aarch64-linux-gnu/umad2sim/libumad2sim.so",
                         "/usr/lib/umad2sim/libumad2sim.so", "/usr/lib64/umad2sim/libumad2sim.so"}) {
@@ -110,6 +115,7 @@ IbsimFabric::IbsimFabric(const fabric::Topology& topo, Options options) {
   static std::atomic<int> counter{0};
   const int n = ++counter;
   socket_ = fmt::format("ebb-{}-{}", ::getpid(), n);
+  preload_ = preloadLibrary();  // fail before starting anything
   std::string tmpl = (fs::temp_directory_path() / "ebb-ibsim-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a scratch folder");
   scratch_ = tmpl;
@@ -118,9 +124,23 @@ IbsimFabric::IbsimFabric(const fabric::Topology& topo, Options options) {
     {
       std::ofstream net(scratch_ + "/net");
       fabric::writeIbsimNetfile(topo, net);
+      net.close();
+      if (!net) throw std::runtime_error("cannot write the ibsim net file in " + scratch_);
     }
+    // ibsim's tables are sized at start (defaults: 2048 nodes, 256 switches,
+    // 13312 ports); a larger tree needs bigger ones or ibsim panics.
+    std::size_t ports = 2 * topo.numHosts();
+    for (const fabric::Switch& sw : topo.switches())
+      ports += sw.ports.size() + 1;
+    const auto atLeast = [](std::size_t need, std::size_t dflt) {
+      return std::to_string(std::max(need, dflt));
+    };
     ChildProcess::Spec sim;
-    sim.argv = {"ibsim", "-s", "net"};
+    sim.argv = {"ibsim", "-s",
+                "-N",    atLeast(topo.numHosts() + topo.numSwitches(), 2048),
+                "-S",    atLeast(topo.numSwitches(), 256),
+                "-P",    atLeast(2 * ports, 13312),
+                "net"};
     sim.env = {{"IBSIM_SOCKNAME", socket_}};
     sim.cwd = scratch_;
     sim.stdoutPath = scratch_ + "/ibsim.log";
@@ -188,7 +208,7 @@ void IbsimFabric::teardown() {
 }
 
 std::map<std::string, std::string> IbsimFabric::clientEnv(const std::string& simHost) const {
-  return {{"LD_PRELOAD", preloadLibrary()},
+  return {{"LD_PRELOAD", preload_},
           {"IBSIM_SOCKNAME", socket_},
           {"SIM_HOST", simHost.empty() ? firstHost_ : simHost}};
 }

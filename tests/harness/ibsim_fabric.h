@@ -73,6 +73,7 @@ class IbsimFabric {
 
   std::string scratch_;
   std::string socket_;
+  std::string preload_;
   std::string firstHost_;
   std::unique_ptr<ChildProcess> ibsim_;
   std::unique_ptr<ChildProcess> opensm_;
