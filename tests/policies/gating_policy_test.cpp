@@ -121,72 +121,50 @@ TEST(GatingPolicy, DownLinkRule) {
   EXPECT_FALSE(downLinksOn(false, false));
 }
 
-// Constant load L (fraction of the switch's full up-link throughput): u_up =
-// L k / i. Any off followed by on (or on followed by off) in consecutive
-// periods is an oscillation.
-int oscillations(const GatingPolicy& p, int k, double load, int startOn) {
-  auto up = links(k, startOn, 0);
-  int on = startOn;
-  Action last = Action::kHold;
-  int count = 0;
-  for (int period = 0; period < 4 * k + 4; ++period) {
-    const double u = std::min(1.0, load * k / on);
-    const Decision d = p.decide(view(up, true), u);
-    if ((d.action == Action::kTurnOn && last == Action::kTurnOff) ||
-        (d.action == Action::kTurnOff && last == Action::kTurnOn)) {
-      ++count;
-    }
-    if (d.action == Action::kTurnOn) {
-      up[static_cast<std::size_t>(d.upIndex)].state = LinkPowerState::kOn;
-      ++on;
-    } else if (d.action == Action::kTurnOff) {
-      up[static_cast<std::size_t>(d.upIndex)].state = LinkPowerState::kOff;
-      --on;
-    }
-    last = d.action;
-  }
-  return count;
+TEST(GatingPolicy, NeverLeavesANonMtSwitchWithoutAUsableUpLinkWhileInputsAreOn) {
+  const GatingPolicy p(Thresholds::makeStatic(0.03, 0.15));
+  auto up = links(4, 2, -1);
+  up[1].state = LinkPowerState::kTurningOn;  // counted as on, not yet usable
+  Decision d = p.decide(view(up, false, true), 0.0);
+  EXPECT_EQ(d.action, Action::kHold);
+  EXPECT_EQ(d.reason.rule, Rule::kNothingToTurnOff);
+  up[1].state = LinkPowerState::kOn;
+  d = p.decide(view(up, false, true), 0.0);
+  EXPECT_EQ(d.action, Action::kTurnOff);
+  EXPECT_EQ(d.upIndex, 1);
 }
 
-TEST(GatingPolicy, DynamicThresholdsNeverOscillate) {
-  for (int k = 2; k <= 16; ++k) {
-    for (double uOn : {0.05, 0.15, 0.435, 0.8, 1.0}) {
-      const GatingPolicy p(Thresholds::makeDynamic(uOn));
-      for (int step = 0; step <= 400; ++step) {
-        const double load = step / 400.0;
-        for (int start : {1, k}) {
-          EXPECT_EQ(oscillations(p, k, load, start), 0)
-              << "k=" << k << " U_on=" << uOn << " load=" << load << " start=" << start;
-        }
-      }
-    }
-  }
+TEST(GatingPolicy, ReasonNamesTheThresholdThatFired) {
+  const GatingPolicy p(Thresholds::makeDynamic(0.2));
+  auto up = links(4, 3);
+  Decision d = p.decide(view(up, true), 0.05);
+  EXPECT_EQ(d.action, Action::kTurnOff);
+  EXPECT_STREQ(thresholdName(d.reason.rule), "U_off(i)");
+  EXPECT_DOUBLE_EQ(d.reason.threshold, 0.2 * 2 / 4);  // U_off(3) = U_on (3-1)/4
+  EXPECT_DOUBLE_EQ(d.reason.effectiveThreshold, 3.0 / 4 * 0.2 * 2 / 4);
+  EXPECT_EQ(d.reason.upLinks, 4);
+  EXPECT_EQ(describe(d),
+            "turn-off up[2]: u_up<U_off, u_up=0.05 < U_off(3)=0.1 (effective 0.075; 3 of 4 up "
+            "links on)");
+  d = p.decide(view(up, true), 0.5);
+  EXPECT_STREQ(thresholdName(d.reason.rule), "U_on");
+  EXPECT_NE(describe(d).find("turn-on up[3]: u_up>U_on, u_up=0.5 > U_on=0.2"), std::string::npos)
+      << describe(d);
+  EXPECT_STREQ(thresholdName(Rule::kPropagateUp), "");
 }
 
-TEST(GatingPolicy, ValidStaticThresholdsNeverOscillate) {
-  for (int k = 2; k <= 16; ++k) {
-    for (auto [off, on] : {std::pair{0.03, 0.15}, std::pair{0.085, 0.435}, std::pair{0.2, 0.41},
-                           std::pair{0.49, 0.99}}) {
-      const GatingPolicy p(Thresholds::makeStatic(off, on));
-      ASSERT_TRUE(p.thresholds().validate().isOk());
-      for (int step = 0; step <= 400; ++step) {
-        const double load = step / 400.0;
-        for (int start : {1, k}) {
-          EXPECT_EQ(oscillations(p, k, load, start), 0)
-              << "k=" << k << " [" << off << "," << on << "] load=" << load;
-        }
-      }
-    }
-  }
-}
-
-// The rule is needed: thresholds with U_on <= 2 U_off do oscillate somewhere.
-TEST(GatingPolicy, InvalidStaticThresholdsDoOscillate) {
-  const GatingPolicy p(Thresholds::makeStatic(0.1, 0.15));
-  int total = 0;
-  for (int step = 0; step <= 400; ++step)
-    total += oscillations(p, 4, step / 400.0, 4);
-  EXPECT_GT(total, 0);
+TEST(GatingPolicy, ValidateViewNamesTheRule) {
+  auto up = links(4, 4, 0);
+  EXPECT_TRUE(validateView(view(up, true)).isOk());
+  EXPECT_NE(validateView(view(up, false)).message().find("a non-MT switch has no MT up link"),
+            std::string::npos);
+  auto noMt = links(4, 4, -1);
+  EXPECT_TRUE(validateView(view(noMt, false)).isOk());
+  EXPECT_NE(validateView(view(noMt, true)).message().find("exactly one MT up link (has 0)"),
+            std::string::npos);
+  EXPECT_EQ(validateView(SwitchView{up, true, true, true}).code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(validateView(SwitchView{{}, true, true, true}).isOk());
+  EXPECT_FALSE(validateView(SwitchView{{}, false, false, true}).isOk());
 }
 
 }  // namespace

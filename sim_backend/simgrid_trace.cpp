@@ -1,0 +1,234 @@
+#include "sim_backend/simgrid_trace.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sim_backend/collectives.h"
+
+namespace ebb::sim {
+
+namespace {
+
+namespace fs = std::filesystem;
+constexpr std::int64_t kDouble = 8;
+
+struct Call {
+  std::string op;  // lower case
+  std::vector<std::int64_t> args;
+  std::string where;
+};
+
+Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& calls) {
+  std::ifstream in(file);
+  if (!in) return {ErrorCode::kIo, fmt::format("cannot open trace {}", file.string())};
+  std::string line;
+  int lineNo = 0;
+  bool haveRank = false;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    std::istringstream ss(line);
+    std::string rankText, op;
+    if (!(ss >> rankText)) continue;
+    const std::string where = fmt::format("{}:{}", file.string(), lineNo);
+    std::uint32_t r = 0;
+    auto [p, ec] = std::from_chars(rankText.data(), rankText.data() + rankText.size(), r);
+    if (ec != std::errc() || p != rankText.data() + rankText.size()) {
+      return {ErrorCode::kParse,
+              fmt::format("{}: rank '{}' is not a non-negative integer", where, rankText)};
+    }
+    if (haveRank && r != rank) {
+      return {ErrorCode::kParse, fmt::format("{}: rank {} in a file of rank {}", where, r, rank)};
+    }
+    rank = r;
+    haveRank = true;
+    if (!(ss >> op)) return {ErrorCode::kParse, fmt::format("{}: missing operation", where)};
+    std::transform(op.begin(), op.end(), op.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    Call c{op, {}, where};
+    std::string a;
+    while (ss >> a) {
+      double v = 0;
+      try {
+        std::size_t used = 0;
+        v = std::stod(a, &used);
+        if (used != a.size()) throw std::invalid_argument(a);
+      } catch (const std::exception&) {
+        return {ErrorCode::kParse,
+                fmt::format("{}: argument '{}' of {} is not a number", where, a, op)};
+      }
+      if (v < 0 || !std::isfinite(v)) {
+        return {ErrorCode::kParse,
+                fmt::format("{}: argument '{}' of {} must be >= 0", where, a, op)};
+      }
+      c.args.push_back(static_cast<std::int64_t>(std::llround(v)));
+    }
+    calls.push_back(std::move(c));
+  }
+  if (!haveRank) return {ErrorCode::kParse, fmt::format("{}: no operations", file.string())};
+  return Status::ok();
+}
+
+bool isCollective(const std::string& op) {
+  static const char* kOps[] = {"bcast",     "barrier", "allreduce",     "alltoall",
+                               "alltoallv", "gather",  "reducescatter", "allgatherv"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
+Status need(const Call& c, std::size_t n) {
+  if (c.args.size() < n) {
+    return {ErrorCode::kParse, fmt::format("{}: {} needs at least {} arguments (has {})", c.where,
+                                           c.op, n, c.args.size())};
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<MpiTrace> readSimgridTrace(const std::string& path, double flopsPerS, SimgridStats* stats) {
+  if (!(flopsPerS > 0)) return Status(ErrorCode::kInvalidArgument, "flops per second must be > 0");
+  std::vector<fs::path> files;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    for (const auto& e : fs::directory_iterator(path)) {
+      if (e.is_regular_file() && e.path().extension() == ".txt") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+  } else {
+    files.push_back(path);
+  }
+  if (files.empty()) return Status(ErrorCode::kIo, fmt::format("{}: no trace files (*.txt)", path));
+  std::map<std::uint32_t, std::vector<Call>> byRank;
+  for (const fs::path& f : files) {
+    std::uint32_t rank = 0;
+    std::vector<Call> calls;
+    if (Status s = parseFile(f, rank, calls); !s.isOk()) return s;
+    if (byRank.count(rank)) {
+      return Status(ErrorCode::kParse,
+                    fmt::format("{}: rank {} appears in two files", f.string(), rank));
+    }
+    byRank[rank] = std::move(calls);
+  }
+  const auto P = static_cast<std::uint32_t>(byRank.size());
+  if (byRank.rbegin()->first != P - 1) {
+    return Status(ErrorCode::kParse, fmt::format("{}: ranks must be 0..{} (found rank {})", path,
+                                                 P - 1, byRank.rbegin()->first));
+  }
+  MpiTrace t;
+  t.ranks.resize(P);
+  SimgridStats st;
+  std::vector<std::size_t> pos(P, 0);
+  const auto computeUntilCollective = [&](std::uint32_t r) -> Status {
+    auto& calls = byRank[r];
+    while (pos[r] < calls.size() && !isCollective(calls[pos[r]].op)) {
+      const Call& c = calls[pos[r]];
+      if (c.op == "compute") {
+        if (Status s = need(c, 1); !s.isOk()) return s;
+        st.computeFlops += static_cast<std::uint64_t>(c.args[0]);
+        const auto ps = static_cast<TimePs>(static_cast<double>(c.args[0]) / flopsPerS * 1e12);
+        if (ps > 0) t.ranks[r].push_back({MpiOpKind::kCompute, ps, 0, 0, 0, 0});
+      } else if (c.op != "init" && c.op != "finalize" && c.op != "comm_size") {
+        return {ErrorCode::kParse, fmt::format("{}: unknown operation '{}'", c.where, c.op)};
+      }
+      ++pos[r];
+    }
+    return Status::ok();
+  };
+  for (std::int32_t instance = 1;; ++instance) {
+    for (std::uint32_t r = 0; r < P; ++r) {
+      if (Status s = computeUntilCollective(r); !s.isOk()) return s;
+    }
+    const bool anyLeft = pos[0] < byRank[0].size();
+    for (std::uint32_t r = 0; r < P; ++r) {
+      if ((pos[r] < byRank[r].size()) != anyLeft) {
+        return Status(ErrorCode::kParse, fmt::format("{}: rank {} has {} collectives than rank 0",
+                                                     path, r, anyLeft ? "fewer" : "more"));
+      }
+    }
+    if (!anyLeft) break;
+    const Call& c0 = byRank[0][pos[0]];
+    std::vector<const Call*> calls(P);
+    for (std::uint32_t r = 0; r < P; ++r) {
+      calls[r] = &byRank[r][pos[r]];
+      if (calls[r]->op != c0.op) {
+        return Status(ErrorCode::kParse,
+                      fmt::format("{}: rank {} calls {} where rank 0 calls {} ({})",
+                                  calls[r]->where, r, calls[r]->op, c0.op, c0.where));
+      }
+      ++pos[r];
+    }
+    const std::int32_t tag = -instance;
+    ++st.collectives;
+    const std::string& op = c0.op;
+    if (op == "barrier") {
+      barrier(t.ranks, tag);
+    } else if (op == "bcast") {
+      if (Status s = need(c0, 1); !s.isOk()) return s;
+      const auto root = static_cast<std::uint32_t>(c0.args.size() > 1 ? c0.args[1] : 0) % P;
+      bcastBinomial(t.ranks, root, c0.args[0] * kDouble, tag);
+    } else if (op == "allreduce") {
+      if (Status s = need(c0, 1); !s.isOk()) return s;
+      allreduceRecursiveDoubling(t.ranks, c0.args[0] * kDouble, tag);
+      // The reduction's own computation (second argument, flops).
+      for (std::uint32_t r = 0; r < P; ++r) {
+        if (calls[r]->args.size() > 1 && calls[r]->args[1] > 0) {
+          t.ranks[r].push_back(
+              {MpiOpKind::kCompute,
+               static_cast<TimePs>(static_cast<double>(calls[r]->args[1]) / flopsPerS * 1e12), 0, 0,
+               0, 0});
+        }
+      }
+    } else if (op == "alltoall") {
+      if (Status s = need(c0, 1); !s.isOk()) return s;
+      alltoallPairwise(t.ranks, c0.args[0] * kDouble, tag);
+    } else if (op == "gather") {
+      if (Status s = need(c0, 1); !s.isOk()) return s;
+      const auto root = static_cast<std::uint32_t>(c0.args.size() > 2 ? c0.args[2] : 0) % P;
+      gatherLinear(t.ranks, root, c0.args[0] * kDouble, tag);
+    } else {
+      // alltoallv: <sendsize> <P sendcounts> ...; reducescatter: <P recvcounts> [flops];
+      // allgatherv: <sendcount> <P recvcounts>: per-pair sizes, pairwise exchange.
+      std::vector<std::vector<std::int64_t>> sizes(P, std::vector<std::int64_t>(P, 0));
+      for (std::uint32_t r = 0; r < P; ++r) {
+        const Call& c = *calls[r];
+        if (op == "alltoallv") {
+          if (Status s = need(c, 1 + P); !s.isOk()) return s;
+          for (std::uint32_t d = 0; d < P; ++d)
+            sizes[r][d] = c.args[1 + d] * kDouble;
+        } else if (op == "reducescatter") {
+          if (Status s = need(c, P); !s.isOk()) return s;
+          for (std::uint32_t d = 0; d < P; ++d)
+            sizes[r][d] = c.args[d] * kDouble;
+        } else {
+          if (Status s = need(c, 1); !s.isOk()) return s;
+          for (std::uint32_t d = 0; d < P; ++d)
+            sizes[r][d] = c.args[0] * kDouble;
+        }
+      }
+      alltoallvPairwise(t.ranks, sizes, tag);
+    }
+  }
+  for (const auto& ops : t.ranks) {
+    for (const MpiOp& op : ops) {
+      if (op.kind == MpiOpKind::kIsend) {
+        ++t.sends;
+        t.sendBytes += static_cast<std::uint64_t>(op.bytes);
+      } else if (op.kind == MpiOpKind::kIrecv) {
+        ++t.recvs;
+      } else if (op.kind == MpiOpKind::kWaitall) {
+        ++t.waits;
+      }
+    }
+  }
+  if (stats) *stats = st;
+  return t;
+}
+
+}  // namespace ebb::sim
