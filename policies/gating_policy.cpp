@@ -1,5 +1,7 @@
 #include "policies/gating_policy.h"
 
+#include <fmt/format.h>
+
 namespace ebb::policies {
 
 const char* toString(LinkPowerState s) {
@@ -50,13 +52,60 @@ const char* toString(Rule r) {
   return "?";
 }
 
+const char* thresholdName(Rule r) {
+  switch (r) {
+    case Rule::kBelowOff:
+    case Rule::kWithinBand:
+    case Rule::kNothingToTurnOff:
+      return "U_off(i)";
+    case Rule::kAboveOn:
+    case Rule::kNothingToTurnOn:
+      return "U_on";
+    default:
+      return "";
+  }
+}
+
+std::string describe(const Decision& d) {
+  const Reason& r = d.reason;
+  std::string out = toString(d.action);
+  if (d.upIndex >= 0) out += fmt::format(" up[{}]", d.upIndex);
+  out += fmt::format(": {}", toString(r.rule));
+  switch (r.rule) {
+    case Rule::kBelowOff:
+    case Rule::kNothingToTurnOff:
+      out += fmt::format(", u_up={:.4g} < U_off({})={:.4g}", r.measured, r.linksOn, r.threshold);
+      break;
+    case Rule::kAboveOn:
+    case Rule::kNothingToTurnOn:
+      out += fmt::format(", u_up={:.4g} > U_on={:.4g}", r.measured, r.threshold);
+      break;
+    case Rule::kWithinBand:
+      out += fmt::format(", U_off({})={:.4g} <= u_up={:.4g} <= U_on", r.linksOn, r.threshold,
+                         r.measured);
+      break;
+    default:
+      break;
+  }
+  out += fmt::format(" (effective {:.4g}; {} of {} up links on)", r.effectiveThreshold, r.linksOn,
+                     r.upLinks);
+  return out;
+}
+
 namespace {
 
-int countOn(std::span<const UpLinkView> up) {
-  int n = 0;
-  for (const UpLinkView& l : up)
-    n += isOnOrTurningOn(l.state) ? 1 : 0;
-  return n;
+struct Counts {
+  int on = 0;      // on or turning on
+  int usable = 0;  // on
+};
+
+Counts count(std::span<const UpLinkView> up) {
+  Counts c;
+  for (const UpLinkView& l : up) {
+    c.on += isOnOrTurningOn(l.state) ? 1 : 0;
+    c.usable += isUsable(l.state) ? 1 : 0;
+  }
+  return c;
 }
 
 int lowestOff(std::span<const UpLinkView> up) {
@@ -75,9 +124,30 @@ int highestNonMtOn(std::span<const UpLinkView> up) {
 
 }  // namespace
 
+Status validateView(const SwitchView& view) {
+  const auto bad = [](const std::string& rule) {
+    return Status(ErrorCode::kInvalidArgument, "switch view breaks the rule " + rule);
+  };
+  int mt = 0;
+  for (const UpLinkView& l : view.up)
+    mt += l.isMt ? 1 : 0;
+  if (view.isRoot && !view.up.empty()) {
+    return bad(fmt::format("a root has no up links (has {})", view.up.size()));
+  }
+  if (!view.isRoot && view.up.empty()) return bad("a non-root switch has at least one up link");
+  if (!view.isRoot && view.isMtSwitch && mt != 1) {
+    return bad(fmt::format("an MT switch has exactly one MT up link (has {})", mt));
+  }
+  if (!view.isMtSwitch && mt != 0) {
+    return bad(fmt::format("a non-MT switch has no MT up link (has {})", mt));
+  }
+  return Status::ok();
+}
+
 Decision propagateUp(const SwitchView& view) {
   Decision d;
-  d.reason.linksOn = countOn(view.up);
+  d.reason.upLinks = static_cast<int>(view.up.size());
+  d.reason.linksOn = count(view.up).on;
   if (view.isRoot || view.up.empty()) {
     d.reason.rule = Rule::kRoot;
     return d;
@@ -95,42 +165,40 @@ Decision propagateUp(const SwitchView& view) {
 
 Decision GatingPolicy::decide(const SwitchView& view, double uUp) const {
   Decision d = propagateUp(view);
-  if (d.action != Action::kHold || d.reason.rule == Rule::kRoot) return d;
-  const int k = static_cast<int>(view.up.size());
-  const int on = d.reason.linksOn;
   d.reason.measured = uUp;
-  if (!view.isMtSwitch && !view.anyAscendingInputOn && on == 1) {
+  if (d.action != Action::kHold || d.reason.rule == Rule::kRoot) return d;
+  const int k = d.reason.upLinks;
+  const Counts c = count(view.up);
+  // A non-MT switch with no ascending input on receives no ascending traffic
+  // (whatever the last period measured): it sheds its up links, one per
+  // period, down to none, and never turns one on.
+  const bool mustKeepOne = view.isMtSwitch || view.anyAscendingInputOn;
+  if (!mustKeepOne) {
     d.upIndex = highestNonMtOn(view.up);
-    if (d.upIndex >= 0) {
-      d.action = Action::kTurnOff;
-      d.reason.rule = Rule::kInputsOff;
-      return d;
-    }
+    d.action = d.upIndex >= 0 ? Action::kTurnOff : Action::kHold;
+    d.reason.rule = d.upIndex >= 0 ? Rule::kInputsOff : Rule::kNothingToTurnOff;
+    return d;
   }
   if (uUp > t_.uOn) {
     d.reason.threshold = t_.uOn;
-    d.reason.effectiveThreshold = t_.effectiveOn(on, k);
+    d.reason.effectiveThreshold = t_.effectiveOn(c.on, k);
     d.upIndex = lowestOff(view.up);
     d.action = d.upIndex >= 0 ? Action::kTurnOn : Action::kHold;
     d.reason.rule = d.upIndex >= 0 ? Rule::kAboveOn : Rule::kNothingToTurnOn;
     return d;
   }
-  const double off = t_.offThreshold(on, k);
+  const double off = t_.offThreshold(c.on, k);
+  d.reason.threshold = off;
+  d.reason.effectiveThreshold = t_.effectiveOff(c.on, k);
   if (uUp < off) {
-    d.reason.threshold = off;
-    d.reason.effectiveThreshold = t_.effectiveOff(on, k);
-    // The last up link of a non-MT switch stays while an ascending input is on
-    // (kInputsOff handles the other case); an MT switch keeps its MT link, which
-    // highestNonMtOn never returns.
-    const bool mayLoseOne = on >= 2 || (!view.isMtSwitch && !view.anyAscendingInputOn);
-    d.upIndex = mayLoseOne ? highestNonMtOn(view.up) : -1;
+    // The last usable up link stays; highestNonMtOn never returns the MT link
+    // and only returns a usable link.
+    d.upIndex = c.usable >= 2 ? highestNonMtOn(view.up) : -1;
     d.action = d.upIndex >= 0 ? Action::kTurnOff : Action::kHold;
     d.reason.rule = d.upIndex >= 0 ? Rule::kBelowOff : Rule::kNothingToTurnOff;
     return d;
   }
   d.reason.rule = Rule::kWithinBand;
-  d.reason.threshold = off;
-  d.reason.effectiveThreshold = t_.effectiveOff(on, k);
   return d;
 }
 

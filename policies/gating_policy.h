@@ -2,6 +2,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+
+#include "common/status.h"
 
 #include "policies/link_power_state.h"
 #include "policies/thresholds.h"
@@ -28,7 +31,7 @@ const char* toString(Action a);
 enum class Rule : std::uint8_t {
   kBelowOff,          // u_up < U_off(i): turn one up link off
   kAboveOn,           // u_up > U_on: turn one up link on
-  kInputsOff,         // a non-MT switch with no ascending input drops its last up link
+  kInputsOff,         // a non-MT switch with no ascending input on sheds an up link
   kPropagateUp,       // an ascending input is on but no up link is: turn one on
   kWithinBand,        // U_off(i) <= u_up <= U_on: hold
   kNothingToTurnOff,  // below U_off, but every remaining up link must stay on
@@ -37,12 +40,18 @@ enum class Rule : std::uint8_t {
 };
 const char* toString(Rule r);
 
+// The threshold a rule compares u_up with: "U_off(i)" for kBelowOff and
+// kWithinBand, "U_on" for kAboveOn and kNothingToTurnOn, "" for the rules that
+// do not look at u_up.
+const char* thresholdName(Rule r);
+
 struct Reason {
   Rule rule = Rule::kWithinBand;
   double measured = 0;            // u_up over the last period
   double threshold = 0;           // the threshold compared with (on u_up)
   double effectiveThreshold = 0;  // the same relative to full throughput
   int linksOn = 0;                // up links on or turning on, before the action
+  int upLinks = 0;                // k: cabled up links of the switch
 };
 
 struct Decision {
@@ -51,9 +60,16 @@ struct Decision {
   Reason reason;
 };
 
+// "turn-off up[2]: u_up=0.01 < U_off(3)=0.03 (effective 0.0225; 3 of 4 up links on)".
+std::string describe(const Decision& d);
+
 // Minimal-tree-preserving up-link gating. One change per switch per call:
-// off = the highest-numbered non-MT up link that is on; on = the lowest-numbered
-// up link that is off or turning off (traffic consolidates toward the MT).
+// off = the highest-numbered non-MT up link that is on (usable); on = the
+// lowest-numbered up link that is off or turning off (traffic consolidates
+// toward the MT). Counting: i = links on or turning on (a turn-on is committed;
+// a link turning off may be turned back on). Never chosen to go off: the MT up
+// link, a link still turning on, and a switch's last usable up link while
+// traffic may still ascend through it (an MT switch, or any ascending input on).
 class GatingPolicy {
  public:
   explicit GatingPolicy(Thresholds t) : t_(t) {}
@@ -66,6 +82,11 @@ class GatingPolicy {
  private:
   Thresholds t_;
 };
+
+// The view is consistent: a root has no up links and a non-root at least one;
+// an MT switch that is not a root has exactly one MT up link, a non-MT switch
+// none. E_INVALID names the rule broken. Not checked by decide() (hot path).
+Status validateView(const SwitchView& view);
 
 // Upward propagation (checked whenever an ascending input turns on, not only
 // once a period): a non-root switch with an ascending input on and no up link
