@@ -68,6 +68,25 @@ TEST(Ibnetdiscover, ReadsRealOutputWithDescriptionsGuidsAndExtPorts) {
   EXPECT_EQ(mt.upPort(leaf2), std::optional<std::uint16_t>(34));
 }
 
+TEST(IbsimNetfile, HostsFirstThenSwitchesEveryCableFromBothEnds) {
+  const Topology t = KAryNTree::make(2, 2).value().build();
+  const std::string net = netFile(2, 2);
+  const auto firstNode = net.find("\ncaguid=");
+  ASSERT_NE(firstNode, std::string::npos);
+  const std::string firstHost =
+      "caguid=0x0002c90100000001\nHca\t1 \"H0\"\n[1]\t\"S1_0\"[1]\t# lid 0 4xQDR\n";
+  EXPECT_EQ(net.substr(firstNode + 1, firstHost.size()), firstHost);
+  EXPECT_LT(net.rfind("Hca\t"), net.find("Switch\t"));
+  EXPECT_NE(net.find("switchguid=0x0002c90000000001\nSwitch\t4 \"S0_0\"\n"
+                     "[1]\t\"S1_0\"[3]\t# lid 0 4xQDR\n[2]\t\"S1_1\"[3]\t# lid 0 4xQDR\n"),
+            std::string::npos)
+      << net;
+  std::size_t cableLines = 0;
+  for (std::size_t p = 0; (p = net.find("# lid 0 4xQDR", p)) != std::string::npos; ++p)
+    ++cableLines;
+  EXPECT_EQ(cableLines, 2 * t.numLinks());
+}
+
 // Discovery lists switches in its own order; the minimal tree must not change.
 TEST(Ibnetdiscover, MinimalTreeDoesNotDependOnNodeOrder) {
   const std::string text = netFile(4, 3);
