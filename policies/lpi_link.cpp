@@ -24,6 +24,18 @@ const char* toString(LpiState s) {
   return "?";
 }
 
+const char* toString(LpiEvent e) {
+  switch (e) {
+    case LpiEvent::kPacketReady:
+      return "packet-ready";
+    case LpiEvent::kTransmissionEnded:
+      return "transmission-ended";
+    case LpiEvent::kTimer:
+      return "timer";
+  }
+  return "?";
+}
+
 namespace {
 constexpr std::size_t idx(LpiState s) {
   return static_cast<std::size_t>(s);
@@ -48,9 +60,7 @@ LpiLink::Phase LpiLink::idlePhase(TimePs now) const {
   const TimePs e = now - idleSince_;
   const TimePs h = p_.hold;
   if (p_.mode == LpiMode::kOff || pinned_) return {LpiState::kHold, -1};
-  // A packet ready the instant the previous one ends goes out back to back,
-  // even with a zero hold (marker 1 of Tables II-IV).
-  if (e < h || e <= 0) return {LpiState::kHold, idleSince_ + h};
+  if (e < h) return {LpiState::kHold, idleSince_ + h};
   if (p_.mode == LpiMode::kFastWake) return {LpiState::kFastWake, -1};
   TimePs signalStart = h;
   if (p_.mode == LpiMode::kHybrid) {
@@ -135,28 +145,60 @@ void LpiLink::creditIdle(TimePs until) {
 
 void LpiLink::pin(TimePs now) {
   if (busy_ || pinned_ || suspended_) return;
-  if (idlePhase(now).state != LpiState::kHold) return;
+  // Still in hold, or at the instant it went idle (back to back, zero hold).
+  if (now != idleSince_ && idlePhase(now).state != LpiState::kHold) return;
   creditIdle(now);
   pinned_ = true;
+}
+
+// Credits busy time [creditedUntil_, until): waking, then active.
+void LpiLink::creditBusy(TimePs until) {
+  if (until <= creditedUntil_) return;
+  const TimePs a = creditedUntil_;
+  const TimePs wakeEnd = std::min(until, activeSince_);
+  if (wakeEnd > a) times_[idx(LpiState::kWaking)] += wakeEnd - std::max(a, wakeSince_);
+  const TimePs activeFrom = std::max(a, activeSince_);
+  if (until > activeFrom) times_[idx(LpiState::kActive)] += until - activeFrom;
+  creditedUntil_ = until;
 }
 
 TimePs LpiLink::packetReady(TimePs now) {
   if (busy_) return std::max<TimePs>(0, activeSince_ - now);
   creditIdle(now);
-  const TimePs delay = wakeDelay(idlePhase(now).state);
+  // A packet ready the instant the link went idle goes out back to back, even
+  // with a zero hold (marker 1 of Tables II-IV).
+  const TimePs delay = now == idleSince_ ? 0 : wakeDelay(idlePhase(now).state);
   pinned_ = false;
-  times_[idx(LpiState::kWaking)] += delay;
   busy_ = true;
+  wakeSince_ = now;
   activeSince_ = now + delay;
-  creditedUntil_ = activeSince_;
+  creditedUntil_ = now;
   return delay;
 }
 
 void LpiLink::transmissionEnded(TimePs now) {
   if (!busy_) return;
-  times_[idx(LpiState::kActive)] += std::max<TimePs>(0, now - activeSince_);
+  creditBusy(now);
   busy_ = false;
   idleSince_ = creditedUntil_ = now;
+}
+
+LpiStep LpiLink::onEvent(LpiEvent e, TimePs now) {
+  LpiStep step;
+  switch (e) {
+    case LpiEvent::kPacketReady:
+      step.delay = packetReady(now);
+      break;
+    case LpiEvent::kTransmissionEnded:
+      transmissionEnded(now);
+      break;
+    case LpiEvent::kTimer:
+      finish(now);
+      break;
+  }
+  step.state = stateAt(now);
+  step.nextTimer = nextTransition(now);
+  return step;
 }
 
 void LpiLink::suspend(TimePs now) {
@@ -176,9 +218,7 @@ void LpiLink::resume(TimePs now) {
 void LpiLink::finish(TimePs now) {
   if (suspended_) return;
   if (busy_) {
-    times_[idx(LpiState::kActive)] += std::max<TimePs>(0, now - activeSince_);
-    activeSince_ = std::max(activeSince_, now);
-    creditedUntil_ = activeSince_;
+    creditBusy(now);
   } else {
     creditIdle(now);
   }

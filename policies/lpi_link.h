@@ -23,20 +23,38 @@ const char* toString(LpiState s);
 
 using LpiTimes = std::array<TimePs, kLpiStates>;
 
+// What drives a transmitter: a packet is ready to send (and the transmitter is
+// free), the transmission in progress ended, or the timer it asked for fired.
+enum class LpiEvent : std::uint8_t { kPacketReady, kTransmissionEnded, kTimer };
+const char* toString(LpiEvent e);
+
+// The answer to an event.
+struct LpiStep {
+  TimePs delay = 0;                  // kPacketReady: wait this long before transmitting
+  LpiState state = LpiState::kHold;  // the state from `now` on
+  TimePs nextTimer = -1;  // when the state changes next unless an event comes (-1: never)
+};
+
 // One transmitter under low-power idle (Tables II-IV of seed 004). After the
 // last packet: hold; then deep-sleep (sleep signalling, then quiet periods
 // interleaved with refresh), fast-wake, or hybrid (fast-wake for T_h,DS, then
 // deep-sleep). The idle timeline is a pure function of the time the link went
 // idle, so it is evaluated when an event arrives; nextTransition() gives the
 // timer at which the state would change next. Time is credited per state.
+// Intervals are half-open: a packet ready exactly when the hold ends finds the
+// link in sleep signalling (deep-sleep, hybrid) or fast-wake. Time is credited
+// only up to the last event, finish() or times() call, never ahead.
 class LpiLink {
  public:
   // The link starts idle at `start` (in hold).
   explicit LpiLink(const LpiParams& params, TimePs start = 0, LpiTimes carried = {});
 
+  // Handles one event at `now` (non-decreasing across calls).
+  LpiStep onEvent(LpiEvent e, TimePs now);
+
   // A packet is ready at `now` and the transmitter is free: returns the delay
-  // before it can start (0 when active or in hold), credits the idle time up to
-  // `now` and the wake-up to kWaking; the link is active from now + delay.
+  // before it can start (0 when active or in hold) and credits the idle time up
+  // to `now`; the link is waking (full power) until now + delay, then active.
   TimePs packetReady(TimePs now);
   // The transmission that started after packetReady ended at `now`.
   void transmissionEnded(TimePs now);
@@ -55,6 +73,7 @@ class LpiLink {
   LpiState stateAt(TimePs now) const;
   // When the state changes next if no packet comes (-1: never).
   TimePs nextTransition(TimePs now) const;
+  // Time per state (index: LpiState) credited so far.
   const LpiTimes& times() const { return times_; }
   const LpiParams& params() const { return p_; }
   bool busy() const { return busy_; }
@@ -68,6 +87,7 @@ class LpiLink {
   Phase idlePhase(TimePs now) const;
   TimePs wakeDelay(LpiState s) const;
   void creditIdle(TimePs until);
+  void creditBusy(TimePs until);
   // Start of deep-sleep cycling (quiet/refresh), relative to going idle; -1 if none.
   TimePs cyclesStart() const;
 
@@ -75,6 +95,7 @@ class LpiLink {
   LpiTimes times_{};
   TimePs idleSince_ = 0;
   TimePs creditedUntil_ = 0;
+  TimePs wakeSince_ = 0;
   TimePs activeSince_ = 0;
   bool busy_ = false;
   bool suspended_ = false;

@@ -26,18 +26,26 @@ LpiParams LpiParams::table6(LpiMode mode, int holdMultiple) {
   return p;
 }
 
+std::span<const LinkSpeedRow> linkSpeedTable() {
+  // Table I of seed 004, microseconds converted to picoseconds.
+  static constexpr LinkSpeedRow kRows[] = {
+      {"25GBASE-R", 25, 14'250'000, 340'000, 480'000},
+      {"40GBASE-R", 40, 5'500'000, 340'000, 300'000},
+      {"100GBASE-R", 100, 5'500'000, 340'000, 120'000},
+  };
+  return kRows;
+}
+
 Status LpiParams::setLinkSpeed(const std::string& speed) {
-  // Table I of seed 004 (microseconds): T_w,DS and T_w,FW.
-  if (speed == "25GBASE-R") {
-    wakeDeepSleep = 14'250'000;
-  } else if (speed == "40GBASE-R" || speed == "100GBASE-R") {
-    wakeDeepSleep = 5'500'000;
-  } else {
-    return {ErrorCode::kInvalidArgument,
-            fmt::format("link speed '{}': expected 25GBASE-R, 40GBASE-R or 100GBASE-R", speed)};
+  for (const LinkSpeedRow& r : linkSpeedTable()) {
+    if (speed == r.name) {
+      wakeDeepSleep = r.wakeDeepSleep;
+      wakeFastWake = r.wakeFastWake;
+      return Status::ok();
+    }
   }
-  wakeFastWake = 340'000;
-  return Status::ok();
+  return {ErrorCode::kInvalidArgument,
+          fmt::format("link speed '{}': expected 25GBASE-R, 40GBASE-R or 100GBASE-R", speed)};
 }
 
 Status LpiParams::validate() const {

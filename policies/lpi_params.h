@@ -1,5 +1,6 @@
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "common/status.h"
@@ -10,6 +11,17 @@ namespace ebb::policies {
 // Low-power idle modes (Saravanan et al., seed 004, sections II-III).
 enum class LpiMode { kOff, kDeepSleep, kFastWake, kHybrid };
 const char* toString(LpiMode m);
+
+// A row of Table I of seed 004 (backplane links): wake-up delays and the time
+// to transmit a 1500-byte MTU.
+struct LinkSpeedRow {
+  const char* name;  // "25GBASE-R", "40GBASE-R", "100GBASE-R"
+  int gbps;
+  TimePs wakeDeepSleep;  // T_w,DS
+  TimePs wakeFastWake;   // T_w,FW
+  TimePs mtuLatency;     // T_x of 1500 B
+};
+std::span<const LinkSpeedRow> linkSpeedTable();
 
 // Timing and power of low-power idle on one link direction. Defaults: Table VI
 // (100GBASE-*R); T_q and T_r are not given by the paper: ebb's choice.
