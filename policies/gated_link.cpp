@@ -49,7 +49,7 @@ LinkPowerState GatedLink::state(TimePs now) {
   return state_;
 }
 
-const std::array<TimePs, 4>& GatedLink::times(TimePs now) {
+const GatingTimes& GatedLink::times(TimePs now) {
   advance(now);
   return times_;
 }

@@ -7,6 +7,9 @@
 
 namespace ebb::policies {
 
+// Time per LinkPowerState (index: the enum value).
+using GatingTimes = std::array<TimePs, 4>;
+
 // The gating state machine of one link direction with T_on / T_off, and the
 // time it spends in each state. Evaluated lazily: state(now) completes any
 // transition that is due.
@@ -22,7 +25,7 @@ class GatedLink {
   // When the pending transition completes (-1: none).
   TimePs transitionEnd() const { return pending_ ? until_ : -1; }
   // Time per state up to `now`, indexed by LinkPowerState.
-  const std::array<TimePs, 4>& times(TimePs now);
+  const GatingTimes& times(TimePs now);
 
  private:
   void advance(TimePs now);
@@ -32,7 +35,7 @@ class GatedLink {
   bool pending_ = false;
   TimePs until_ = 0;
   TimePs since_;  // time credited up to here
-  std::array<TimePs, 4> times_{};
+  GatingTimes times_{};
 };
 
 }  // namespace ebb::policies
