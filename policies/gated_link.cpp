@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace ebb::policies {
 
 namespace {
@@ -16,6 +18,20 @@ GatedLink::GatedLink(TimePs tOn, TimePs tOff, LinkPowerState initial, TimePs sta
     pending_ = true;
     until_ = start + (initial == LinkPowerState::kTurningOn ? tOn : tOff);
   }
+}
+
+Status GatedLink::validateTiming(TimePs tOn, TimePs tOff, TimePs checkPeriod) {
+  if (tOn < 0 || tOff < 0) {
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("gating times T_on={} ps, T_off={} ps break the rule T_on, T_off >= 0", tOn,
+                        tOff)};
+  }
+  if (checkPeriod <= std::max(tOn, tOff)) {
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("check period {} ps breaks the rule period > max(T_on={} ps, T_off={} ps)",
+                        checkPeriod, tOn, tOff)};
+  }
+  return Status::ok();
 }
 
 void GatedLink::advance(TimePs now) {

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "common/status.h"
 #include "common/time.h"
 #include "policies/link_power_state.h"
 
@@ -17,6 +18,11 @@ class GatedLink {
  public:
   GatedLink(TimePs tOn, TimePs tOff, LinkPowerState initial = LinkPowerState::kOn,
             TimePs start = 0);
+
+  // T_on, T_off >= 0 and a check period longer than both, so that every
+  // decision sees the previous one completed (paper: 1000 and 2000 cycles).
+  // E_INVALID names the rule and the values.
+  static Status validateTiming(TimePs tOn, TimePs tOff, TimePs checkPeriod);
 
   // Requests on or off at `now`; returns when the request completes (when the
   // link becomes usable, or unpowered). Repeating the current request is a no-op.
