@@ -163,6 +163,11 @@ Decision propagateUp(const SwitchView& view) {
   return d;
 }
 
+Result<GatingPolicy> GatingPolicy::create(const Thresholds& t) {
+  if (Status s = t.validate(); !s.isOk()) return s;
+  return GatingPolicy(t);
+}
+
 Decision GatingPolicy::decide(const SwitchView& view, double uUp) const {
   Decision d = propagateUp(view);
   d.reason.measured = uUp;

@@ -34,7 +34,7 @@ enum class Rule : std::uint8_t {
   kInputsOff,         // a non-MT switch with no ascending input on sheds an up link
   kPropagateUp,       // an ascending input is on but no up link is: turn one on
   kWithinBand,        // U_off(i) <= u_up <= U_on: hold
-  kNothingToTurnOff,  // below U_off, but every remaining up link must stay on
+  kNothingToTurnOff,  // below U_off (or shedding), but no up link may go
   kNothingToTurnOn,   // above U_on, but every up link is already on
   kRoot,              // a root has no up links
 };
@@ -60,7 +60,8 @@ struct Decision {
   Reason reason;
 };
 
-// "turn-off up[2]: u_up=0.01 < U_off(3)=0.03 (effective 0.0225; 3 of 4 up links on)".
+// For logs: "turn-off up[2]: u_up<U_off, u_up=0.01 < U_off(3)=0.03 (effective
+// 0.0225; 3 of 4 up links on)".
 std::string describe(const Decision& d);
 
 // Minimal-tree-preserving up-link gating. One change per switch per call:
@@ -70,9 +71,13 @@ std::string describe(const Decision& d);
 // a link turning off may be turned back on). Never chosen to go off: the MT up
 // link, a link still turning on, and a switch's last usable up link while
 // traffic may still ascend through it (an MT switch, or any ascending input on).
+// A non-MT switch with no ascending input on sheds its up links, one per call,
+// and never turns one on.
 class GatingPolicy {
  public:
   explicit GatingPolicy(Thresholds t) : t_(t) {}
+  // The policy, or E_INVALID if the thresholds break their validity rule.
+  static Result<GatingPolicy> create(const Thresholds& t);
   const Thresholds& thresholds() const { return t_; }
 
   // uUp: average utilization of the usable up links, ascending direction, over

@@ -153,6 +153,17 @@ TEST(GatingPolicy, ReasonNamesTheThresholdThatFired) {
   EXPECT_STREQ(thresholdName(Rule::kPropagateUp), "");
 }
 
+TEST(GatingPolicy, CreateValidatesTheThresholds) {
+  const auto ok = GatingPolicy::create(Thresholds::makeStatic(0.03, 0.15));
+  ASSERT_TRUE(ok.isOk());
+  EXPECT_DOUBLE_EQ(ok->thresholds().uOff, 0.03);
+  const auto bad = GatingPolicy::create(Thresholds::makeStatic(0.1, 0.15));
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_EQ(bad.status().message(),
+            "static thresholds [U_off=0.1, U_on=0.15] break the rule U_on > 2*U_off");
+  EXPECT_FALSE(GatingPolicy::create(Thresholds::makeDynamic(1.5)).isOk());
+}
+
 TEST(GatingPolicy, ValidateViewNamesTheRule) {
   auto up = links(4, 4, 0);
   EXPECT_TRUE(validateView(view(up, true)).isOk());
