@@ -42,8 +42,9 @@ struct LpiStep {
 // idle, so it is evaluated when an event arrives; nextTransition() gives the
 // timer at which the state would change next. Time is credited per state.
 // Intervals are half-open: a packet ready exactly when the hold ends finds the
-// link in sleep signalling (deep-sleep, hybrid) or fast-wake. Time is credited
-// only up to the last event, finish() or times() call, never ahead.
+// next state (sleep signalling in deep-sleep, fast-wake in fast-wake and
+// hybrid); only a packet ready the instant the link went idle goes out back to
+// back. Time is credited up to the last event or finish(), never ahead.
 class LpiLink {
  public:
   // The link starts idle at `start` (in hold).

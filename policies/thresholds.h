@@ -24,7 +24,8 @@ struct Thresholds {
   // goes off); dynamic needs 0 < U_on <= 1. E_INVALID names the rule broken.
   Status validate() const;
 
-  // The off / on thresholds on u_up with i of k up links on.
+  // The off / on thresholds on u_up with i of k up links on (1 <= k; i = 0 gives
+  // a negative dynamic U_off, which never fires).
   double offThreshold(int linksOn, int k) const;
   double onThreshold() const { return uOn; }
   // The same relative to the full up-link throughput (Tables 1 and 2 of the
