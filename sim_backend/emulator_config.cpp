@@ -10,7 +10,9 @@ Status EmulatorConfig::validate() const {
   };
   if (cyclePs <= 0) return bad("cycle_ps", "must be > 0");
   if (flitBytes <= 0) return bad("flit_bytes", "must be > 0");
-  if (packetBytes <= 0) return bad("packet_bytes", "must be > 0");
+  if (packetBytes <= 0 || packetBytes > 0xFFFFFF) {
+    return bad("packet_bytes", fmt::format("must be in 1..16777215 (is {})", packetBytes));
+  }
   if (vcs < 1 || vcs > 16) return bad("vcs", fmt::format("must be in 1..16 (is {})", vcs));
   if (vcBufferBytes < packetBytes) {
     return bad("vc_buffer_bytes",

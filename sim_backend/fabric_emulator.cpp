@@ -33,6 +33,11 @@ FabricEmulator::FabricEmulator(const fabric::Topology& topo, const EmulatorConfi
   buildDownRoutes();
 }
 
+// The scheduler may outlive the emulator: its pending task must not run.
+FabricEmulator::~FabricEmulator() {
+  if (armed_.valid()) sched_.cancel(armed_);
+}
+
 // downRoute_[s][leaf] = the down port of switch s that leads to that leaf
 // (lowest such port), or kNoPort when the leaf is not below s.
 void FabricEmulator::buildDownRoutes() {
@@ -177,13 +182,74 @@ void FabricEmulator::tryStart(std::uint32_t ch) {
   ++stats_.packetHops;
   pk.vc = static_cast<std::uint8_t>(vc);
   pk.inCh = ch;
-  sched_.at(start + ser, agent::Phase::kNetwork, [this, ch] { txDone(ch); });
+  post(start + ser, kTxDone, ch);
   if (c.toHost) {
-    sched_.at(start + ser + cfg_.linkLatencyPs, agent::Phase::kNetwork, [this, p] { deliver(p); });
+    post(start + ser + cfg_.linkLatencyPs, kDeliver, p);
   } else {
     const TimePs headArrives = start + cfg_.serializationPs(1) + cfg_.linkLatencyPs;
-    sched_.at(headArrives + cfg_.routingDelayPs, agent::Phase::kNetwork,
-              [this, p, ch] { arrive(p, ch); });
+    post(headArrives + cfg_.routingDelayPs, kArrive, p, ch);
+  }
+}
+
+void FabricEmulator::post(TimePs when, EventKind kind, std::uint32_t a, std::uint32_t b) {
+  events_.push({std::max(when, sched_.now()), a, b, kind});
+  if (!draining_) arm();
+}
+
+// Keeps exactly one scheduler task, at the time of the earliest network event.
+void FabricEmulator::arm() {
+  const TimePs next = events_.minTime();
+  if (next >= armedAt_) return;
+  if (armed_.valid()) sched_.cancel(armed_);
+  armedAt_ = next;
+  armed_ = sched_.at(next, agent::Phase::kNetwork, [this] { wake(); });
+}
+
+// Runs every network event due now, including those the events themselves (or
+// callbacks into agents) schedule for now.
+void FabricEmulator::wake() {
+  armed_ = agent::TaskId();
+  armedAt_ = EventQueue::kNever;
+  const TimePs now = sched_.now();
+  draining_ = true;
+  while (!events_.empty() && events_.minTime() <= now) {
+    ++stats_.events;
+    dispatch(events_.pop());
+  }
+  draining_ = false;
+  arm();
+}
+
+void FabricEmulator::dispatch(const NetEvent& e) {
+  switch (e.kind) {
+    case kTxDone:
+      txDone(e.a);
+      break;
+    case kArrive:
+      arrive(e.a, e.b);
+      break;
+    case kDeliver:
+      deliver(e.a);
+      break;
+    case kCredit:
+      // b packs the VC (top 8 bits) and the bytes freed (24 bits).
+      channels_[e.a].credits[e.b >> 24] += e.b & 0xFFFFFF;
+      tryStart(e.a);
+      break;
+    case kTurnedOn: {
+      Channel& c = channels_[e.a];
+      if (!c.enabled || c.gate.state(sched_.now()) != LinkPowerState::kOn) break;
+      c.lpi.resume(sched_.now());
+      if (transitionCb_)
+        transitionCb_(LinkId(e.a / 2), static_cast<Direction>(e.a % 2), LinkPowerState::kOn);
+      tryStart(e.a);
+      break;
+    }
+    case kTurnedOff:
+      if (channels_[e.a].gate.state(sched_.now()) == LinkPowerState::kOff && transitionCb_) {
+        transitionCb_(LinkId(e.a / 2), static_cast<Direction>(e.a % 2), LinkPowerState::kOff);
+      }
+      break;
   }
 }
 
@@ -197,10 +263,7 @@ void FabricEmulator::txDone(std::uint32_t ch) {
   if (c.txInCh != kNone) {
     const std::uint32_t in = c.txInCh;
     const std::uint32_t vcBytes = (static_cast<std::uint32_t>(c.txVc) << 24) | c.txBytes;
-    sched_.at(now + cfg_.linkLatencyPs, agent::Phase::kNetwork, [this, in, vcBytes] {
-      channels_[in].credits[vcBytes >> 24] += vcBytes & 0xFFFFFF;
-      tryStart(in);
-    });
+    post(now + cfg_.linkLatencyPs, kCredit, in, vcBytes);
   }
   if (c.offPending) {
     c.offPending = false;
@@ -299,13 +362,7 @@ TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
     tryStart(ch);
     return now;
   }
-  sched_.at(ready, agent::Phase::kNetwork, [this, ch, link, dir] {
-    Channel& cc = channels_[ch];
-    if (!cc.enabled || cc.gate.state(sched_.now()) != LinkPowerState::kOn) return;
-    cc.lpi.resume(sched_.now());
-    if (transitionCb_) transitionCb_(link, dir, LinkPowerState::kOn);
-    tryStart(ch);
-  });
+  post(ready, kTurnedOn, ch);
   return ready;
 }
 
@@ -339,14 +396,7 @@ void FabricEmulator::applyOff(std::uint32_t ch) {
   Channel& c = channels_[ch];
   const TimePs now = sched_.now();
   c.lpi.suspend(now);
-  const TimePs done = c.gate.request(false, now);
-  const LinkId link(ch / 2);
-  const auto dir = static_cast<Direction>(ch % 2);
-  sched_.at(done, agent::Phase::kNetwork, [this, ch, link, dir] {
-    if (channels_[ch].gate.state(sched_.now()) == LinkPowerState::kOff && transitionCb_) {
-      transitionCb_(link, dir, LinkPowerState::kOff);
-    }
-  });
+  post(c.gate.request(false, now), kTurnedOff, ch);
 }
 
 // Packets queued for an up link that went off ascend through another one.

@@ -11,6 +11,7 @@
 #include "policies/lpi_link.h"
 #include "policies/power_model.h"
 #include "sim_backend/emulator_config.h"
+#include "sim_backend/event_queue.h"
 
 namespace ebb::sim {
 
@@ -37,6 +38,7 @@ struct EmulatorStats {
   std::uint64_t packetsDelivered = 0;
   std::uint64_t bytesDelivered = 0;
   std::uint64_t packetHops = 0;  // link traversals
+  std::uint64_t events = 0;      // network events processed (the emulator's own queue)
 };
 
 // The packet-level k-ary n-tree (any fat tree) network model of MECHANISMS.md
@@ -46,6 +48,14 @@ struct EmulatorStats {
 // up links, deterministic descent, per-direction gating (T_on/T_off) and
 // low-power idle. Packets and messages live in pools: no allocation per packet
 // in steady state.
+//
+// Network events (transmission ends, head arrivals, credits, deliveries,
+// transitions) are plain structs in the emulator's own EventQueue, not
+// closures on the scheduler: the emulator keeps one scheduler task, at the
+// time of its earliest event (phase kNetwork), and that task runs every
+// network event of that timestamp. So agents and traffic sources on the
+// VirtualScheduler still interleave deterministically with the network, and
+// the scheduler's clock is exact inside every callback.
 class FabricEmulator {
  public:
   using TransitionCallback =
@@ -54,6 +64,9 @@ class FabricEmulator {
 
   FabricEmulator(const fabric::Topology& topo, const EmulatorConfig& cfg,
                  agent::VirtualScheduler& scheduler);
+  ~FabricEmulator();
+  FabricEmulator(const FabricEmulator&) = delete;
+  FabricEmulator& operator=(const FabricEmulator&) = delete;
 
   // Injects a message at now(): split into packets queued at the source host.
   void sendMessage(fabric::HostId src, fabric::HostId dst, std::int64_t bytes,
@@ -138,6 +151,11 @@ class FabricEmulator {
   void applyOff(std::uint32_t ch);
   void rerouteQueued(std::uint32_t ch);
   void buildDownRoutes();
+  enum EventKind : std::uint8_t { kTxDone, kArrive, kDeliver, kCredit, kTurnedOn, kTurnedOff };
+  void post(TimePs when, EventKind kind, std::uint32_t a, std::uint32_t b = 0);
+  void arm();
+  void wake();
+  void dispatch(const NetEvent& e);
 
   const fabric::Topology& topo_;
   EmulatorConfig cfg_;
@@ -157,6 +175,10 @@ class FabricEmulator {
   std::uint64_t queuedAtHosts_ = 0;
   DeliveryCallback deliveryCb_;
   TransitionCallback transitionCb_;
+  EventQueue events_;
+  agent::TaskId armed_;                  // the scheduler task that runs the next events
+  TimePs armedAt_ = EventQueue::kNever;  // its time
+  bool draining_ = false;                // inside wake(): no re-arming per post
 };
 
 }  // namespace ebb::sim

@@ -55,16 +55,16 @@ RunResult run(const fabric::Topology& topo, const sim::RateProfile& rate, TimePs
   RunResult r;
   r.generated = traffic.generated();
   r.delivered = emu.stats().messagesDelivered;
-  r.events = sched.executed();
+  r.events = emu.stats().events + sched.executed();  // network events + scheduler tasks
   r.hops = emu.stats().packetHops;
   r.wallS = std::chrono::duration<double>(t1 - t0).count();
   const double cycles = static_cast<double>(end - measureFrom) / static_cast<double>(cfg.cyclePs);
   r.acceptedSecondHalf = static_cast<double>(bytesLate) / static_cast<double>(cfg.flitBytes) /
                          cycles / static_cast<double>(topo.numHosts());
-  r.meanLatencyCycles = messagesLate == 0 ? 0
-                                          : static_cast<double>(latencyLate) /
-                                                static_cast<double>(messagesLate) /
-                                                static_cast<double>(cfg.cyclePs);
+  r.meanLatencyCycles = messagesLate == 0
+                            ? 0
+                            : static_cast<double>(latencyLate) / static_cast<double>(messagesLate) /
+                                  static_cast<double>(cfg.cyclePs);
   return r;
 }
 
