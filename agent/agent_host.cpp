@@ -15,6 +15,7 @@ AgentHost::AgentHost(const fabric::Topology& topo, const fabric::MinimalTree& mt
       sink_(std::move(sink)),
       bySwitch_(topo.numSwitches(), nullptr) {
   if (Status s = cfg_.validate(); !s.isOk()) throw Error(s);
+  guard_.setRateLimits(cfg_.rateLimits);
   backend_.setCallback(this);
 }
 

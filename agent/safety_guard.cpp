@@ -12,21 +12,75 @@ Status SafetyGuard::checkTurnOff(fabric::LinkId link, fabric::Direction dir) {
   ++checks_;
   const char* d = dir == fabric::Direction::kUp ? "up" : "down";
   if (mt_.containsLink(link)) {
-    ++refused_;
-    return {ErrorCode::kInvalidArgument,
-            fmt::format("refused: {} ({}) is a minimal-tree link", topo_.describeLink(link), d)};
+    return refuse({ErrorCode::kInvalidArgument,
+                   fmt::format("refused: {} ({}) is a minimal-tree link",
+                               topo_.describeLink(link), d)});
   }
   if (!states_.isOn(link, dir)) return Status::ok();
   states_.set(link, dir, false);
   const auto pair = conn_.findDisconnectedPair(states_);
   states_.set(link, dir, true);
   if (pair) {
-    ++refused_;
-    return {ErrorCode::kInvalidArgument,
-            fmt::format("refused: turning off {} ({}) leaves {}", topo_.describeLink(link), d,
-                        conn_.describe(*pair))};
+    return refuse({ErrorCode::kInvalidArgument,
+                   fmt::format("refused: turning off {} ({}) leaves {}", topo_.describeLink(link),
+                               d, conn_.describe(*pair))});
   }
   return Status::ok();
+}
+
+Status SafetyGuard::checkTurnOffLink(fabric::LinkId link) {
+  ++checks_;
+  if (mt_.containsLink(link)) {
+    return refuse({ErrorCode::kInvalidArgument,
+                   fmt::format("refused: {} is a minimal-tree link", topo_.describeLink(link))});
+  }
+  const bool up = states_.isOn(link, fabric::Direction::kUp);
+  const bool down = states_.isOn(link, fabric::Direction::kDown);
+  states_.setLink(link, false);
+  const auto pair = conn_.findDisconnectedPair(states_);
+  states_.set(link, fabric::Direction::kUp, up);
+  states_.set(link, fabric::Direction::kDown, down);
+  if (pair) {
+    return refuse({ErrorCode::kInvalidArgument,
+                   fmt::format("refused: turning off {} leaves {}", topo_.describeLink(link),
+                               conn_.describe(*pair))});
+  }
+  return Status::ok();
+}
+
+Status RateLimits::validate() const {
+  if (maxOffPerWindow < 0) return {ErrorCode::kInvalidArgument, "max_off_per_window: must be >= 0"};
+  if (maxOffPerWindow > 0 && windowPs <= 0) {
+    return {ErrorCode::kInvalidArgument, "rate window: must be > 0 when max_off_per_window is set"};
+  }
+  if (minDwellPs < 0) return {ErrorCode::kInvalidArgument, "min_dwell: must be >= 0"};
+  return Status::ok();
+}
+
+Status SafetyGuard::checkRate(fabric::LinkId link, TimePs now) {
+  while (!offTimes_.empty() && limits_.windowPs > 0 && offTimes_.front() <= now - limits_.windowPs) {
+    offTimes_.pop_front();
+  }
+  if (limits_.maxOffPerWindow > 0 &&
+      offTimes_.size() >= static_cast<std::size_t>(limits_.maxOffPerWindow)) {
+    return refuse({ErrorCode::kInvalidArgument,
+                   fmt::format("rate limit: {} links already turned off in the last {} ms",
+                               offTimes_.size(), limits_.windowPs / 1'000'000'000)});
+  }
+  if (limits_.minDwellPs > 0 && link.value() < onSince_.size() && onSince_[link.value()] >= 0 &&
+      now - onSince_[link.value()] < limits_.minDwellPs) {
+    return refuse({ErrorCode::kInvalidArgument,
+                   fmt::format("rate limit: {} came on {} ms ago (minimum dwell {} ms)",
+                               topo_.describeLink(link),
+                               (now - onSince_[link.value()]) / 1'000'000'000,
+                               limits_.minDwellPs / 1'000'000'000)});
+  }
+  return Status::ok();
+}
+
+void SafetyGuard::noteOn(fabric::LinkId link, TimePs now) {
+  if (onSince_.size() != topo_.numLinks()) onSince_.assign(topo_.numLinks(), -1);
+  onSince_[link.value()] = now;
 }
 
 Status SafetyGuard::checkAll() {

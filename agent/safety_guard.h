@@ -1,14 +1,26 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <vector>
 #include <string>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "fabric/connectivity.h"
 #include "fabric/link_states.h"
 #include "fabric/minimal_tree.h"
 
 namespace ebb::agent {
+
+// Turn-off rate limits (for real fabrics, where every change makes the subnet
+// manager re-sweep). Turning on is never limited: it is the safe direction.
+struct RateLimits {
+  int maxOffPerWindow = 0;  // 0 = unlimited
+  TimePs windowPs = 0;      // the window of maxOffPerWindow
+  TimePs minDwellPs = 0;    // a link stays on at least this long before it may go off again
+  Status validate() const;
+};
 
 // The last line of defence (DESIGN.md safety invariants 1 and 2): it keeps the
 // process-wide view of which link directions are on and refuses any turn-off
@@ -20,6 +32,13 @@ class SafetyGuard {
 
   // OK, or E_INVALID saying why the direction must stay on. Does not change state.
   Status checkTurnOff(fabric::LinkId link, fabric::Direction dir);
+  // The same for both directions at once (whole-link gating on InfiniBand).
+  Status checkTurnOffLink(fabric::LinkId link);
+  // Rate limits, checked by checkRate(); recordOff/recordOn keep the history.
+  void setRateLimits(RateLimits limits) { limits_ = limits; }
+  Status checkRate(fabric::LinkId link, TimePs now);
+  void noteOff(TimePs now) { offTimes_.push_back(now); }
+  void noteOn(fabric::LinkId link, TimePs now);
   void recordOn(fabric::LinkId link, fabric::Direction dir) { states_.set(link, dir, true); }
   void recordOff(fabric::LinkId link, fabric::Direction dir) { states_.set(link, dir, false); }
   // Proves the current view connected (tests call this after every change).
@@ -33,6 +52,13 @@ class SafetyGuard {
   const fabric::MinimalTree& mt_;
   fabric::LinkStates states_;
   fabric::Connectivity conn_;
+  Status refuse(Status s) {
+    ++refused_;
+    return s;
+  }
+  RateLimits limits_;
+  std::deque<TimePs> offTimes_;
+  std::vector<TimePs> onSince_;  // per link: when it last came on (-1: never recorded)
   std::uint64_t refused_ = 0;
   std::uint64_t checks_ = 0;
 };

@@ -15,6 +15,9 @@ Status AgentConfig::validate() const {
     return {ErrorCode::kInvalidArgument,
             fmt::format("agent.check_period_ps: must be > 0 (is {})", checkPeriodPs)};
   }
+  if (Status s = rateLimits.validate(); !s.isOk()) {
+    return {s.code(), "agent." + s.message()};
+  }
   if (controlLatencyPs < 0) {
     return {ErrorCode::kInvalidArgument, "agent.control_latency_ps: must be >= 0"};
   }
@@ -34,7 +37,8 @@ SwitchAgent::SwitchAgent(fabric::SwitchId sw, const fabric::Topology& topo,
       guard_(guard),
       channel_(channel),
       sink_(std::move(sink)),
-      isMt_(mt.containsSwitch(sw)) {
+      isMt_(mt.containsSwitch(sw)),
+      wholeLink_(!backend.capabilities().perDirectionGating) {
   const auto mtUp = mt.upPort(sw);
   for (std::uint16_t p = 0; p < topo.sw(sw).ports.size(); ++p) {
     const fabric::Port& port = topo.sw(sw).ports[p];
@@ -137,12 +141,20 @@ void SwitchAgent::apply(PortState& p, bool on, DecisionRecord rec) {
   rec.up = p.up;
   rec.turnOn = on;
   if (!on) {
-    if (Status s = guard_.checkTurnOff(link, dir); !s.isOk()) {
+    Status s = wholeLink_ ? guard_.checkTurnOffLink(link) : guard_.checkTurnOff(link, dir);
+    if (s.isOk()) s = guard_.checkRate(link, rec.time);
+    if (!s.isOk()) {
       rec.refused = s.message();
       if (sink_) sink_(rec);
       return;
     }
-    guard_.recordOff(link, dir);
+    if (wholeLink_) {
+      guard_.recordOff(link, fabric::Direction::kUp);
+      guard_.recordOff(link, fabric::Direction::kDown);
+    } else {
+      guard_.recordOff(link, dir);
+    }
+    guard_.noteOff(rec.time);
   }
   p.transmit = on ? LinkPowerState::kTurningOn : LinkPowerState::kTurningOff;
   if (sink_) sink_(rec);
@@ -159,12 +171,20 @@ void SwitchAgent::apply(PortState& p, bool on, DecisionRecord rec) {
 void SwitchAgent::onLinkStateChanged(std::uint16_t index, LinkPowerState state) {
   for (PortState& p : ports_) {
     if (p.index != index) continue;
+    if (wholeLink_ && !p.up) {  // a down port follows its link, whoever gated it
+      p.transmit = state;
+      continue;
+    }
     // A late completion of an older request must not undo a newer one.
     const bool wantOn = isOnOrTurningOn(p.transmit);
     if (wantOn != isOnOrTurningOn(state)) return;
     const bool wasOff = p.transmit == LinkPowerState::kOff;
     p.transmit = state;
-    if (state == LinkPowerState::kOn) guard_.recordOn(linkOf(p), txDir(p));
+    if (state == LinkPowerState::kOn) {
+      guard_.recordOn(linkOf(p), txDir(p));
+      if (wholeLink_) guard_.recordOn(linkOf(p), fabric::Direction::kDown);
+      guard_.noteOn(linkOf(p), sched_.now());
+    }
     if (state == LinkPowerState::kOff && !wasOff) notifyPeer(p, false);
   }
 }
@@ -210,6 +230,7 @@ void SwitchAgent::propagate() {
 
 // Down links all on iff the switch is in the MT or any input link is on.
 void SwitchAgent::applyDownRule() {
+  if (wholeLink_) return;
   const bool want = policies::downLinksOn(isMt_, anyInputOn());
   for (PortState& p : ports_) {
     if (p.up || isOnOrTurningOn(p.transmit) == want) continue;
@@ -224,7 +245,7 @@ void SwitchAgent::failSafe(const std::string& why) {
   if (stopped_) return;
   stopped_ = true;
   for (PortState& p : ports_) {
-    if (isOnOrTurningOn(p.transmit)) continue;
+    if (isOnOrTurningOn(p.transmit) || (wholeLink_ && !p.up)) continue;
     DecisionRecord rec;
     rec.source = "fail-safe";
     rec.refused = why;

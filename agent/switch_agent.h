@@ -18,6 +18,7 @@ struct AgentConfig {
   TimePs checkPeriodPs = 2'000'000;  // 2000 cycles of 1 ns
   TimePs controlLatencyPs = 0;       // neighbour messages
   bool gating = true;                // false: observe only (all-on baseline)
+  RateLimits rateLimits;             // turn-off limits (real fabrics)
   // E_INVALID naming the field: valid thresholds, a positive period.
   Status validate() const;
 };
@@ -77,6 +78,9 @@ class SwitchAgent {
   NeighborChannel& channel_;
   DecisionSink sink_;
   bool isMt_;
+  // InfiniBand gates a link as one unit: the lower switch's agent decides for
+  // the link from its up-link utilization; down ports follow their links.
+  bool wholeLink_;
   int mtUpIndex_ = -1;
   std::vector<PortState> ports_;    // cabled ports
   std::vector<std::size_t> upIdx_;  // indices into ports_, ascending port number

@@ -1,0 +1,449 @@
+#include "ib_backend/ib_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+
+namespace ebb::ib {
+
+using agent::LinkPowerState;
+using fabric::LinkId;
+using fabric::PortId;
+using fabric::SwitchId;
+
+struct IbBackend::Walk {
+  std::function<void(Status)> done;
+  int inFlight = 0;
+  Status error;
+};
+
+IbBackend::IbBackend(const fabric::Topology& topo, MadTransport& transport,
+                     agent::Scheduler& scheduler, IbBackendOptions opts)
+    : topo_(topo),
+      mad_(transport),
+      sched_(scheduler),
+      opts_(std::move(opts)),
+      sw_(topo.numSwitches()),
+      linkUp_(topo.numLinks(), 1),
+      gen_(topo.numLinks(), 0) {
+  for (std::size_t s = 0; s < sw_.size(); ++s) {
+    sw_[s].ports.resize(topo.switches()[s].ports.size());
+  }
+}
+
+template <class T>
+void IbBackend::later(Done<T> done, Result<T> r) {
+  sched_.after(0, agent::Phase::kBackend,
+               [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+}
+
+MadAddress IbBackend::drTo(SwitchId s) const {
+  MadAddress a;
+  a.mgmtClass = MgmtClass::kSmiDirect;
+  a.path = sw_[s.value()].path;
+  return a;
+}
+
+bool IbBackend::allowed(SwitchId s) const { return opts_.allowGuids.count(topo_.sw(s).guid) > 0; }
+
+void IbBackend::initialize(std::function<void(Status)> done) {
+  MadAddress local;
+  local.path.hops = {0};
+  mad_.send(local, buildRequest(local, Method::kGet, Attr::kNodeInfo, 0, opts_.mKey),
+            [this, done = std::move(done)](Result<MadBytes> r) {
+              if (!r) {
+                return done(Status(r.status().code(),
+                                   "reading the local node's NodeInfo: " + r.status().message()));
+              }
+              const NodeInfo n = parseNodeInfo(*r);
+              if (n.isSwitch) {
+                first_ = topo_.findSwitchByGuid(n.nodeGuid);
+                attach_.hops = {0};
+              } else {
+                for (std::size_t h = 0; h < topo_.numHosts(); ++h) {
+                  if (topo_.hosts()[h].guid != n.nodeGuid) continue;
+                  first_ = topo_.leafOf(fabric::HostId(static_cast<std::uint32_t>(h)));
+                  attach_.hops = {0, n.localPort};
+                }
+              }
+              if (!first_) {
+                return done(Status(
+                    ErrorCode::kNotFound,
+                    fmt::format("the local node (GUID 0x{:016x}) is not in the topology: give ebb "
+                                "the topology of this fabric (ibnetdiscover output)",
+                                n.nodeGuid)));
+              }
+              auto w = std::make_shared<Walk>();
+              w->done = done;
+              sw_[first_->value()].path = attach_;
+              visit(w, *first_);
+            });
+}
+
+// Reads one switch (NodeInfo, then PortInfo of port 0 and every cabled port)
+// and walks on through the switch links that are up.
+void IbBackend::visit(std::shared_ptr<Walk> w, SwitchId s) {
+  sw_[s.value()].visited = true;
+  ++w->inFlight;
+  const MadAddress to = drTo(s);
+  auto finishOne = [this, w] {
+    if (--w->inFlight > 0) return;
+    if (w->error.isOk()) {
+      for (std::size_t l = 0; l < topo_.numLinks(); ++l) {
+        const fabric::Link& L = topo_.links()[l];
+        if (!L.lowerIsHost && !sw_[L.lower.sw.value()].visited && !sw_[L.upper.sw.value()].visited) {
+          linkUp_[l] = 0;  // both ends out of reach: nothing can be up there
+        }
+      }
+      recomputeRoutes();
+      for (std::size_t i = 0; i < sw_.size(); ++i) {
+        if (sw_[i].reachable && sw_[i].lid == 0) {
+          w->error = Status(ErrorCode::kUnavailable,
+                            fmt::format("switch {} has no LID yet: is OpenSM running and has the "
+                                        "subnet come up?",
+                                        topo_.switches()[i].name));
+          break;
+        }
+      }
+    }
+    w->done(w->error);
+  };
+  mad_.send(to, buildRequest(to, Method::kGet, Attr::kNodeInfo, 0, opts_.mKey),
+            [this, w, s, to, finishOne](Result<MadBytes> r) {
+              const fabric::Switch& sw = topo_.sw(s);
+              if (!r) {
+                if (w->error.isOk()) {
+                  w->error = Status(r.status().code(), fmt::format("switch {} at {}: {}", sw.name,
+                                                                   to.toString(),
+                                                                   r.status().message()));
+                }
+                return finishOne();
+              }
+              const NodeInfo n = parseNodeInfo(*r);
+              if (!n.isSwitch || n.nodeGuid != sw.guid) {
+                if (w->error.isOk()) {
+                  w->error = Status(
+                      ErrorCode::kInvalidArgument,
+                      fmt::format("topology mismatch at {}: the topology has switch {} (GUID "
+                                  "0x{:016x}) there, the fabric has {} GUID 0x{:016x}",
+                                  to.toString(), sw.name, sw.guid,
+                                  n.isSwitch ? "a switch with" : "a non-switch node with",
+                                  n.nodeGuid));
+                }
+                return finishOne();
+              }
+              auto left = std::make_shared<std::size_t>(sw.ports.size() + 1);
+              for (std::size_t p = 0; p <= sw.ports.size(); ++p) {
+                const bool cabled = p == 0 || sw.ports[p - 1].role != fabric::PortRole::kUnused;
+                if (!cabled) {
+                  --*left;
+                  continue;
+                }
+                const auto mod = static_cast<std::uint32_t>(p);
+                mad_.send(to, buildRequest(to, Method::kGet, Attr::kPortInfo, mod, opts_.mKey),
+                          [this, w, s, p, left, to, finishOne](Result<MadBytes> pr) {
+                            SwitchState& st = sw_[s.value()];
+                            if (!pr && w->error.isOk()) {
+                              w->error = Status(pr.status().code(),
+                                                fmt::format("{} port {} at {}: {}", topo_.sw(s).name,
+                                                            p, to.toString(), pr.status().message()));
+                            }
+                            if (pr) {
+                              const PortInfo pi = parsePortInfo(*pr);
+                              if (p == 0) {
+                                st.lid = pi.lid;
+                              } else {
+                                st.ports[p - 1] = pi;
+                                const fabric::Port& port = topo_.sw(s).ports[p - 1];
+                                if (pi.phys != PhysState::kLinkUp) linkUp_[port.link.value()] = 0;
+                              }
+                            }
+                            if (--*left > 0) return;
+                            if (w->error.isOk()) {
+                              const fabric::Switch& me = topo_.sw(s);
+                              for (std::uint16_t q = 0; q < me.ports.size(); ++q) {
+                                const fabric::Port& port = me.ports[q];
+                                if (port.role == fabric::PortRole::kUnused) continue;
+                                const fabric::Link& L = topo_.link(port.link);
+                                if (L.lowerIsHost || !linkUp_[port.link.value()]) continue;
+                                const SwitchId peer = L.lower.sw == s ? L.upper.sw : L.lower.sw;
+                                if (sw_[peer.value()].visited) continue;
+                                sw_[peer.value()].path =
+                                    st.path.extended(static_cast<std::uint8_t>(q + 1));
+                                visit(w, peer);
+                              }
+                            }
+                            finishOne();
+                          });
+              }
+              if (*left == 0) finishOne();
+            });
+}
+
+// Directed routes: breadth first from the switch we attach at, over switch
+// links that are up, so a route never crosses a link ebb turned off.
+void IbBackend::recomputeRoutes() {
+  for (SwitchState& st : sw_)
+    st.reachable = false;
+  if (!first_) return;
+  std::deque<SwitchId> q{*first_};
+  sw_[first_->value()].reachable = true;
+  sw_[first_->value()].path = attach_;
+  while (!q.empty()) {
+    const SwitchId s = q.front();
+    q.pop_front();
+    const fabric::Switch& me = topo_.sw(s);
+    for (std::uint16_t p = 0; p < me.ports.size(); ++p) {
+      if (me.ports[p].role == fabric::PortRole::kUnused) continue;
+      const fabric::Link& L = topo_.link(me.ports[p].link);
+      if (L.lowerIsHost || !linkUp_[me.ports[p].link.value()]) continue;
+      const SwitchId peer = L.lower.sw == s ? L.upper.sw : L.lower.sw;
+      if (sw_[peer.value()].reachable) continue;
+      sw_[peer.value()].reachable = true;
+      sw_[peer.value()].path = sw_[s.value()].path.extended(static_cast<std::uint8_t>(p + 1));
+      q.push_back(peer);
+    }
+  }
+}
+
+fabric::LinkStates IbBackend::linkStates() const {
+  fabric::LinkStates ls(topo_.numLinks(), true);
+  for (std::size_t l = 0; l < linkUp_.size(); ++l) {
+    ls.setLink(LinkId(static_cast<std::uint32_t>(l)), linkUp_[l] != 0);
+  }
+  return ls;
+}
+
+double IbBackend::bandwidthOf(SwitchId s, std::uint16_t port) const {
+  const auto& ports = sw_[s.value()].ports;
+  double gbps = ports[port].gbps();
+  for (const PortInfo& pi : ports) {
+    if (gbps <= 0) gbps = std::max(gbps, pi.gbps());
+  }
+  if (gbps <= 0) gbps = 32.0;  // 4x QDR
+  return gbps / 8000.0;        // Gb/s -> bytes per picosecond
+}
+
+void IbBackend::discoverPorts(SwitchId sw, Done<std::vector<agent::PortDescription>> done) {
+  std::vector<agent::PortDescription> out;
+  const fabric::Switch& me = topo_.sw(sw);
+  for (std::uint16_t p = 0; p < me.ports.size(); ++p) {
+    if (me.ports[p].role == fabric::PortRole::kUnused) continue;
+    const LinkPowerState st =
+        linkUp_[me.ports[p].link.value()] ? LinkPowerState::kOn : LinkPowerState::kOff;
+    out.push_back({p, me.ports[p].role, bandwidthOf(sw, p), st, st});
+  }
+  later<std::vector<agent::PortDescription>>(std::move(done), std::move(out));
+}
+
+void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
+  SwitchState& st = sw_[sw.value()];
+  const fabric::Switch& me = topo_.sw(sw);
+  bool anyUp = false;
+  for (const fabric::Port& p : me.ports) {
+    if (p.role != fabric::PortRole::kUnused && linkUp_[p.link.value()]) anyUp = true;
+  }
+  if (!anyUp) {  // a dark switch: nothing can have moved, and it cannot be reached
+    agent::CounterSample s{sched_.now(), st.last};
+    return later<agent::CounterSample>(std::move(done), std::move(s));
+  }
+  if (!st.reachable || st.lid == 0) {
+    return later<agent::CounterSample>(
+        std::move(done), Status(ErrorCode::kUnavailable,
+                                fmt::format("switch {} is not reachable", me.name)));
+  }
+  struct Sweep {
+    agent::CounterSample sample;
+    std::size_t left = 0;
+    Status error;
+    TimePs start = 0;
+    Done<agent::CounterSample> done;
+  };
+  auto sweep = std::make_shared<Sweep>();
+  sweep->start = sched_.now();
+  sweep->done = std::move(done);
+  MadAddress to;
+  to.mgmtClass = MgmtClass::kPerf;
+  to.lid = st.lid;
+  for (std::uint16_t p = 0; p < me.ports.size(); ++p) {
+    if (me.ports[p].role != fabric::PortRole::kUnused) ++sweep->left;
+  }
+  for (std::uint16_t p = 0; p < me.ports.size(); ++p) {
+    if (me.ports[p].role == fabric::PortRole::kUnused) continue;
+    MadBytes req = buildRequest(to, Method::kGet, Attr::kPortCountersExt, 0);
+    setCounterPortSelect(req, static_cast<std::uint8_t>(p + 1));
+    mad_.send(to, req, [this, sweep, sw, p](Result<MadBytes> r) {
+      if (r) {
+        const PortCountersExt c = parsePortCountersExt(*r);
+        sweep->sample.ports.push_back({p, c.xmitDataWords * 4, c.xmitPkts, 0});
+      } else if (sweep->error.isOk()) {
+        sweep->error = Status(r.status().code(), fmt::format("counters of {}: {}",
+                                                             topo_.describePort({sw, p}),
+                                                             r.status().message()));
+      }
+      if (--sweep->left > 0) return;
+      ++stats_.counterSweeps;
+      stats_.lastSweepPs = sched_.now() - sweep->start;
+      if (!sweep->error.isOk()) return sweep->done(sweep->error);
+      auto& ports = sweep->sample.ports;
+      std::sort(ports.begin(), ports.end(),
+                [](const agent::PortCounters& a, const agent::PortCounters& b) {
+                  return a.index < b.index;
+                });
+      sweep->sample.sampledAt = sched_.now();
+      sw_[sw.value()].last = ports;
+      sweep->done(sweep->sample);
+    });
+  }
+}
+
+void IbBackend::setPhys(PortId end, PhysState phys, std::function<void(Status)> done) {
+  const MadAddress to = drTo(end.sw);
+  const auto mod = static_cast<std::uint32_t>(end.index + 1);
+  const std::string where = topo_.describePort(end);
+  mad_.send(to, buildRequest(to, Method::kGet, Attr::kPortInfo, mod, opts_.mKey),
+            [this, to, end, phys, where, done = std::move(done)](Result<MadBytes> r) {
+              if (!r) return done(Status(r.status().code(), where + ": " + r.status().message()));
+              ++stats_.setsSent;
+              mad_.send(to, buildPortInfoSet(to, static_cast<std::uint8_t>(end.index + 1), *r, phys, 0,
+                                             opts_.mKey),
+                        [phys, where, done](Result<MadBytes> sr) {
+                          if (!sr) {
+                            return done(Status(sr.status().code(),
+                                               fmt::format("setting {} {}: {}", where,
+                                                           physStateName(phys),
+                                                           sr.status().message())));
+                          }
+                          const PortInfo now = parsePortInfo(*sr);
+                          if (phys == PhysState::kDisabled && now.phys != PhysState::kDisabled) {
+                            return done(Status(ErrorCode::kInvalidArgument,
+                                               fmt::format("{} reads {} after Set Disabled", where,
+                                                           physStateName(now.phys))));
+                          }
+                          done(Status::ok());
+                        });
+            });
+}
+
+void IbBackend::applyLinkState(PortId port, bool on, Done<LinkPowerState> done) {
+  const fabric::Port& pp = topo_.sw(port.sw).ports.at(port.index);
+  if (pp.role != fabric::PortRole::kUp) {
+    return later<LinkPowerState>(
+        std::move(done),
+        Status(ErrorCode::kInvalidArgument,
+               fmt::format("{} is not an up port: InfiniBand gates whole links from their lower end",
+                           topo_.describePort(port))));
+  }
+  const LinkId l = pp.link;
+  if (!on && !linkUp_[l.value()]) return later<LinkPowerState>(std::move(done), LinkPowerState::kOff);
+  if (on && linkUp_[l.value()]) return later<LinkPowerState>(std::move(done), LinkPowerState::kOn);
+  const fabric::Link& L = topo_.link(l);
+  std::optional<PortId> end;
+  for (PortId e : {L.lower, L.upper}) {
+    if (!end && sw_[e.sw.value()].reachable && allowed(e.sw)) end = e;
+  }
+  if (!end) {
+    return later<LinkPowerState>(
+        std::move(done),
+        Status(ErrorCode::kUnavailable,
+               fmt::format("link {}: neither end is both reachable and allow-listed",
+                           topo_.describeLink(l))));
+  }
+  if (opts_.dryRun) {
+    ++stats_.setsSuppressed;
+    return later<LinkPowerState>(std::move(done), on ? LinkPowerState::kOn : LinkPowerState::kOff);
+  }
+  const std::uint64_t gen = ++gen_[l.value()];
+  if (!on) {
+    linkUp_[l.value()] = 0;  // no route through it from now on, even before the reply
+    recomputeRoutes();
+  }
+  setPhys(*end, on ? PhysState::kPolling : PhysState::kDisabled,
+          [this, l, on, end, gen, done = std::move(done)](Status s) {
+            if (!s.isOk()) return done(s);
+            if (gen != gen_[l.value()]) return done(on ? LinkPowerState::kTurningOn
+                                                       : LinkPowerState::kOff);
+            if (on) {
+              disabled_.erase(std::remove(disabled_.begin(), disabled_.end(), l), disabled_.end());
+              done(LinkPowerState::kTurningOn);
+              return pollUntilUp(l, *end);
+            }
+            if (std::find(disabled_.begin(), disabled_.end(), l) == disabled_.end()) {
+              disabled_.push_back(l);
+            }
+            if (callback_) callback_->onLinkStateChanged(topo_.link(l).upper, LinkPowerState::kOff);
+            done(LinkPowerState::kOff);
+          });
+}
+
+// A link retrains on its own after Polling (under ibsim: after the harness's
+// ReLink); ebb re-reads the port until it is LinkUp.
+void IbBackend::pollUntilUp(LinkId l, PortId end) {
+  const std::uint64_t gen = gen_[l.value()];
+  sched_.after(opts_.linkPollPs, agent::Phase::kBackend, [this, l, end, gen] {
+    if (gen != gen_[l.value()]) return;
+    if (!sw_[end.sw.value()].reachable) return pollUntilUp(l, end);
+    const MadAddress to = drTo(end.sw);
+    mad_.send(to,
+              buildRequest(to, Method::kGet, Attr::kPortInfo,
+                           static_cast<std::uint32_t>(end.index + 1), opts_.mKey),
+              [this, l, end, gen](Result<MadBytes> r) {
+                if (gen != gen_[l.value()]) return;
+                if (r && parsePortInfo(*r).phys == PhysState::kLinkUp) return linkChanged(l, true);
+                pollUntilUp(l, end);
+              });
+  });
+}
+
+void IbBackend::linkChanged(LinkId l, bool up) {
+  linkUp_[l.value()] = up ? 1 : 0;
+  recomputeRoutes();
+  if (!callback_) return;
+  const fabric::Link& L = topo_.link(l);
+  const LinkPowerState st = up ? LinkPowerState::kOn : LinkPowerState::kOff;
+  if (!L.lowerIsHost) callback_->onLinkStateChanged(L.lower, st);
+  callback_->onLinkStateChanged(L.upper, st);
+}
+
+void IbBackend::restoreAll(std::function<void(Status)> done) {
+  auto links = std::make_shared<std::vector<LinkId>>(disabled_);
+  if (links->empty()) {
+    sched_.after(0, agent::Phase::kBackend, [done] { done(Status::ok()); });
+    return;
+  }
+  auto left = std::make_shared<std::size_t>(links->size());
+  auto error = std::make_shared<Status>();
+  for (LinkId l : *links) {
+    const fabric::Link& L = topo_.link(l);
+    std::optional<PortId> end;
+    for (PortId e : {L.lower, L.upper}) {
+      if (!end && sw_[e.sw.value()].reachable) end = e;
+    }
+    auto one = [this, l, left, error, done](Status s) {
+      if (!s.isOk() && error->isOk()) *error = s;
+      if (s.isOk()) {
+        disabled_.erase(std::remove(disabled_.begin(), disabled_.end(), l), disabled_.end());
+      }
+      if (--*left == 0) done(*error);
+    };
+    if (!end) {
+      one(Status(ErrorCode::kUnavailable,
+                 fmt::format("cannot reach either end of {}", topo_.describeLink(l))));
+      continue;
+    }
+    ++gen_[l.value()];
+    setPhys(*end, PhysState::kPolling, one);
+  }
+}
+
+void IbBackend::applyLpiEnabled(PortId port, bool, Done<bool> done) {
+  later<bool>(std::move(done),
+              Status(ErrorCode::kInvalidArgument,
+                     fmt::format("{}: InfiniBand has no low-power idle (width reduction is the "
+                                 "alternative)",
+                                 topo_.describePort(port))));
+}
+
+}  // namespace ebb::ib

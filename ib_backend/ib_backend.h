@@ -1,0 +1,101 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "agent/backend.h"
+#include "agent/scheduler.h"
+#include "fabric/link_states.h"
+#include "fabric/topology.h"
+#include "ib_backend/mad_transport.h"
+
+namespace ebb::ib {
+
+struct IbBackendOptions {
+  bool dryRun = false;                  // decide and log, never send a Set
+  std::set<std::uint64_t> allowGuids;   // switches ebb may Set; empty = read-only
+  std::uint64_t mKey = 0;               // M_Key for SMPs to protected switches
+  TimePs linkPollPs = 100'000'000'000;  // re-read a port being enabled this often
+};
+
+struct IbBackendStats {
+  std::uint64_t setsSent = 0;
+  std::uint64_t setsSuppressed = 0;  // dry run
+  std::uint64_t counterSweeps = 0;
+  TimePs lastSweepPs = 0;  // duration of the last counter read of one switch
+};
+
+// The Backend over a real (or ibsim) InfiniBand subnet (MECHANISMS.md §6).
+// The topology comes from a file or from `ebb topo --from-ibnetdiscover` and
+// is checked against the fabric: every reachable switch's GUID along its
+// directed route. Links are gated whole: Set(PortInfo) PhysPortState=Disabled
+// at one end takes both directions down; Polling re-enables and the link
+// retrains. A link is gated from its lower end when that switch is reachable
+// and allow-listed, else from its upper end. SMPs go by directed route along
+// links that are up, so a switch stays reachable while any path to it is on;
+// PMA queries go to the switch's LID (OpenSM must have assigned LIDs).
+class IbBackend final : public agent::Backend {
+ public:
+  IbBackend(const fabric::Topology& topo, MadTransport& transport, agent::Scheduler& scheduler,
+            IbBackendOptions opts);
+
+  // Finds the local port in the topology, walks the fabric by directed route
+  // checking GUIDs, and reads every cabled port's state and each switch's LID.
+  // Errors name the switch, its route and the rule.
+  void initialize(std::function<void(Status)> done);
+  // Which links are up, as read (valid after initialize).
+  fabric::LinkStates linkStates() const;
+  bool reachable(fabric::SwitchId sw) const { return sw_[sw.value()].reachable; }
+  const std::vector<fabric::LinkId>& disabledLinks() const { return disabled_; }
+  // Sets Polling on every link this backend disabled; done after the last reply.
+  void restoreAll(std::function<void(Status)> done);
+  const IbBackendStats& stats() const { return stats_; }
+
+  agent::Capabilities capabilities() const override { return {false, false, true}; }
+  void setCallback(agent::BackendCallback* callback) override { callback_ = callback; }
+  void discoverPorts(fabric::SwitchId sw, Done<std::vector<agent::PortDescription>> done) override;
+  void requestCounters(fabric::SwitchId sw, Done<agent::CounterSample> done) override;
+  void applyLinkState(fabric::PortId port, bool on, Done<agent::LinkPowerState> done) override;
+  void applyLpiEnabled(fabric::PortId port, bool enabled, Done<bool> done) override;
+
+ private:
+  struct SwitchState {
+    DrPath path;
+    bool reachable = false;
+    bool visited = false;
+    std::uint16_t lid = 0;
+    std::vector<PortInfo> ports;  // by port label
+    std::vector<agent::PortCounters> last;
+    TimePs lastSampleAt = -1;
+  };
+  struct Walk;  // initialize()'s state
+  void visit(std::shared_ptr<Walk> w, fabric::SwitchId s);
+  void recomputeRoutes();
+  MadAddress drTo(fabric::SwitchId s) const;
+  bool allowed(fabric::SwitchId s) const;
+  double bandwidthOf(fabric::SwitchId s, std::uint16_t port) const;
+  void setPhys(fabric::PortId end, PhysState phys, std::function<void(Status)> done);
+  void pollUntilUp(fabric::LinkId link, fabric::PortId end);
+  void linkChanged(fabric::LinkId link, bool up);
+  template <class T>
+  void later(Done<T> done, Result<T> r);
+
+  const fabric::Topology& topo_;
+  MadTransport& mad_;
+  agent::Scheduler& sched_;
+  IbBackendOptions opts_;
+  IbBackendStats stats_;
+  agent::BackendCallback* callback_ = nullptr;
+  std::vector<SwitchState> sw_;
+  std::vector<char> linkUp_;  // by link: physically up as last read or set
+  std::vector<std::uint64_t> gen_;  // by link: bumped by every Set, stops stale polls
+  std::vector<fabric::LinkId> disabled_;
+  DrPath attach_;                       // route to the first switch
+  std::optional<fabric::SwitchId> first_;  // the switch we attach at (or next to)
+};
+
+}  // namespace ebb::ib
