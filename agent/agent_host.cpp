@@ -31,6 +31,7 @@ void AgentHost::start(const std::vector<fabric::SwitchId>& switches) {
   for (fabric::SwitchId s : switches) {
     agents_.push_back(std::make_unique<SwitchAgent>(s, topo_, mt_, cfg_, backend_, sched_, guard_,
                                                     channel_, sink_));
+    agents_.back()->setFailSafeHook(failSafeHook_);
     bySwitch_[s.value()] = agents_.back().get();
   }
   for (std::size_t i = agents_.size() - switches.size(); i < agents_.size(); ++i) {
@@ -40,6 +41,11 @@ void AgentHost::start(const std::vector<fabric::SwitchId>& switches) {
 
 void AgentHost::onLinkStateChanged(fabric::PortId port, LinkPowerState state) {
   if (SwitchAgent* a = bySwitch_[port.sw.value()]) a->onLinkStateChanged(port.index, state);
+}
+
+void AgentHost::stopAll() {
+  for (auto& a : agents_)
+    a->stop();
 }
 
 void AgentHost::onBackendError(const Status& error) {

@@ -22,6 +22,10 @@ class AgentHost final : public BackendCallback {
   void onLinkStateChanged(fabric::PortId port, LinkPowerState state) override;
   void onBackendError(const Status& error) override;
 
+  // Installed on every agent started afterwards.
+  void setFailSafeHook(SwitchAgent::FailSafeHook hook) { failSafeHook_ = std::move(hook); }
+  // Stops every agent, leaving links as they are.
+  void stopAll();
   SafetyGuard& guard() { return guard_; }
   NeighborChannel& channel() { return channel_; }
   const std::vector<std::unique_ptr<SwitchAgent>>& agents() const { return agents_; }
@@ -39,6 +43,7 @@ class AgentHost final : public BackendCallback {
   std::vector<std::unique_ptr<SwitchAgent>> agents_;
   std::vector<SwitchAgent*> bySwitch_;
   bool failedSafe_ = false;
+  SwitchAgent::FailSafeHook failSafeHook_;
 };
 
 }  // namespace ebb::agent

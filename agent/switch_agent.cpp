@@ -244,6 +244,7 @@ void SwitchAgent::applyDownRule() {
 void SwitchAgent::failSafe(const std::string& why) {
   if (stopped_) return;
   stopped_ = true;
+  if (failSafeHook_) failSafeHook_(sw_, why);
   for (PortState& p : ports_) {
     if (isOnOrTurningOn(p.transmit) || (wholeLink_ && !p.up)) continue;
     DecisionRecord rec;

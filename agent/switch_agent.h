@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "agent/backend.h"
@@ -38,6 +40,11 @@ class SwitchAgent {
   void onLinkStateChanged(std::uint16_t port, LinkPowerState state);
   // Stop gating and turn back on every link this agent turned off.
   void failSafe(const std::string& why);
+  // Called once when this agent fails safe (lost contact, failed action).
+  using FailSafeHook = std::function<void(fabric::SwitchId, const std::string&)>;
+  void setFailSafeHook(FailSafeHook hook) { failSafeHook_ = std::move(hook); }
+  // Stop gating and leave every link as it is (shutdown).
+  void stop() { stopped_ = true; }
   bool stopped() const { return stopped_; }
   fabric::SwitchId id() const { return sw_; }
   std::uint64_t periods() const { return periods_; }
@@ -88,6 +95,7 @@ class SwitchAgent {
   TimePs lastSample_ = -1;
   double lastU_ = 0;
   bool stopped_ = false;
+  FailSafeHook failSafeHook_;
   bool started_ = false;
   std::uint64_t periods_ = 0;
 };

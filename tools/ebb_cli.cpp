@@ -19,6 +19,7 @@ int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   addTopoCommand(app, action);
   addReplayCommand(app, action);
   addGenCommand(app, action);
+  addAgentCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

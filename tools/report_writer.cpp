@@ -40,26 +40,10 @@ std::string csv(const RunOutput& run, int levelPairs) {
   return s;
 }
 
-std::string jsonEscape(const std::string& in) {
-  std::string out;
-  for (char c : in) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 std::string decisionsJsonl(const RunOutput& run) {
   std::string s;
-  for (const agent::DecisionRecord& d : run.decisions) {
-    s += fmt::format(
-        "{{\"time_ps\":{},\"switch\":{},\"port\":{},\"direction\":\"{}\",\"action\":\"{}\","
-        "\"source\":\"{}\",\"rule\":\"{}\",\"measured\":{:.6f},\"threshold\":{:.6f},"
-        "\"effective_threshold\":{:.6f},\"links_on\":{},\"refused\":\"{}\"}}\n",
-        d.time, d.port.sw.value(), d.port.ibPortNumber(), d.up ? "up" : "down",
-        d.turnOn ? "on" : "off", d.source, policies::toString(d.rule), d.measured, d.threshold,
-        d.effectiveThreshold, d.linksOn, jsonEscape(d.refused));
-  }
+  for (const agent::DecisionRecord& d : run.decisions)
+    s += agent::toJsonLine(d) + "\n";
   return s;
 }
 

@@ -1,0 +1,34 @@
+#include "agent/decision.h"
+
+#include <fmt/format.h>
+
+namespace ebb::agent {
+
+std::string jsonEscape(const std::string& in) {
+  std::string out;
+  for (char c : in) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string toJsonLine(const DecisionRecord& d, const std::string& switchName) {
+  const std::string name =
+      switchName.empty() ? "" : fmt::format(",\"switch_name\":\"{}\"", jsonEscape(switchName));
+  return fmt::format(
+      "{{\"time_ps\":{},\"switch\":{}{},\"port\":{},\"direction\":\"{}\",\"action\":\"{}\","
+      "\"source\":\"{}\",\"rule\":\"{}\",\"measured\":{:.6f},\"threshold\":{:.6f},"
+      "\"effective_threshold\":{:.6f},\"links_on\":{},\"refused\":\"{}\"}}",
+      d.time, d.port.sw.value(), name, d.port.ibPortNumber(), d.up ? "up" : "down",
+      d.turnOn ? "on" : "off", d.source, policies::toString(d.rule), d.measured, d.threshold,
+      d.effectiveThreshold, d.linksOn, jsonEscape(d.refused));
+}
+
+}  // namespace ebb::agent

@@ -1,0 +1,99 @@
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <ostream>
+
+#include "configs/config_loader.h"
+#include "configs/overrides.h"
+#include "tools/agent_daemon.h"
+#include "tools/command.h"
+#include "tools/fabric_from_config.h"
+
+namespace ebb::tools {
+namespace {
+
+struct AgentOptions {
+  std::string configPath;
+  std::vector<std::string> overrides;
+  bool dryRun = false;
+  std::string ca;
+  int port = -1;
+  std::string metrics;
+  std::string decisionLog;
+  std::int64_t runForMs = -1;
+  std::int64_t openTimeoutMs = 10000;
+};
+
+int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
+  Result<config::Config> cfg = config::loadConfigFile(o.configPath);
+  if (!cfg) {
+    err << "ebb agent: " << cfg.status().toString() << "\n";
+    return kExitError;
+  }
+  for (const std::string& ov : o.overrides) {
+    if (Status s = config::applyOverride(*cfg, ov); !s.isOk()) {
+      err << "ebb agent: " << s.toString() << "\n";
+      return kExitError;
+    }
+  }
+  config::AgentDaemonSpec* a = cfg->mutable_agent();
+  if (o.dryRun) a->set_dry_run(true);
+  if (!o.ca.empty()) a->set_ca(o.ca);
+  if (o.port >= 0) a->set_ca_port(o.port);
+  if (!o.metrics.empty()) a->set_metrics_listen(o.metrics);
+  if (o.runForMs >= 0) a->set_run_for_ms(o.runForMs);
+  if (!o.decisionLog.empty()) {
+    a->set_decision_log(std::filesystem::absolute(o.decisionLog).string());
+  }
+  const std::string baseDir = std::filesystem::path(o.configPath).parent_path().string();
+  Result<fabric::Topology> topo = topologyFromConfig(cfg->fabric(), baseDir);
+  if (!topo) {
+    err << "ebb agent: " << o.configPath << ": " << topo.status().toString() << "\n";
+    return kExitError;
+  }
+  Result<DaemonSettings> s = buildDaemonSettings(*cfg, baseDir, *topo);
+  if (!s) {
+    err << "ebb agent: " << o.configPath << ": " << s.status().toString() << "\n";
+    return kExitError;
+  }
+  if (o.openTimeoutMs <= 0) {
+    err << "ebb agent: --open-timeout-ms must be > 0\n";
+    return kExitUsage;
+  }
+  s->openTimeoutPs = o.openTimeoutMs * 1'000'000'000;
+  return runAgentDaemon(*s, *topo, out, err);
+}
+
+}  // namespace
+
+void addAgentCommand(CLI::App& app, CommandAction& action) {
+  auto o = std::make_shared<AgentOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "agent",
+      "Run the per-switch agents next to OpenSM on an InfiniBand subnet (or ibsim). Reads the "
+      "fabric's topology from the config (an ibnetdiscover dump or ibsim net file), checks it "
+      "against the subnet by directed route, reads PortCountersExtended every check period and "
+      "disables/enables whole links (PortInfo PhysPortState) without ever disconnecting a host "
+      "pair. Read-only unless switches are allow-listed (agent.allow_switches); --dry-run decides "
+      "and logs without sending a Set. SIGTERM re-enables every link it disabled unless "
+      "agent.keep_state_on_exit. Prometheus metrics on agent.metrics_listen. See docs/ib_agent.md.");
+  cmd->add_option("--config", o->configPath, "ebb config (text protobuf) with fabric, gating, agent")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("overrides", o->overrides, "key=value overrides of config fields");
+  cmd->add_flag("--dry-run", o->dryRun, "decide and log, never send a Set (agent.dry_run)");
+  cmd->add_option("--ca", o->ca, "CA name (agent.ca); default: the first CA");
+  cmd->add_option("--port", o->port, "CA port (agent.ca_port); default: the first active port")
+      ->check(CLI::Range(0, 254));
+  cmd->add_option("--metrics", o->metrics,
+                  "Prometheus endpoint host:port, or 'off' (agent.metrics_listen)");
+  cmd->add_option("--decision-log", o->decisionLog, "JSON-lines decision log (agent.decision_log)");
+  cmd->add_option("--run-for-ms", o->runForMs, "stop after this long (agent.run_for_ms)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--open-timeout-ms", o->openTimeoutMs,
+                  "give up when the umad port does not open in this time (default 10000)");
+  cmd->callback([o, &action] {
+    action = [o](std::ostream& out, std::ostream& err) { return runAgent(*o, out, err); };
+  });
+}
+
+}  // namespace ebb::tools

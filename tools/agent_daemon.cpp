@@ -1,0 +1,347 @@
+#include "tools/agent_daemon.h"
+
+#include <fmt/format.h>
+
+#include <boost/asio/signal_set.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <map>
+#include <thread>
+
+#include "agent/agent_host.h"
+#include "fabric/minimal_tree.h"
+#include "ib_backend/asio_scheduler.h"
+#include "tools/metrics_server.h"
+
+namespace ebb::tools {
+namespace {
+
+constexpr TimePs kMs = 1'000'000'000;
+
+Status invalid(std::string m) { return {ErrorCode::kInvalidArgument, std::move(m)}; }
+
+Result<std::uint64_t> parseGuid(const std::string& field, const std::string& text) {
+  std::size_t used = 0;
+  std::uint64_t v = 0;
+  try {
+    v = std::stoull(text, &used, 0);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size()) {
+    return invalid(fmt::format("{}: '{}' is not a GUID (write it as 0x0002c90000000000)", field,
+                               text));
+  }
+  return v;
+}
+
+Status nonNegative(const char* field, std::int64_t v) {
+  return v < 0 ? invalid(fmt::format("agent.{}: must be >= 0 (is {})", field, v)) : Status::ok();
+}
+
+}  // namespace
+
+Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std::string& baseDir,
+                                           const fabric::Topology& topo) {
+  DaemonSettings s;
+  const config::AgentDaemonSpec& a = cfg.agent();
+  for (auto [field, v] : {std::pair{"check_period_ms", a.check_period_ms()},
+                          std::pair{"rate_window_ms", a.rate_window_ms()},
+                          std::pair{"min_dwell_ms", a.min_dwell_ms()},
+                          std::pair{"mad_timeout_ms", a.mad_timeout_ms()},
+                          std::pair{"link_poll_ms", a.link_poll_ms()},
+                          std::pair{"run_for_ms", a.run_for_ms()},
+                          std::pair{"max_off_per_window", std::int64_t{a.max_off_per_window()}},
+                          std::pair{"mad_retries", std::int64_t{a.mad_retries()}},
+                          std::pair{"max_outstanding", std::int64_t{a.max_outstanding()}},
+                          std::pair{"ca_port", std::int64_t{a.ca_port()}}}) {
+    if (Status st = nonNegative(field, v); !st.isOk()) return st;
+  }
+  s.port.caName = a.ca();
+  s.port.port = a.ca_port();
+  s.transport.timeoutPs = (a.mad_timeout_ms() == 0 ? 200 : a.mad_timeout_ms()) * kMs;
+  s.transport.retries = a.mad_retries() == 0 ? 2 : a.mad_retries();
+  s.transport.maxOutstanding = a.max_outstanding() == 0 ? 16 : a.max_outstanding();
+  if (Status st = s.transport.validate(); !st.isOk()) return invalid("agent." + st.message());
+
+  // Gating: the same policies and thresholds as in the emulator.
+  const auto& g = cfg.gating();
+  const double uOn = g.u_on() == 0 ? 0.15 : g.u_on();
+  switch (g.policy()) {
+    case config::GatingSpec::STATIC:
+      s.agent.thresholds = policies::Thresholds::makeStatic(g.u_off(), uOn);
+      s.policyName = fmt::format("static [{}, {}]", g.u_off(), uOn);
+      break;
+    case config::GatingSpec::ALL_ON:
+      s.agent.gating = false;
+      s.policyName = "observe only (gating.policy ALL_ON)";
+      break;
+    default:
+      s.agent.thresholds = policies::Thresholds::makeDynamic(uOn);
+      s.policyName = fmt::format("dynamic [U_on={}]", uOn);
+      break;
+  }
+  s.agent.checkPeriodPs = (a.check_period_ms() == 0 ? 1000 : a.check_period_ms()) * kMs;
+  s.agent.rateLimits.maxOffPerWindow = a.max_off_per_window();
+  s.agent.rateLimits.windowPs =
+      a.rate_window_ms() == 0 ? s.agent.checkPeriodPs : a.rate_window_ms() * kMs;
+  s.agent.rateLimits.minDwellPs = a.min_dwell_ms() * kMs;
+  if (Status st = s.agent.validate(); !st.isOk()) return invalid(st.message());
+
+  s.backend.dryRun = a.dry_run();
+  s.backend.linkPollPs = (a.link_poll_ms() == 0 ? 100 : a.link_poll_ms()) * kMs;
+  if (!a.m_key().empty()) {
+    auto k = parseGuid("agent.m_key", a.m_key());
+    if (!k) return k.status();
+    s.backend.mKey = *k;
+  }
+  for (int i = 0; i < a.allow_switches_size(); ++i) {
+    const std::string field = fmt::format("agent.allow_switches[{}]", i);
+    auto guid = parseGuid(field, a.allow_switches(i));
+    if (!guid) return guid.status();
+    const auto sw = topo.findSwitchByGuid(*guid);
+    if (!sw) {
+      return invalid(fmt::format("{}: 0x{:016x} is not a switch of the topology", field, *guid));
+    }
+    if (!s.backend.allowGuids.insert(*guid).second) continue;
+    s.managed.push_back(*sw);
+  }
+  std::sort(s.managed.begin(), s.managed.end());
+  s.keepStateOnExit = a.keep_state_on_exit();
+  s.metricsListen = a.metrics_listen().empty() ? "127.0.0.1:9464" : a.metrics_listen();
+  if (s.metricsListen == "off") s.metricsListen.clear();
+  if (!a.decision_log().empty()) {
+    const std::filesystem::path p(a.decision_log());
+    s.decisionLog = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();
+  }
+  s.runForPs = a.run_for_ms() * kMs;
+  return s;
+}
+
+namespace {
+
+// What the daemon counts for its metrics and its summary.
+struct DaemonCounters {
+  std::map<std::string, std::uint64_t> decisions;  // by "source,action,refused"
+  std::uint64_t failSafe = 0;
+};
+
+std::string renderMetrics(const fabric::Topology& topo, const ib::IbBackend& backend,
+                          const ib::MadTransport& mad, const agent::AgentHost& host,
+                          const DaemonCounters& c) {
+  std::string m;
+  const fabric::LinkStates ls = backend.linkStates();
+  std::map<int, std::pair<int, int>> byLevel;  // upper-switch level -> on, off
+  int on = 0, all = 0;
+  for (std::size_t l = 0; l < topo.numLinks(); ++l) {
+    const fabric::Link& L = topo.links()[l];
+    if (L.lowerIsHost) continue;
+    const bool up = ls.isFullyOn(fabric::LinkId(static_cast<std::uint32_t>(l)));
+    auto& e = byLevel[topo.sw(L.upper.sw).level];
+    (up ? e.first : e.second) += 1;
+    on += up ? 1 : 0;
+    ++all;
+  }
+  m += "# HELP ebb_links Switch-to-switch links by the level of their upper switch and state.\n"
+       "# TYPE ebb_links gauge\n";
+  for (const auto& [level, n] : byLevel) {
+    m += fmt::format("ebb_links{{level=\"{}\",state=\"on\"}} {}\n", level, n.first);
+    m += fmt::format("ebb_links{{level=\"{}\",state=\"off\"}} {}\n", level, n.second);
+  }
+  m += "# HELP ebb_link_power_relative Estimated switch-link power relative to all links on.\n"
+       "# TYPE ebb_link_power_relative gauge\n";
+  m += fmt::format("ebb_link_power_relative {:.6f}\n",
+                   all == 0 ? 1.0 : static_cast<double>(on) / all);
+  m += "# HELP ebb_decisions_total Gating decisions by source, action and outcome.\n"
+       "# TYPE ebb_decisions_total counter\n";
+  for (const auto& [key, n] : c.decisions)
+    m += fmt::format("ebb_decisions_total{{{}}} {}\n", key, n);
+  const ib::TransportStats& t = mad.stats();
+  m += fmt::format(
+      "# TYPE ebb_mads_sent_total counter\nebb_mads_sent_total {}\n"
+      "# TYPE ebb_mads_failed_total counter\nebb_mads_failed_total {}\n"
+      "# TYPE ebb_mads_timeouts_total counter\nebb_mads_timeouts_total {}\n"
+      "# TYPE ebb_mads_malformed_total counter\nebb_mads_malformed_total {}\n"
+      "# TYPE ebb_mads_outstanding gauge\nebb_mads_outstanding {}\n"
+      "# TYPE ebb_mads_queued gauge\nebb_mads_queued {}\n",
+      t.sent, t.failed, t.timeouts, t.malformed, t.outstanding, t.queued);
+  const ib::IbBackendStats& b = backend.stats();
+  m += fmt::format(
+      "# TYPE ebb_port_sets_total counter\nebb_port_sets_total {}\n"
+      "# HELP ebb_port_sets_suppressed_total Sets a dry run decided but did not send.\n"
+      "# TYPE ebb_port_sets_suppressed_total counter\nebb_port_sets_suppressed_total {}\n"
+      "# HELP ebb_period_seconds Time of the last counter read of one switch.\n"
+      "# TYPE ebb_period_seconds gauge\nebb_period_seconds {:.6f}\n"
+      "# TYPE ebb_agents gauge\nebb_agents {}\n"
+      "# TYPE ebb_agents_failed_safe gauge\nebb_agents_failed_safe {}\n",
+      b.setsSent, b.setsSuppressed, static_cast<double>(b.lastSweepPs) * 1e-12,
+      host.agents().size(), c.failSafe);
+  return m;
+}
+
+// Opens the umad port on a helper thread: under ibsim the preload library
+// retries forever while no simulator listens, and a daemon must not hang.
+Result<std::unique_ptr<ib::UmadTransport>> openPort(ib::AsioScheduler& sched,
+                                                    const DaemonSettings& s) {
+  auto task = std::make_shared<std::packaged_task<Result<std::unique_ptr<ib::UmadTransport>>()>>(
+      [&sched, s] { return ib::UmadTransport::open(sched, s.port, s.transport); });
+  auto fut = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  if (fut.wait_for(std::chrono::nanoseconds(s.openTimeoutPs / 1000)) != std::future_status::ready) {
+    return Status(ErrorCode::kUnavailable,
+                  fmt::format("opening the umad port took more than {} s: no HCA answers (under "
+                              "ibsim: is ibsim running with this IBSIM_SOCKNAME?)",
+                              s.openTimeoutPs / (1000 * kMs)));
+  }
+  return fut.get();
+}
+
+}  // namespace
+
+int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::ostream& out,
+                   std::ostream& err) {
+  std::signal(SIGPIPE, SIG_IGN);
+  boost::asio::io_context io;
+  ib::AsioScheduler sched(io);
+  auto opened = openPort(sched, s);
+  if (!opened) {
+    err << "ebb agent: " << opened.status().toString() << "\n";
+    std::fflush(nullptr);
+    std::_Exit(1);  // the open thread may still be blocked inside libumad2sim
+  }
+  std::unique_ptr<ib::UmadTransport> mad = std::move(*opened);
+  ib::IbBackend backend(topo, *mad, sched, s.backend);
+
+  bool initDone = false;
+  Status initStatus;
+  backend.initialize([&](Status st) {
+    initStatus = std::move(st);
+    initDone = true;
+  });
+  while (!initDone && io.run_one()) {
+  }
+  if (!initStatus.isOk()) {
+    err << "ebb agent: cannot start: " << initStatus.toString() << "\n";
+    return 1;
+  }
+  Result<fabric::MinimalTree> mtr = fabric::MinimalTree::build(topo);
+  if (!mtr) {
+    err << "ebb agent: " << mtr.status().toString() << "\n";
+    return 1;
+  }
+  const fabric::MinimalTree& mt = *mtr;
+  const fabric::LinkStates initial = backend.linkStates();
+  std::size_t reachable = 0, linksDown = 0;
+  for (std::size_t i = 0; i < topo.numSwitches(); ++i) {
+    reachable += backend.reachable(fabric::SwitchId(static_cast<std::uint32_t>(i))) ? 1u : 0u;
+  }
+  for (std::size_t l = 0; l < topo.numLinks(); ++l) {
+    linksDown += initial.isFullyOn(fabric::LinkId(static_cast<std::uint32_t>(l))) ? 0u : 1u;
+  }
+  const char* mode = s.managed.empty() ? "read-only (no switch is allow-listed)"
+                     : s.backend.dryRun ? "dry run (decides and logs, never sets)"
+                                        : "active";
+  out << fmt::format(
+      "ebb agent: {} switches ({} reachable), {} links ({} down); {} switches managed; policy "
+      "{}; check period {} ms; mode: {}\n",
+      topo.numSwitches(), reachable, topo.numLinks(), linksDown, s.managed.size(), s.policyName,
+      s.agent.checkPeriodPs / kMs, mode);
+
+  std::ofstream log;
+  if (!s.decisionLog.empty()) {
+    log.open(s.decisionLog, std::ios::app);
+    if (!log) {
+      err << "ebb agent: E_IO: cannot write the decision log " << s.decisionLog << "\n";
+      return 1;
+    }
+  }
+  DaemonCounters counters;
+  auto sink = [&](const agent::DecisionRecord& d) {
+    const std::string name = topo.sw(d.port.sw).name;
+    const std::string key = fmt::format("source=\"{}\",action=\"{}\",refused=\"{}\"", d.source,
+                                        d.turnOn ? "on" : "off", d.refused.empty() ? "no" : "yes");
+    ++counters.decisions[key];
+    if (log.is_open()) log << agent::toJsonLine(d, name) << "\n" << std::flush;
+    out << fmt::format("{:.3f}s {} {} {}{}\n", static_cast<double>(d.time) * 1e-12,
+                       topo.describePort(d.port), d.turnOn ? "on" : "off", d.source,
+                       d.refused.empty() ? "" : ": " + d.refused)
+        << std::flush;
+  };
+  agent::AgentHost host(topo, mt, s.agent, backend, sched, initial, sink);
+  host.setFailSafeHook([&](fabric::SwitchId sw, const std::string& why) {
+    ++counters.failSafe;
+    err << fmt::format("ebb agent: {} failed safe (stops gating, re-enables what it disabled): {}\n",
+                       topo.sw(sw).name, why)
+        << std::flush;
+  });
+  if (Status c = host.guard().checkAll(); !c.isOk()) {
+    err << "ebb agent: warning: the fabric as read is not fully connected (" << c.message()
+        << "); ebb will not turn anything off that makes it worse\n";
+  }
+  host.start(s.managed);
+
+  std::unique_ptr<MetricsServer> metrics;
+  if (!s.metricsListen.empty()) {
+    auto m = MetricsServer::start(io, s.metricsListen, [&] {
+      return renderMetrics(topo, backend, *mad, host, counters);
+    });
+    if (!m) {
+      err << "ebb agent: " << m.status().toString() << "\n";
+      return 1;
+    }
+    metrics = std::move(*m);
+    out << fmt::format("ebb agent: metrics on http://{}/metrics (port {})\n", s.metricsListen,
+                       metrics->port());
+  }
+
+  int exitCode = 0;
+  bool stopping = false;
+  auto shutdown = [&](const std::string& why) {
+    if (stopping) return;
+    stopping = true;
+    out << "ebb agent: stopping (" << why << ")\n" << std::flush;
+    host.stopAll();
+    if (metrics) metrics->stop();
+    if (s.keepStateOnExit || backend.disabledLinks().empty()) {
+      if (!backend.disabledLinks().empty()) {
+        out << fmt::format("ebb agent: keeping {} links disabled (keep_state_on_exit)\n",
+                           backend.disabledLinks().size());
+      }
+      io.stop();
+      return;
+    }
+    const std::size_t n = backend.disabledLinks().size();
+    backend.restoreAll([&, n](Status st) {
+      if (st.isOk()) {
+        out << fmt::format("ebb agent: re-enabled the {} links it had disabled\n", n);
+      } else {
+        err << "ebb agent: could not re-enable every link: " << st.toString() << "\n";
+        for (fabric::LinkId l : backend.disabledLinks()) {
+          err << "  still disabled: " << topo.describeLink(l) << "\n";
+        }
+        exitCode = 1;
+      }
+      io.stop();
+    });
+  };
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (!ec) shutdown(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  });
+  if (s.runForPs > 0) {
+    sched.after(s.runForPs, agent::Phase::kControl, [&] { shutdown("run_for_ms elapsed"); });
+  }
+  io.run();
+  mad->close();
+  out << fmt::format("ebb agent: {} MADs sent, {} failed; {} port Sets; {} agents failed safe\n",
+                     mad->stats().sent, mad->stats().failed, backend.stats().setsSent,
+                     counters.failSafe)
+      << std::flush;
+  return exitCode;
+}
+
+}  // namespace ebb::tools

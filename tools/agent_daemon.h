@@ -1,0 +1,42 @@
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "agent/switch_agent.h"
+#include "common/status.h"
+#include "configs/proto/ebb.pb.h"  // generated
+#include "fabric/topology.h"
+#include "ib_backend/ib_backend.h"
+#include "ib_backend/mad_transport.h"
+#include "ib_backend/umad_transport.h"
+
+namespace ebb::tools {
+
+// Everything `ebb agent` needs, validated before anything touches the fabric.
+struct DaemonSettings {
+  ib::UmadPortSpec port;
+  ib::TransportOptions transport;
+  ib::IbBackendOptions backend;
+  agent::AgentConfig agent;
+  std::vector<fabric::SwitchId> managed;  // allow-listed switches: one agent each
+  bool keepStateOnExit = false;
+  std::string metricsListen = "127.0.0.1:9464";  // empty: off
+  std::string decisionLog;                       // empty: none
+  TimePs runForPs = 0;                           // 0: until a signal
+  TimePs openTimeoutPs = 10'000'000'000'000;     // opening the umad port
+  std::string policyName;
+};
+
+// Reads cfg.agent() and cfg.gating() against the topology: GUIDs in the
+// allow-list must name switches of the topology, periods and limits must be
+// positive. Errors name the field and the rule ("agent.allow_switches[2]:
+// 0x... is not a switch of the topology").
+Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std::string& baseDir,
+                                           const fabric::Topology& topo);
+
+// Runs the daemon until SIGTERM/SIGINT or run_for; returns the exit code.
+int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::ostream& out,
+                   std::ostream& err);
+
+}  // namespace ebb::tools
