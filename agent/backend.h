@@ -34,6 +34,9 @@ struct PortCounters {
 
 struct CounterSample {
   TimePs sampledAt = 0;
+  // The backend could not read this period (e.g. a subnet re-sweep in
+  // progress): the agent skips the period instead of deciding on old data.
+  bool stale = false;
   std::vector<PortCounters> ports;  // cabled ports, ascending index
 };
 

@@ -12,9 +12,9 @@ Status SafetyGuard::checkTurnOff(fabric::LinkId link, fabric::Direction dir) {
   ++checks_;
   const char* d = dir == fabric::Direction::kUp ? "up" : "down";
   if (mt_.containsLink(link)) {
-    return refuse({ErrorCode::kInvalidArgument,
-                   fmt::format("refused: {} ({}) is a minimal-tree link",
-                               topo_.describeLink(link), d)});
+    return refuse(
+        {ErrorCode::kInvalidArgument,
+         fmt::format("refused: {} ({}) is a minimal-tree link", topo_.describeLink(link), d)});
   }
   if (!states_.isOn(link, dir)) return Status::ok();
   states_.set(link, dir, false);
@@ -45,6 +45,43 @@ Status SafetyGuard::checkTurnOffLink(fabric::LinkId link) {
                    fmt::format("refused: turning off {} leaves {}", topo_.describeLink(link),
                                conn_.describe(*pair))});
   }
+  if (Status s = checkManagementReach(link); !s.isOk()) return refuse(s);
+  return Status::ok();
+}
+
+// Breadth first over switch links that are on (both directions), without
+// `without`: every switch with a switch link still on must be reached.
+Status SafetyGuard::checkManagementReach(fabric::LinkId without) const {
+  if (!mgmtRoot_) return Status::ok();
+  std::vector<char> seen(topo_.numSwitches(), 0);
+  std::vector<fabric::SwitchId> stack{*mgmtRoot_};
+  seen[mgmtRoot_->value()] = 1;
+  auto on = [&](fabric::LinkId l) {
+    return l != without && topo_.isSwitchLink(l) && states_.isFullyOn(l);
+  };
+  while (!stack.empty()) {
+    const fabric::SwitchId s = stack.back();
+    stack.pop_back();
+    for (const fabric::Port& p : topo_.sw(s).ports) {
+      if (p.role == fabric::PortRole::kUnused || !on(p.link)) continue;
+      const fabric::Link& L = topo_.link(p.link);
+      const fabric::SwitchId peer = L.lower.sw == s ? L.upper.sw : L.lower.sw;
+      if (seen[peer.value()]) continue;
+      seen[peer.value()] = 1;
+      stack.push_back(peer);
+    }
+  }
+  for (std::size_t i = 0; i < topo_.numSwitches(); ++i) {
+    if (seen[i]) continue;
+    for (const fabric::Port& p : topo_.switches()[i].ports) {
+      if (p.role != fabric::PortRole::kUnused && on(p.link)) {
+        return {ErrorCode::kInvalidArgument,
+                fmt::format("refused: turning off {} leaves {} (links still on) out of reach of "
+                            "the management port",
+                            topo_.describeLink(without), topo_.switches()[i].name)};
+      }
+    }
+  }
   return Status::ok();
 }
 
@@ -58,7 +95,8 @@ Status RateLimits::validate() const {
 }
 
 Status SafetyGuard::checkRate(fabric::LinkId link, TimePs now) {
-  while (!offTimes_.empty() && limits_.windowPs > 0 && offTimes_.front() <= now - limits_.windowPs) {
+  while (!offTimes_.empty() && limits_.windowPs > 0 &&
+         offTimes_.front() <= now - limits_.windowPs) {
     offTimes_.pop_front();
   }
   if (limits_.maxOffPerWindow > 0 &&
@@ -69,11 +107,11 @@ Status SafetyGuard::checkRate(fabric::LinkId link, TimePs now) {
   }
   if (limits_.minDwellPs > 0 && link.value() < onSince_.size() && onSince_[link.value()] >= 0 &&
       now - onSince_[link.value()] < limits_.minDwellPs) {
-    return refuse({ErrorCode::kInvalidArgument,
-                   fmt::format("rate limit: {} came on {} ms ago (minimum dwell {} ms)",
-                               topo_.describeLink(link),
-                               (now - onSince_[link.value()]) / 1'000'000'000,
-                               limits_.minDwellPs / 1'000'000'000)});
+    return refuse(
+        {ErrorCode::kInvalidArgument,
+         fmt::format("rate limit: {} came on {} ms ago (minimum dwell {} ms)",
+                     topo_.describeLink(link), (now - onSince_[link.value()]) / 1'000'000'000,
+                     limits_.minDwellPs / 1'000'000'000)});
   }
   return Status::ok();
 }

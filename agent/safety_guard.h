@@ -2,8 +2,9 @@
 
 #include <cstdint>
 #include <deque>
-#include <vector>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "common/time.h"
@@ -34,6 +35,10 @@ class SafetyGuard {
   Status checkTurnOff(fabric::LinkId link, fabric::Direction dir);
   // The same for both directions at once (whole-link gating on InfiniBand).
   Status checkTurnOffLink(fabric::LinkId link);
+  // On a fabric managed in-band (InfiniBand), the switch the management port
+  // attaches at: checkTurnOffLink() then also refuses a link whose loss would
+  // leave a switch that still has links on out of reach of management.
+  void setManagementRoot(fabric::SwitchId root) { mgmtRoot_ = root; }
   // Rate limits, checked by checkRate(); recordOff/recordOn keep the history.
   void setRateLimits(RateLimits limits) { limits_ = limits; }
   Status checkRate(fabric::LinkId link, TimePs now);
@@ -56,6 +61,8 @@ class SafetyGuard {
     ++refused_;
     return s;
   }
+  Status checkManagementReach(fabric::LinkId without) const;
+  std::optional<fabric::SwitchId> mgmtRoot_;
   RateLimits limits_;
   std::deque<TimePs> offTimes_;
   std::vector<TimePs> onSince_;  // per link: when it last came on (-1: never recorded)

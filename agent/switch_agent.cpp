@@ -102,6 +102,7 @@ bool SwitchAgent::anyInputOn() const {
 
 void SwitchAgent::onSample(const CounterSample& s) {
   ++periods_;
+  if (s.stale) return;
   // u_up: bytes sent on the usable up links over the period, per link capacity.
   double bytes = 0, capacity = 0;
   const TimePs dt = lastSample_ < 0 ? 0 : s.sampledAt - lastSample_;

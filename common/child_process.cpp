@@ -121,6 +121,10 @@ std::optional<int> ChildProcess::wait(std::chrono::milliseconds timeout) {
   return status_;
 }
 
+void ChildProcess::signal(int sig) {
+  if (!status_) ::kill(pid_, sig);
+}
+
 int ChildProcess::stop(std::chrono::milliseconds grace) {
   if (status_) return *status_;
   ::kill(pid_, SIGTERM);
@@ -173,13 +177,20 @@ CommandResult runCommand(ChildProcess::Spec spec, std::chrono::milliseconds time
 
 bool waitForText(const std::string& path, const std::string& needle,
                  std::chrono::milliseconds timeout) {
+  return waitForFile(
+      path, [&](const std::string& text) { return text.find(needle) != std::string::npos; },
+      timeout);
+}
+
+bool waitForFile(const std::string& path, const std::function<bool(const std::string&)>& done,
+                 std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   const int fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   const std::string dir = std::filesystem::path(path).parent_path().string();
   if (fd >= 0) ::inotify_add_watch(fd, dir.c_str(), IN_MODIFY | IN_CREATE | IN_CLOSE_WRITE);
   bool found = false;
   while (true) {
-    if (readWholeFile(path).find(needle) != std::string::npos) {
+    if (done(readWholeFile(path))) {
       found = true;
       break;
     }

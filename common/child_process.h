@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,6 +34,8 @@ class ChildProcess {
   bool running();
   // Waits for exit; the exit status (128+signal if killed), or nullopt on timeout.
   std::optional<int> wait(std::chrono::milliseconds timeout);
+  // Sends `sig` if the child has not exited yet.
+  void signal(int sig);
   // TERM, wait up to `grace`, then KILL; returns the exit status.
   int stop(std::chrono::milliseconds grace);
   // Writes a line to the child's stdin pipe.
@@ -60,6 +63,9 @@ CommandResult runCommand(ChildProcess::Spec spec, std::chrono::milliseconds time
 bool waitForText(const std::string& path, const std::string& needle,
                  std::chrono::milliseconds timeout);
 
+// Waits until `done(content of path)` holds, the same way; false on timeout.
+bool waitForFile(const std::string& path, const std::function<bool(const std::string&)>& done,
+                 std::chrono::milliseconds timeout);
 std::string readWholeFile(const std::string& path);
 
 }  // namespace ebb

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <set>
 
 namespace ebb::ib {
 
@@ -46,7 +47,9 @@ MadAddress IbBackend::drTo(SwitchId s) const {
   return a;
 }
 
-bool IbBackend::allowed(SwitchId s) const { return opts_.allowGuids.count(topo_.sw(s).guid) > 0; }
+bool IbBackend::allowed(SwitchId s) const {
+  return opts_.allowGuids.count(topo_.sw(s).guid) > 0;
+}
 
 void IbBackend::initialize(std::function<void(Status)> done) {
   MadAddress local;
@@ -93,7 +96,8 @@ void IbBackend::visit(std::shared_ptr<Walk> w, SwitchId s) {
     if (w->error.isOk()) {
       for (std::size_t l = 0; l < topo_.numLinks(); ++l) {
         const fabric::Link& L = topo_.links()[l];
-        if (!L.lowerIsHost && !sw_[L.lower.sw.value()].visited && !sw_[L.upper.sw.value()].visited) {
+        if (!L.lowerIsHost && !sw_[L.lower.sw.value()].visited &&
+            !sw_[L.upper.sw.value()].visited) {
           linkUp_[l] = 0;  // both ends out of reach: nothing can be up there
         }
       }
@@ -110,76 +114,75 @@ void IbBackend::visit(std::shared_ptr<Walk> w, SwitchId s) {
     }
     w->done(w->error);
   };
-  mad_.send(to, buildRequest(to, Method::kGet, Attr::kNodeInfo, 0, opts_.mKey),
-            [this, w, s, to, finishOne](Result<MadBytes> r) {
-              const fabric::Switch& sw = topo_.sw(s);
-              if (!r) {
-                if (w->error.isOk()) {
-                  w->error = Status(r.status().code(), fmt::format("switch {} at {}: {}", sw.name,
-                                                                   to.toString(),
-                                                                   r.status().message()));
-                }
-                return finishOne();
-              }
-              const NodeInfo n = parseNodeInfo(*r);
-              if (!n.isSwitch || n.nodeGuid != sw.guid) {
-                if (w->error.isOk()) {
-                  w->error = Status(
-                      ErrorCode::kInvalidArgument,
-                      fmt::format("topology mismatch at {}: the topology has switch {} (GUID "
-                                  "0x{:016x}) there, the fabric has {} GUID 0x{:016x}",
-                                  to.toString(), sw.name, sw.guid,
-                                  n.isSwitch ? "a switch with" : "a non-switch node with",
-                                  n.nodeGuid));
-                }
-                return finishOne();
-              }
-              auto left = std::make_shared<std::size_t>(sw.ports.size() + 1);
-              for (std::size_t p = 0; p <= sw.ports.size(); ++p) {
-                const bool cabled = p == 0 || sw.ports[p - 1].role != fabric::PortRole::kUnused;
-                if (!cabled) {
-                  --*left;
-                  continue;
-                }
-                const auto mod = static_cast<std::uint32_t>(p);
-                mad_.send(to, buildRequest(to, Method::kGet, Attr::kPortInfo, mod, opts_.mKey),
-                          [this, w, s, p, left, to, finishOne](Result<MadBytes> pr) {
-                            SwitchState& st = sw_[s.value()];
-                            if (!pr && w->error.isOk()) {
-                              w->error = Status(pr.status().code(),
-                                                fmt::format("{} port {} at {}: {}", topo_.sw(s).name,
-                                                            p, to.toString(), pr.status().message()));
-                            }
-                            if (pr) {
-                              const PortInfo pi = parsePortInfo(*pr);
-                              if (p == 0) {
-                                st.lid = pi.lid;
-                              } else {
-                                st.ports[p - 1] = pi;
-                                const fabric::Port& port = topo_.sw(s).ports[p - 1];
-                                if (pi.phys != PhysState::kLinkUp) linkUp_[port.link.value()] = 0;
-                              }
-                            }
-                            if (--*left > 0) return;
-                            if (w->error.isOk()) {
-                              const fabric::Switch& me = topo_.sw(s);
-                              for (std::uint16_t q = 0; q < me.ports.size(); ++q) {
-                                const fabric::Port& port = me.ports[q];
-                                if (port.role == fabric::PortRole::kUnused) continue;
-                                const fabric::Link& L = topo_.link(port.link);
-                                if (L.lowerIsHost || !linkUp_[port.link.value()]) continue;
-                                const SwitchId peer = L.lower.sw == s ? L.upper.sw : L.lower.sw;
-                                if (sw_[peer.value()].visited) continue;
-                                sw_[peer.value()].path =
-                                    st.path.extended(static_cast<std::uint8_t>(q + 1));
-                                visit(w, peer);
-                              }
-                            }
-                            finishOne();
-                          });
-              }
-              if (*left == 0) finishOne();
-            });
+  mad_.send(
+      to, buildRequest(to, Method::kGet, Attr::kNodeInfo, 0, opts_.mKey),
+      [this, w, s, to, finishOne](Result<MadBytes> r) {
+        const fabric::Switch& sw = topo_.sw(s);
+        if (!r) {
+          if (w->error.isOk()) {
+            w->error = Status(r.status().code(), fmt::format("switch {} at {}: {}", sw.name,
+                                                             to.toString(), r.status().message()));
+          }
+          return finishOne();
+        }
+        const NodeInfo n = parseNodeInfo(*r);
+        if (!n.isSwitch || n.nodeGuid != sw.guid) {
+          if (w->error.isOk()) {
+            w->error = Status(
+                ErrorCode::kInvalidArgument,
+                fmt::format("topology mismatch at {}: the topology has switch {} (GUID "
+                            "0x{:016x}) there, the fabric has {} GUID 0x{:016x}",
+                            to.toString(), sw.name, sw.guid,
+                            n.isSwitch ? "a switch with" : "a non-switch node with", n.nodeGuid));
+          }
+          return finishOne();
+        }
+        auto left = std::make_shared<std::size_t>(sw.ports.size() + 1);
+        for (std::size_t p = 0; p <= sw.ports.size(); ++p) {
+          const bool cabled = p == 0 || sw.ports[p - 1].role != fabric::PortRole::kUnused;
+          if (!cabled) {
+            --*left;
+            continue;
+          }
+          const auto mod = static_cast<std::uint32_t>(p);
+          mad_.send(to, buildRequest(to, Method::kGet, Attr::kPortInfo, mod, opts_.mKey),
+                    [this, w, s, p, left, to, finishOne](Result<MadBytes> pr) {
+                      SwitchState& st = sw_[s.value()];
+                      if (!pr && w->error.isOk()) {
+                        w->error = Status(pr.status().code(),
+                                          fmt::format("{} port {} at {}: {}", topo_.sw(s).name, p,
+                                                      to.toString(), pr.status().message()));
+                      }
+                      if (pr) {
+                        const PortInfo pi = parsePortInfo(*pr);
+                        if (p == 0) {
+                          st.lid = pi.lid;
+                        } else {
+                          st.ports[p - 1] = pi;
+                          const fabric::Port& port = topo_.sw(s).ports[p - 1];
+                          if (pi.phys != PhysState::kLinkUp) linkUp_[port.link.value()] = 0;
+                        }
+                      }
+                      if (--*left > 0) return;
+                      if (w->error.isOk()) {
+                        const fabric::Switch& me = topo_.sw(s);
+                        for (std::uint16_t q = 0; q < me.ports.size(); ++q) {
+                          const fabric::Port& port = me.ports[q];
+                          if (port.role == fabric::PortRole::kUnused) continue;
+                          const fabric::Link& L = topo_.link(port.link);
+                          if (L.lowerIsHost || !linkUp_[port.link.value()]) continue;
+                          const SwitchId peer = L.lower.sw == s ? L.upper.sw : L.lower.sw;
+                          if (sw_[peer.value()].visited) continue;
+                          sw_[peer.value()].path =
+                              st.path.extended(static_cast<std::uint8_t>(q + 1));
+                          visit(w, peer);
+                        }
+                      }
+                      finishOne();
+                    });
+        }
+        if (*left == 0) finishOne();
+      });
 }
 
 // Directed routes: breadth first from the switch we attach at, over switch
@@ -242,18 +245,33 @@ void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
   SwitchState& st = sw_[sw.value()];
   const fabric::Switch& me = topo_.sw(sw);
   bool anyUp = false;
+  bool upLinkOn = me.upPorts.empty();  // a root needs none
   for (const fabric::Port& p : me.ports) {
-    if (p.role != fabric::PortRole::kUnused && linkUp_[p.link.value()]) anyUp = true;
+    if (p.role == fabric::PortRole::kUnused || !linkUp_[p.link.value()]) continue;
+    anyUp = true;
+    upLinkOn = upLinkOn || p.role == fabric::PortRole::kUp;
   }
   if (!anyUp) {  // a dark switch: nothing can have moved, and it cannot be reached
-    agent::CounterSample s{sched_.now(), st.last};
+    agent::CounterSample s{sched_.now(), false, st.last};
+    return later<agent::CounterSample>(std::move(done), std::move(s));
+  }
+  if (!upLinkOn) {
+    // Reached only from below (an up link is coming back): up*/down* routing
+    // gives its LID no route from the management port yet. Hold.
+    agent::CounterSample s{sched_.now(), true, st.last};
     return later<agent::CounterSample>(std::move(done), std::move(s));
   }
   if (!st.reachable || st.lid == 0) {
     return later<agent::CounterSample>(
-        std::move(done), Status(ErrorCode::kUnavailable,
-                                fmt::format("switch {} is not reachable", me.name)));
+        std::move(done),
+        Status(ErrorCode::kUnavailable, fmt::format("switch {} is not reachable", me.name)));
   }
+  if (st.sweepInFlight) {
+    // The last read is still waiting on timeouts: do not pile up more.
+    agent::CounterSample stale{sched_.now(), true, st.last};
+    return later<agent::CounterSample>(std::move(done), std::move(stale));
+  }
+  st.sweepInFlight = true;
   struct Sweep {
     agent::CounterSample sample;
     std::size_t left = 0;
@@ -279,52 +297,121 @@ void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
         const PortCountersExt c = parsePortCountersExt(*r);
         sweep->sample.ports.push_back({p, c.xmitDataWords * 4, c.xmitPkts, 0});
       } else if (sweep->error.isOk()) {
-        sweep->error = Status(r.status().code(), fmt::format("counters of {}: {}",
-                                                             topo_.describePort({sw, p}),
-                                                             r.status().message()));
+        sweep->error = Status(
+            r.status().code(),
+            fmt::format("counters of {}: {}", topo_.describePort({sw, p}), r.status().message()));
       }
       if (--sweep->left > 0) return;
       ++stats_.counterSweeps;
       stats_.lastSweepPs = sched_.now() - sweep->start;
-      if (!sweep->error.isOk()) return sweep->done(sweep->error);
+      SwitchState& state = sw_[sw.value()];
+      state.sweepInFlight = false;
+      if (!sweep->error.isOk()) {
+        // A re-sweep by the SM can make LID routes fail for a moment.
+        if (state.missed++ == 0) state.firstMissAt = sweep->start;
+        if (sched_.now() - state.firstMissAt < opts_.lostContactPs) {
+          agent::CounterSample stale{sched_.now(), true, state.last};
+          return sweep->done(stale);
+        }
+        // Counters go by LID, along the SM's routes; under up*/down* routing a
+        // gated fabric can leave a live switch with no LID route from the
+        // management port. Contact is lost only if the switch does not
+        // answer by directed route either; otherwise the agent holds.
+        const std::string why =
+            fmt::format("{} ({} reads in a row failed over {} ms)", sweep->error.message(),
+                        state.missed, (sched_.now() - state.firstMissAt) / 1'000'000'000);
+        const std::uint64_t mKey = opts_.mKey;
+        return sendSmp(
+            sw,
+            [mKey](const MadAddress& dr) {
+              return buildRequest(dr, Method::kGet, Attr::kNodeInfo, 0, mKey);
+            },
+            [this, sw, sweep, why, code = sweep->error.code()](Result<MadBytes> probe) {
+              // Out of reach in ebb's own view (kUnavailable, nothing sent) is
+              // a link still training toward it: hold too. Timeouts are not.
+              if (!probe && probe.status().code() != ErrorCode::kUnavailable) {
+                return sweep->done(
+                    Status(code, fmt::format("{}; no answer by directed route either: {}", why,
+                                             probe.status().message())));
+              }
+              ++stats_.countersHeld;
+              agent::CounterSample stale{sched_.now(), true, sw_[sw.value()].last};
+              sweep->done(stale);
+            });
+      }
+      state.missed = 0;
       auto& ports = sweep->sample.ports;
       std::sort(ports.begin(), ports.end(),
                 [](const agent::PortCounters& a, const agent::PortCounters& b) {
                   return a.index < b.index;
                 });
       sweep->sample.sampledAt = sched_.now();
-      sw_[sw.value()].last = ports;
+      state.last = ports;
       sweep->done(sweep->sample);
     });
   }
 }
 
+// Directed-route SMP to `s` on the route of the moment. Other links go down
+// while a request is in flight (their Sets land first); when a request times
+// out and the route has changed since, it goes again on the new one.
+void IbBackend::sendSmp(SwitchId s, const std::function<MadBytes(const MadAddress&)>& build,
+                        MadTransport::Done done, int reroutes) {
+  if (!sw_[s.value()].reachable) {
+    return later<MadBytes>(
+        std::move(done),
+        Status(ErrorCode::kUnavailable,
+               fmt::format("{} is out of reach over the links that are up", topo_.sw(s).name)));
+  }
+  const MadAddress to = drTo(s);
+  mad_.send(
+      to, build(to),
+      [this, s, build, to, reroutes, done = std::move(done)](Result<MadBytes> r) mutable {
+        const bool moved = !sw_[s.value()].reachable || drTo(s).path.hops != to.path.hops;
+        if (!r && r.status().code() == ErrorCode::kTimeout && moved && reroutes > 0) {
+          ++stats_.reroutes;
+          return sendSmp(s, build, std::move(done), reroutes - 1);
+        }
+        done(std::move(r));
+      },
+      /*urgent=*/true);
+}
+
 void IbBackend::setPhys(PortId end, PhysState phys, std::function<void(Status)> done) {
-  const MadAddress to = drTo(end.sw);
   const auto mod = static_cast<std::uint32_t>(end.index + 1);
   const std::string where = topo_.describePort(end);
-  mad_.send(to, buildRequest(to, Method::kGet, Attr::kPortInfo, mod, opts_.mKey),
-            [this, to, end, phys, where, done = std::move(done)](Result<MadBytes> r) {
-              if (!r) return done(Status(r.status().code(), where + ": " + r.status().message()));
-              ++stats_.setsSent;
-              mad_.send(to, buildPortInfoSet(to, static_cast<std::uint8_t>(end.index + 1), *r, phys, 0,
-                                             opts_.mKey),
-                        [phys, where, done](Result<MadBytes> sr) {
-                          if (!sr) {
-                            return done(Status(sr.status().code(),
-                                               fmt::format("setting {} {}: {}", where,
-                                                           physStateName(phys),
-                                                           sr.status().message())));
-                          }
-                          const PortInfo now = parsePortInfo(*sr);
-                          if (phys == PhysState::kDisabled && now.phys != PhysState::kDisabled) {
-                            return done(Status(ErrorCode::kInvalidArgument,
-                                               fmt::format("{} reads {} after Set Disabled", where,
-                                                           physStateName(now.phys))));
-                          }
-                          done(Status::ok());
-                        });
+  const std::uint64_t mKey = opts_.mKey;
+  sendSmp(
+      end.sw,
+      [mod, mKey](const MadAddress& to) {
+        return buildRequest(to, Method::kGet, Attr::kPortInfo, mod, mKey);
+      },
+      [this, end, phys, where, mKey, done = std::move(done)](Result<MadBytes> r) {
+        if (!r) return done(Status(r.status().code(), where + ": " + r.status().message()));
+        ++stats_.setsSent;
+        const MadBytes current = *r;
+        sendSmp(
+            end.sw,
+            [end, phys, mKey, current](const MadAddress& to) {
+              return buildPortInfoSet(to, static_cast<std::uint8_t>(end.index + 1), current, phys,
+                                      0, mKey);
+            },
+            [this, end, phys, where, done](Result<MadBytes> sr) {
+              if (!sr) {
+                return done(Status(sr.status().code(),
+                                   fmt::format("setting {} {}: {}", where, physStateName(phys),
+                                               sr.status().message())));
+              }
+              const PortInfo now = parsePortInfo(*sr);
+              if (phys == PhysState::kDisabled && now.phys != PhysState::kDisabled) {
+                return done(Status(
+                    ErrorCode::kInvalidArgument,
+                    fmt::format("{} reads {} after Set Disabled", where, physStateName(now.phys))));
+              }
+              if (setObserver_) setObserver_(end, phys);
+              done(Status::ok());
             });
+      });
 }
 
 void IbBackend::applyLinkState(PortId port, bool on, Done<LinkPowerState> done) {
@@ -332,39 +419,47 @@ void IbBackend::applyLinkState(PortId port, bool on, Done<LinkPowerState> done) 
   if (pp.role != fabric::PortRole::kUp) {
     return later<LinkPowerState>(
         std::move(done),
-        Status(ErrorCode::kInvalidArgument,
-               fmt::format("{} is not an up port: InfiniBand gates whole links from their lower end",
-                           topo_.describePort(port))));
+        Status(
+            ErrorCode::kInvalidArgument,
+            fmt::format("{} is not an up port: InfiniBand gates whole links from their lower end",
+                        topo_.describePort(port))));
   }
   const LinkId l = pp.link;
-  if (!on && !linkUp_[l.value()]) return later<LinkPowerState>(std::move(done), LinkPowerState::kOff);
+  if (!on && !linkUp_[l.value()])
+    return later<LinkPowerState>(std::move(done), LinkPowerState::kOff);
   if (on && linkUp_[l.value()]) return later<LinkPowerState>(std::move(done), LinkPowerState::kOn);
+  if (opts_.dryRun) {
+    ++stats_.setsSuppressed;
+    return later<LinkPowerState>(std::move(done), on ? LinkPowerState::kOn : LinkPowerState::kOff);
+  }
+  // The end to set must stay reachable once the link is down: a switch that
+  // loses its last link is set from the far end.
+  if (!on) {
+    linkUp_[l.value()] = 0;  // no route through it from now on, even before the reply
+    recomputeRoutes();
+  }
   const fabric::Link& L = topo_.link(l);
   std::optional<PortId> end;
   for (PortId e : {L.lower, L.upper}) {
     if (!end && sw_[e.sw.value()].reachable && allowed(e.sw)) end = e;
   }
   if (!end) {
+    if (!on) {
+      linkUp_[l.value()] = 1;
+      recomputeRoutes();
+    }
     return later<LinkPowerState>(
         std::move(done),
         Status(ErrorCode::kUnavailable,
                fmt::format("link {}: neither end is both reachable and allow-listed",
                            topo_.describeLink(l))));
   }
-  if (opts_.dryRun) {
-    ++stats_.setsSuppressed;
-    return later<LinkPowerState>(std::move(done), on ? LinkPowerState::kOn : LinkPowerState::kOff);
-  }
   const std::uint64_t gen = ++gen_[l.value()];
-  if (!on) {
-    linkUp_[l.value()] = 0;  // no route through it from now on, even before the reply
-    recomputeRoutes();
-  }
   setPhys(*end, on ? PhysState::kPolling : PhysState::kDisabled,
           [this, l, on, end, gen, done = std::move(done)](Status s) {
             if (!s.isOk()) return done(s);
-            if (gen != gen_[l.value()]) return done(on ? LinkPowerState::kTurningOn
-                                                       : LinkPowerState::kOff);
+            if (gen != gen_[l.value()])
+              return done(on ? LinkPowerState::kTurningOn : LinkPowerState::kOff);
             if (on) {
               disabled_.erase(std::remove(disabled_.begin(), disabled_.end(), l), disabled_.end());
               done(LinkPowerState::kTurningOn);
@@ -385,15 +480,18 @@ void IbBackend::pollUntilUp(LinkId l, PortId end) {
   sched_.after(opts_.linkPollPs, agent::Phase::kBackend, [this, l, end, gen] {
     if (gen != gen_[l.value()]) return;
     if (!sw_[end.sw.value()].reachable) return pollUntilUp(l, end);
-    const MadAddress to = drTo(end.sw);
-    mad_.send(to,
-              buildRequest(to, Method::kGet, Attr::kPortInfo,
-                           static_cast<std::uint32_t>(end.index + 1), opts_.mKey),
-              [this, l, end, gen](Result<MadBytes> r) {
-                if (gen != gen_[l.value()]) return;
-                if (r && parsePortInfo(*r).phys == PhysState::kLinkUp) return linkChanged(l, true);
-                pollUntilUp(l, end);
-              });
+    const auto mod = static_cast<std::uint32_t>(end.index + 1);
+    const std::uint64_t mKey = opts_.mKey;
+    sendSmp(
+        end.sw,
+        [mod, mKey](const MadAddress& to) {
+          return buildRequest(to, Method::kGet, Attr::kPortInfo, mod, mKey);
+        },
+        [this, l, end, gen](Result<MadBytes> r) {
+          if (gen != gen_[l.value()]) return;
+          if (r && parsePortInfo(*r).phys == PhysState::kLinkUp) return linkChanged(l, true);
+          pollUntilUp(l, end);
+        });
   });
 }
 
@@ -407,35 +505,59 @@ void IbBackend::linkChanged(LinkId l, bool up) {
   callback_->onLinkStateChanged(L.upper, st);
 }
 
-void IbBackend::restoreAll(std::function<void(Status)> done) {
-  auto links = std::make_shared<std::vector<LinkId>>(disabled_);
-  if (links->empty()) {
-    sched_.after(0, agent::Phase::kBackend, [done] { done(Status::ok()); });
-    return;
-  }
-  auto left = std::make_shared<std::size_t>(links->size());
-  auto error = std::make_shared<Status>();
-  for (LinkId l : *links) {
+struct IbBackend::Restore {
+  std::function<void(Status)> done;
+  RestoreObserver onSet;
+  TimePs deadline = 0;
+  std::set<std::uint32_t> inFlight;  // links with a Set on the wire
+  Status firstError;
+};
+
+void IbBackend::restoreAll(std::function<void(Status)> done, RestoreObserver onSet) {
+  auto r = std::make_shared<Restore>();
+  r->done = std::move(done);
+  r->onSet = std::move(onSet);
+  r->deadline = sched_.now() + opts_.restoreTimeoutPs;
+  sched_.after(0, agent::Phase::kBackend, [this, r] { restoreWave(r); });
+}
+
+// One wave: Set Polling on every disabled link with a reachable end; links
+// out of reach wait for the next wave, after pollUntilUp has seen earlier
+// ones train (linkChanged re-routes).
+void IbBackend::restoreWave(std::shared_ptr<Restore> r) {
+  for (LinkId l : std::vector<LinkId>(disabled_)) {
+    if (r->inFlight.count(l.value())) continue;
     const fabric::Link& L = topo_.link(l);
     std::optional<PortId> end;
     for (PortId e : {L.lower, L.upper}) {
       if (!end && sw_[e.sw.value()].reachable) end = e;
     }
-    auto one = [this, l, left, error, done](Status s) {
-      if (!s.isOk() && error->isOk()) *error = s;
-      if (s.isOk()) {
-        disabled_.erase(std::remove(disabled_.begin(), disabled_.end(), l), disabled_.end());
-      }
-      if (--*left == 0) done(*error);
-    };
-    if (!end) {
-      one(Status(ErrorCode::kUnavailable,
-                 fmt::format("cannot reach either end of {}", topo_.describeLink(l))));
-      continue;
-    }
+    if (!end) continue;
+    r->inFlight.insert(l.value());
     ++gen_[l.value()];
-    setPhys(*end, PhysState::kPolling, one);
+    setPhys(*end, PhysState::kPolling, [this, r, l, end = *end](Status s) {
+      r->inFlight.erase(l.value());
+      if (!s.isOk()) {
+        if (r->firstError.isOk()) r->firstError = s;
+        return;
+      }
+      disabled_.erase(std::remove(disabled_.begin(), disabled_.end(), l), disabled_.end());
+      if (r->onSet) r->onSet(l, end);
+      pollUntilUp(l, end);
+    });
   }
+  if (disabled_.empty() && r->inFlight.empty()) return r->done(Status::ok());
+  if (sched_.now() >= r->deadline && r->inFlight.empty()) {
+    std::string left;
+    for (LinkId l : disabled_)
+      left += (left.empty() ? "" : ", ") + topo_.describeLink(l);
+    return r->done(Status(
+        r->firstError.isOk() ? ErrorCode::kUnavailable : r->firstError.code(),
+        fmt::format("{} links still disabled after {} s ({}){}", disabled_.size(),
+                    opts_.restoreTimeoutPs / 1'000'000'000'000, left,
+                    r->firstError.isOk() ? "" : "; first error: " + r->firstError.message())));
+  }
+  sched_.after(opts_.linkPollPs, agent::Phase::kBackend, [this, r] { restoreWave(r); });
 }
 
 void IbBackend::applyLpiEnabled(PortId port, bool, Done<bool> done) {

@@ -20,12 +20,21 @@ struct IbBackendOptions {
   std::set<std::uint64_t> allowGuids;   // switches ebb may Set; empty = read-only
   std::uint64_t mKey = 0;               // M_Key for SMPs to protected switches
   TimePs linkPollPs = 100'000'000'000;  // re-read a port being enabled this often
+  // Counter reads may fail this long (the SM re-routing after a link went
+  // down) before contact with a switch counts as lost; meanwhile the agent
+  // gets stale samples and holds.
+  TimePs lostContactPs = 5'000'000'000'000;
+  TimePs restoreTimeoutPs = 30'000'000'000'000;  // restoreAll gives up after this long
 };
 
 struct IbBackendStats {
   std::uint64_t setsSent = 0;
   std::uint64_t setsSuppressed = 0;  // dry run
   std::uint64_t counterSweeps = 0;
+  std::uint64_t reroutes = 0;  // SMPs sent again on a new route after a timeout
+  // Counter reads that failed past lostContactPs while the switch still
+  // answered by directed route (no LID route to it): its agent holds.
+  std::uint64_t countersHeld = 0;
   TimePs lastSweepPs = 0;  // duration of the last counter read of one switch
 };
 
@@ -49,14 +58,24 @@ class IbBackend final : public agent::Backend {
   void initialize(std::function<void(Status)> done);
   // Which links are up, as read (valid after initialize).
   fabric::LinkStates linkStates() const;
+  // The switch the management port attaches at (or next to); after initialize.
+  std::optional<fabric::SwitchId> attachSwitch() const { return first_; }
   bool reachable(fabric::SwitchId sw) const { return sw_[sw.value()].reachable; }
   const std::vector<fabric::LinkId>& disabledLinks() const { return disabled_; }
-  // Sets Polling on every link this backend disabled; done after the last reply.
-  void restoreAll(std::function<void(Status)> done);
+  // Sets Polling on every link this backend disabled, in waves: a link whose
+  // ends are both out of reach (a dark switch) waits until links enabled
+  // before it have trained and opened a route. `onSet` hears of each Set
+  // (the daemon logs it); done when every link is set, or with the ones left
+  // after restoreTimeoutPs.
+  using RestoreObserver = std::function<void(fabric::LinkId, fabric::PortId)>;
+  void restoreAll(std::function<void(Status)> done, RestoreObserver onSet = {});
   const IbBackendStats& stats() const { return stats_; }
 
   agent::Capabilities capabilities() const override { return {false, false, true}; }
   void setCallback(agent::BackendCallback* callback) override { callback_ = callback; }
+  // Hears of every PortInfo Set the fabric accepted (the daemon's audit log).
+  using SetObserver = std::function<void(fabric::PortId, PhysState)>;
+  void setSetObserver(SetObserver observer) { setObserver_ = std::move(observer); }
   void discoverPorts(fabric::SwitchId sw, Done<std::vector<agent::PortDescription>> done) override;
   void requestCounters(fabric::SwitchId sw, Done<agent::CounterSample> done) override;
   void applyLinkState(fabric::PortId port, bool on, Done<agent::LinkPowerState> done) override;
@@ -71,6 +90,9 @@ class IbBackend final : public agent::Backend {
     std::vector<PortInfo> ports;  // by port label
     std::vector<agent::PortCounters> last;
     TimePs lastSampleAt = -1;
+    int missed = 0;          // consecutive failed counter reads
+    TimePs firstMissAt = 0;  // when the first of them started
+    bool sweepInFlight = false;
   };
   struct Walk;  // initialize()'s state
   void visit(std::shared_ptr<Walk> w, fabric::SwitchId s);
@@ -78,9 +100,13 @@ class IbBackend final : public agent::Backend {
   MadAddress drTo(fabric::SwitchId s) const;
   bool allowed(fabric::SwitchId s) const;
   double bandwidthOf(fabric::SwitchId s, std::uint16_t port) const;
+  void sendSmp(fabric::SwitchId s, const std::function<MadBytes(const MadAddress&)>& build,
+               MadTransport::Done done, int reroutes = 2);
   void setPhys(fabric::PortId end, PhysState phys, std::function<void(Status)> done);
   void pollUntilUp(fabric::LinkId link, fabric::PortId end);
   void linkChanged(fabric::LinkId link, bool up);
+  struct Restore;
+  void restoreWave(std::shared_ptr<Restore> r);
   template <class T>
   void later(Done<T> done, Result<T> r);
 
@@ -90,11 +116,12 @@ class IbBackend final : public agent::Backend {
   IbBackendOptions opts_;
   IbBackendStats stats_;
   agent::BackendCallback* callback_ = nullptr;
+  SetObserver setObserver_;
   std::vector<SwitchState> sw_;
-  std::vector<char> linkUp_;  // by link: physically up as last read or set
+  std::vector<char> linkUp_;        // by link: physically up as last read or set
   std::vector<std::uint64_t> gen_;  // by link: bumped by every Set, stops stale polls
   std::vector<fabric::LinkId> disabled_;
-  DrPath attach_;                       // route to the first switch
+  DrPath attach_;                          // route to the first switch
   std::optional<fabric::SwitchId> first_;  // the switch we attach at (or next to)
 };
 

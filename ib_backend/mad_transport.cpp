@@ -32,11 +32,11 @@ MadTransport::~MadTransport() {
     sched_.cancel(p.deadline);
 }
 
-void MadTransport::send(const MadAddress& to, const MadBytes& request, Done done) {
+void MadTransport::send(const MadAddress& to, const MadBytes& request, Done done, bool urgent) {
   Queued q{to, request, std::move(done)};
   if (pending_.size() >= static_cast<std::size_t>(opts_.maxOutstanding)) {
-    queue_.push_back(std::move(q));
-    stats_.queued = queue_.size();
+    (urgent ? urgent_ : queue_).push_back(std::move(q));
+    stats_.queued = queuedCount();
     return;
   }
   start(std::move(q));
@@ -107,19 +107,23 @@ void MadTransport::finish(std::uint32_t key, Result<MadBytes> r) {
   pending_.erase(it);
   (r ? stats_.completed : stats_.failed) += 1;
   // Free slot first, so a callback that sends finds room.
-  while (!queue_.empty() && pending_.size() < static_cast<std::size_t>(opts_.maxOutstanding)) {
-    Queued q = std::move(queue_.front());
-    queue_.pop_front();
+  while (queuedCount() > 0 && pending_.size() < static_cast<std::size_t>(opts_.maxOutstanding)) {
+    std::deque<Queued>& from = urgent_.empty() ? queue_ : urgent_;
+    Queued q = std::move(from.front());
+    from.pop_front();
     start(std::move(q));
   }
   stats_.outstanding = pending_.size();
-  stats_.queued = queue_.size();
+  stats_.queued = queuedCount();
   done(std::move(r));
 }
 
 void MadTransport::failAll(const Status& why) {
   std::deque<Queued> queued;
-  queued.swap(queue_);
+  queued.swap(urgent_);
+  for (Queued& q : queue_)
+    queued.push_back(std::move(q));
+  queue_.clear();
   std::vector<std::uint32_t> keys;
   for (const auto& [key, p] : pending_)
     keys.push_back(key);
@@ -137,7 +141,7 @@ void MadTransport::failAll(const Status& why) {
     q.done(why);
   }
   stats_.outstanding = pending_.size();
-  stats_.queued = queue_.size();
+  stats_.queued = queuedCount();
 }
 
 }  // namespace ebb::ib

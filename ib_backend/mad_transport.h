@@ -45,7 +45,9 @@ class MadTransport {
   // `done` gets the reply once checkReply() accepts it; E_INVALID for a bad
   // reply (not retried), E_TIMEOUT after the last retry, E_UNAVAILABLE when
   // the wire failed or the transport was closed.
-  void send(const MadAddress& to, const MadBytes& request, Done done);
+  // An `urgent` request (a port Set, say) waits ahead of routine ones (counter
+  // reads) when all slots are taken.
+  void send(const MadAddress& to, const MadBytes& request, Done done, bool urgent = false);
   // Fails every pending and queued request with `why` (e.g. at shutdown).
   void failAll(const Status& why);
   const TransportStats& stats() const { return stats_; }
@@ -82,6 +84,8 @@ class MadTransport {
   TransportStats stats_;
   std::uint32_t nextTid_;
   std::unordered_map<std::uint32_t, Pending> pending_;  // by low 32 bits of the TID
+  std::size_t queuedCount() const { return urgent_.size() + queue_.size(); }
+  std::deque<Queued> urgent_;
   std::deque<Queued> queue_;
 };
 

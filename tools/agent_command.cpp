@@ -75,8 +75,10 @@ void addAgentCommand(CLI::App& app, CommandAction& action) {
       "disables/enables whole links (PortInfo PhysPortState) without ever disconnecting a host "
       "pair. Read-only unless switches are allow-listed (agent.allow_switches); --dry-run decides "
       "and logs without sending a Set. SIGTERM re-enables every link it disabled unless "
-      "agent.keep_state_on_exit. Prometheus metrics on agent.metrics_listen. See docs/ib_agent.md.");
-  cmd->add_option("--config", o->configPath, "ebb config (text protobuf) with fabric, gating, agent")
+      "agent.keep_state_on_exit. Prometheus metrics on agent.metrics_listen. See "
+      "docs/ib_agent.md.");
+  cmd->add_option("--config", o->configPath,
+                  "ebb config (text protobuf) with fabric, gating, agent")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("overrides", o->overrides, "key=value overrides of config fields");

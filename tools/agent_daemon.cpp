@@ -22,7 +22,9 @@ namespace {
 
 constexpr TimePs kMs = 1'000'000'000;
 
-Status invalid(std::string m) { return {ErrorCode::kInvalidArgument, std::move(m)}; }
+Status invalid(std::string m) {
+  return {ErrorCode::kInvalidArgument, std::move(m)};
+}
 
 Result<std::uint64_t> parseGuid(const std::string& field, const std::string& text) {
   std::size_t used = 0;
@@ -33,8 +35,8 @@ Result<std::uint64_t> parseGuid(const std::string& field, const std::string& tex
     used = 0;
   }
   if (text.empty() || used != text.size()) {
-    return invalid(fmt::format("{}: '{}' is not a GUID (write it as 0x0002c90000000000)", field,
-                               text));
+    return invalid(
+        fmt::format("{}: '{}' is not a GUID (write it as 0x0002c90000000000)", field, text));
   }
   return v;
 }
@@ -49,16 +51,18 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
                                            const fabric::Topology& topo) {
   DaemonSettings s;
   const config::AgentDaemonSpec& a = cfg.agent();
-  for (auto [field, v] : {std::pair{"check_period_ms", a.check_period_ms()},
-                          std::pair{"rate_window_ms", a.rate_window_ms()},
-                          std::pair{"min_dwell_ms", a.min_dwell_ms()},
-                          std::pair{"mad_timeout_ms", a.mad_timeout_ms()},
-                          std::pair{"link_poll_ms", a.link_poll_ms()},
-                          std::pair{"run_for_ms", a.run_for_ms()},
-                          std::pair{"max_off_per_window", std::int64_t{a.max_off_per_window()}},
-                          std::pair{"mad_retries", std::int64_t{a.mad_retries()}},
-                          std::pair{"max_outstanding", std::int64_t{a.max_outstanding()}},
-                          std::pair{"ca_port", std::int64_t{a.ca_port()}}}) {
+  for (auto [field, v] :
+       {std::pair{"check_period_ms", a.check_period_ms()},
+        std::pair{"rate_window_ms", a.rate_window_ms()},
+        std::pair{"min_dwell_ms", a.min_dwell_ms()},
+        std::pair{"mad_timeout_ms", a.mad_timeout_ms()},
+        std::pair{"link_poll_ms", a.link_poll_ms()}, std::pair{"run_for_ms", a.run_for_ms()},
+        std::pair{"restore_timeout_ms", a.restore_timeout_ms()},
+        std::pair{"lost_contact_ms", a.lost_contact_ms()},
+        std::pair{"max_off_per_window", std::int64_t{a.max_off_per_window()}},
+        std::pair{"mad_retries", std::int64_t{a.mad_retries()}},
+        std::pair{"max_outstanding", std::int64_t{a.max_outstanding()}},
+        std::pair{"ca_port", std::int64_t{a.ca_port()}}}) {
     if (Status st = nonNegative(field, v); !st.isOk()) return st;
   }
   s.port.caName = a.ca();
@@ -94,6 +98,8 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
 
   s.backend.dryRun = a.dry_run();
   s.backend.linkPollPs = (a.link_poll_ms() == 0 ? 100 : a.link_poll_ms()) * kMs;
+  if (a.restore_timeout_ms() > 0) s.backend.restoreTimeoutPs = a.restore_timeout_ms() * kMs;
+  if (a.lost_contact_ms() > 0) s.backend.lostContactPs = a.lost_contact_ms() * kMs;
   if (!a.m_key().empty()) {
     auto k = parseGuid("agent.m_key", a.m_key());
     if (!k) return k.status();
@@ -177,9 +183,14 @@ std::string renderMetrics(const fabric::Topology& topo, const ib::IbBackend& bac
       "# HELP ebb_period_seconds Time of the last counter read of one switch.\n"
       "# TYPE ebb_period_seconds gauge\nebb_period_seconds {:.6f}\n"
       "# TYPE ebb_agents gauge\nebb_agents {}\n"
-      "# TYPE ebb_agents_failed_safe gauge\nebb_agents_failed_safe {}\n",
+      "# TYPE ebb_agents_failed_safe gauge\nebb_agents_failed_safe {}\n"
+      "# HELP ebb_smp_reroutes_total SMPs sent again on a new directed route after a timeout.\n"
+      "# TYPE ebb_smp_reroutes_total counter\nebb_smp_reroutes_total {}\n"
+      "# HELP ebb_counters_held_total Counter reads with no LID route while the switch answered "
+      "by directed route (its agent holds).\n"
+      "# TYPE ebb_counters_held_total counter\nebb_counters_held_total {}\n",
       b.setsSent, b.setsSuppressed, static_cast<double>(b.lastSweepPs) * 1e-12,
-      host.agents().size(), c.failSafe);
+      host.agents().size(), c.failSafe, b.reroutes, b.countersHeld);
   return m;
 }
 
@@ -242,7 +253,7 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
   for (std::size_t l = 0; l < topo.numLinks(); ++l) {
     linksDown += initial.isFullyOn(fabric::LinkId(static_cast<std::uint32_t>(l))) ? 0u : 1u;
   }
-  const char* mode = s.managed.empty() ? "read-only (no switch is allow-listed)"
+  const char* mode = s.managed.empty()  ? "read-only (no switch is allow-listed)"
                      : s.backend.dryRun ? "dry run (decides and logs, never sets)"
                                         : "active";
   out << fmt::format(
@@ -260,24 +271,47 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
     }
   }
   DaemonCounters counters;
+  std::map<std::pair<std::uint32_t, std::uint16_t>, std::string> lastRefusal;
   auto sink = [&](const agent::DecisionRecord& d) {
     const std::string name = topo.sw(d.port.sw).name;
     const std::string key = fmt::format("source=\"{}\",action=\"{}\",refused=\"{}\"", d.source,
                                         d.turnOn ? "on" : "off", d.refused.empty() ? "no" : "yes");
     ++counters.decisions[key];
+    // A refused decision repeats every period while its cause lasts: log it
+    // once, until the switch decides something else for that port.
+    std::string& last = lastRefusal[{d.port.sw.value(), d.port.index}];
+    if (!d.refused.empty() && d.refused == last) return;
+    last = d.refused;
     if (log.is_open()) log << agent::toJsonLine(d, name) << "\n" << std::flush;
     out << fmt::format("{:.3f}s {} {} {}{}\n", static_cast<double>(d.time) * 1e-12,
                        topo.describePort(d.port), d.turnOn ? "on" : "off", d.source,
                        d.refused.empty() ? "" : ": " + d.refused)
         << std::flush;
   };
+  // What ebb did to the fabric, beside what it decided: one line per Set.
+  backend.setSetObserver([&](fabric::PortId port, ib::PhysState phys) {
+    const std::string name = topo.sw(port.sw).name;
+    if (log.is_open()) {
+      log << fmt::format(
+                 "{{\"time_ps\":{},\"event\":\"port_set\",\"switch\":{},\"switch_name\":\"{}\","
+                 "\"port\":{},\"phys_state\":\"{}\"}}\n",
+                 sched.now(), port.sw.value(), agent::jsonEscape(name), port.ibPortNumber(),
+                 ib::physStateName(phys))
+          << std::flush;
+    }
+    out << fmt::format("{:.3f}s {} set {}\n", static_cast<double>(sched.now()) * 1e-12,
+                       topo.describePort(port), ib::physStateName(phys))
+        << std::flush;
+  });
   agent::AgentHost host(topo, mt, s.agent, backend, sched, initial, sink);
   host.setFailSafeHook([&](fabric::SwitchId sw, const std::string& why) {
     ++counters.failSafe;
-    err << fmt::format("ebb agent: {} failed safe (stops gating, re-enables what it disabled): {}\n",
-                       topo.sw(sw).name, why)
+    err << fmt::format(
+               "ebb agent: {} failed safe (stops gating, re-enables what it disabled): {}\n",
+               topo.sw(sw).name, why)
         << std::flush;
   });
+  if (backend.attachSwitch()) host.guard().setManagementRoot(*backend.attachSwitch());
   if (Status c = host.guard().checkAll(); !c.isOk()) {
     err << "ebb agent: warning: the fabric as read is not fully connected (" << c.message()
         << "); ebb will not turn anything off that makes it worse\n";
@@ -286,9 +320,8 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
 
   std::unique_ptr<MetricsServer> metrics;
   if (!s.metricsListen.empty()) {
-    auto m = MetricsServer::start(io, s.metricsListen, [&] {
-      return renderMetrics(topo, backend, *mad, host, counters);
-    });
+    auto m = MetricsServer::start(
+        io, s.metricsListen, [&] { return renderMetrics(topo, backend, *mad, host, counters); });
     if (!m) {
       err << "ebb agent: " << m.status().toString() << "\n";
       return 1;
@@ -315,18 +348,28 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
       return;
     }
     const std::size_t n = backend.disabledLinks().size();
-    backend.restoreAll([&, n](Status st) {
-      if (st.isOk()) {
-        out << fmt::format("ebb agent: re-enabled the {} links it had disabled\n", n);
-      } else {
-        err << "ebb agent: could not re-enable every link: " << st.toString() << "\n";
-        for (fabric::LinkId l : backend.disabledLinks()) {
-          err << "  still disabled: " << topo.describeLink(l) << "\n";
-        }
-        exitCode = 1;
-      }
-      io.stop();
-    });
+    out << fmt::format("ebb agent: re-enabling the {} links it disabled\n", n) << std::flush;
+    // Each Set is logged as a decision with source "restore".
+    auto logSet = [&](fabric::LinkId, fabric::PortId end) {
+      agent::DecisionRecord d;
+      d.time = sched.now();
+      d.port = end;
+      d.up = topo.sw(end.sw).ports.at(end.index).role == fabric::PortRole::kUp;
+      d.turnOn = true;
+      d.source = "restore";
+      sink(d);
+    };
+    backend.restoreAll(
+        [&, n](Status st) {
+          if (st.isOk()) {
+            out << fmt::format("ebb agent: re-enabled the {} links it had disabled\n", n);
+          } else {
+            err << "ebb agent: could not re-enable every link: " << st.toString() << "\n";
+            exitCode = 1;
+          }
+          io.stop();
+        },
+        logSet);
   };
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {

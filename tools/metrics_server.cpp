@@ -20,8 +20,9 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(asio::io_context& io
                                                             Render render) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
-    return Status(ErrorCode::kInvalidArgument,
-                  fmt::format("metrics_listen '{}': expected host:port, e.g. 127.0.0.1:9464", listen));
+    return Status(
+        ErrorCode::kInvalidArgument,
+        fmt::format("metrics_listen '{}': expected host:port, e.g. 127.0.0.1:9464", listen));
   }
   boost::system::error_code ec;
   const auto addr = asio::ip::make_address(listen.substr(0, colon), ec);

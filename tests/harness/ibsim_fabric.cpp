@@ -204,7 +204,8 @@ void IbsimFabric::teardown() {
   }
   ibsim_.reset();
   std::error_code ec;
-  if (!scratch_.empty()) fs::remove_all(scratch_, ec);
+  // EBB_KEEP_SCRATCH=1 keeps the logs of a failing run for a look.
+  if (!scratch_.empty() && std::getenv("EBB_KEEP_SCRATCH") == nullptr) fs::remove_all(scratch_, ec);
 }
 
 std::map<std::string, std::string> IbsimFabric::clientEnv(const std::string& simHost) const {
