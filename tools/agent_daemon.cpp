@@ -72,6 +72,12 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   s.transport.maxOutstanding = a.max_outstanding() == 0 ? 16 : a.max_outstanding();
   if (Status st = s.transport.validate(); !st.isOk()) return invalid("agent." + st.message());
 
+  if (cfg.lpi().mode() != config::LpiSpec::MODE_UNSPECIFIED &&
+      cfg.lpi().mode() != config::LpiSpec::OFF) {
+    return invalid(
+        "lpi.mode: InfiniBand has no low-power idle; `ebb agent` gates whole links only (LPI is "
+        "an emulator feature)");
+  }
   // Gating: the same policies and thresholds as in the emulator.
   const auto& g = cfg.gating();
   const double uOn = g.u_on() == 0 ? 0.15 : g.u_on();
@@ -117,6 +123,13 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
     s.managed.push_back(*sw);
   }
   std::sort(s.managed.begin(), s.managed.end());
+  if (s.managed.empty()) {
+    // Read-only: every switch's agent decides and logs; nothing is ever Set.
+    s.readOnly = true;
+    s.backend.dryRun = true;
+    for (std::uint32_t i = 0; i < topo.numSwitches(); ++i)
+      s.managed.emplace_back(i);
+  }
   s.keepStateOnExit = a.keep_state_on_exit();
   s.metricsListen = a.metrics_listen().empty() ? "127.0.0.1:9464" : a.metrics_listen();
   if (s.metricsListen == "off") s.metricsListen.clear();
@@ -253,11 +266,12 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
   for (std::size_t l = 0; l < topo.numLinks(); ++l) {
     linksDown += initial.isFullyOn(fabric::LinkId(static_cast<std::uint32_t>(l))) ? 0u : 1u;
   }
-  const char* mode = s.managed.empty()  ? "read-only (no switch is allow-listed)"
+  const char* mode = s.readOnly         ? "read-only (no switch is allow-listed: decides and "
+                                          "logs, never sets)"
                      : s.backend.dryRun ? "dry run (decides and logs, never sets)"
                                         : "active";
   out << fmt::format(
-      "ebb agent: {} switches ({} reachable), {} links ({} down); {} switches managed; policy "
+      "ebb agent: {} switches ({} reachable), {} links ({} down); {} switches watched; policy "
       "{}; check period {} ms; mode: {}\n",
       topo.numSwitches(), reachable, topo.numLinks(), linksDown, s.managed.size(), s.policyName,
       s.agent.checkPeriodPs / kMs, mode);

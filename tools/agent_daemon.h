@@ -19,7 +19,8 @@ struct DaemonSettings {
   ib::TransportOptions transport;
   ib::IbBackendOptions backend;
   agent::AgentConfig agent;
-  std::vector<fabric::SwitchId> managed;  // allow-listed switches: one agent each
+  std::vector<fabric::SwitchId> managed;  // one agent each: the allow-listed switches, or all
+  bool readOnly = false;                  // nothing allow-listed: dry run over all switches
   bool keepStateOnExit = false;
   std::string metricsListen = "127.0.0.1:9464";  // empty: off
   std::string decisionLog;                       // empty: none

@@ -1,0 +1,125 @@
+// `ebb agent` settings: every bad field is refused, by name, before the
+// fabric is touched; defaults and read-only mode as documented.
+#include <fmt/format.h>
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+
+#include "configs/config_loader.h"
+#include "fabric/kary_tree.h"
+#include "tools/agent_daemon.h"
+
+namespace ebb::tools {
+namespace {
+
+const fabric::Topology& tree() {
+  static const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
+  return t;
+}
+
+Result<DaemonSettings> settings(const std::string& text) {
+  config::Config cfg;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &cfg)) << text;
+  return buildDaemonSettings(cfg, "/cfgdir", tree());
+}
+
+std::string guid(std::size_t sw) {
+  return fmt::format("0x{:016x}", tree().sw(fabric::SwitchId(static_cast<std::uint32_t>(sw))).guid);
+}
+
+TEST(AgentSettings, DefaultsAndAllowList) {
+  auto s = settings(
+      fmt::format("agent {{ allow_switches: \"{}\" allow_switches: \"{}\" allow_switches: \"{}\" "
+                  "decision_log: \"d.jsonl\" }}",
+                  guid(5), guid(2), guid(5)));
+  ASSERT_TRUE(s) << s.status().toString();
+  EXPECT_FALSE(s->readOnly);
+  EXPECT_FALSE(s->backend.dryRun);
+  ASSERT_EQ(s->managed.size(), 2u);  // the duplicate counts once, sorted
+  EXPECT_EQ(s->managed[0].value(), 2u);
+  EXPECT_EQ(s->managed[1].value(), 5u);
+  EXPECT_EQ(s->agent.checkPeriodPs, 1'000'000'000'000);
+  EXPECT_EQ(s->transport.maxOutstanding, 16);
+  EXPECT_EQ(s->transport.retries, 2);
+  EXPECT_EQ(s->transport.timeoutPs, 200'000'000'000);
+  EXPECT_EQ(s->metricsListen, "127.0.0.1:9464");
+  EXPECT_EQ(s->decisionLog, "/cfgdir/d.jsonl");
+  EXPECT_EQ(s->backend.lostContactPs, 5'000'000'000'000);
+  EXPECT_EQ(s->backend.restoreTimeoutPs, 30'000'000'000'000);
+}
+
+TEST(AgentSettings, NothingAllowListedIsReadOnlyOverEverySwitch) {
+  auto s = settings("agent { metrics_listen: \"off\" }");
+  ASSERT_TRUE(s) << s.status().toString();
+  EXPECT_TRUE(s->readOnly);
+  EXPECT_TRUE(s->backend.dryRun);
+  EXPECT_EQ(s->managed.size(), tree().numSwitches());
+  EXPECT_TRUE(s->backend.allowGuids.empty());
+  EXPECT_TRUE(s->metricsListen.empty());
+}
+
+TEST(AgentSettings, OverridesTakeEffect) {
+  auto s = settings(
+      "agent { check_period_ms: 250 max_off_per_window: 3 rate_window_ms: 2000 min_dwell_ms: 900 "
+      "mad_timeout_ms: 50 mad_retries: 4 max_outstanding: 8 m_key: \"0x10\" lost_contact_ms: 700 "
+      "restore_timeout_ms: 1200 dry_run: true keep_state_on_exit: true run_for_ms: 3000 } "
+      "gating { policy: STATIC u_off: 0.03 u_on: 0.15 }");
+  ASSERT_TRUE(s) << s.status().toString();
+  EXPECT_EQ(s->agent.checkPeriodPs, 250'000'000'000);
+  EXPECT_EQ(s->agent.rateLimits.maxOffPerWindow, 3);
+  EXPECT_EQ(s->agent.rateLimits.windowPs, 2'000'000'000'000);
+  EXPECT_EQ(s->agent.rateLimits.minDwellPs, 900'000'000'000);
+  EXPECT_EQ(s->transport.timeoutPs, 50'000'000'000);
+  EXPECT_EQ(s->transport.retries, 4);
+  EXPECT_EQ(s->transport.maxOutstanding, 8);
+  EXPECT_EQ(s->backend.mKey, 0x10u);
+  EXPECT_EQ(s->backend.lostContactPs, 700'000'000'000);
+  EXPECT_EQ(s->backend.restoreTimeoutPs, 1'200'000'000'000);
+  EXPECT_TRUE(s->backend.dryRun);
+  EXPECT_TRUE(s->keepStateOnExit);
+  EXPECT_EQ(s->runForPs, 3'000'000'000'000);
+  EXPECT_NE(s->policyName.find("static"), std::string::npos);
+}
+
+TEST(AgentSettings, ShippedExampleIsValidAndReadOnly) {
+  auto cfg =
+      config::loadConfigFile(std::string(EBB_SOURCE_DIR) + "/configs/agent_ibsim_4x3.textproto");
+  ASSERT_TRUE(cfg) << cfg.status().toString();
+  auto s = buildDaemonSettings(*cfg, EBB_SOURCE_DIR, tree());
+  ASSERT_TRUE(s) << s.status().toString();
+  EXPECT_TRUE(s->readOnly);
+  EXPECT_EQ(s->agent.checkPeriodPs, 200'000'000'000);
+}
+
+struct Bad {
+  std::string text;
+  std::string mustSay;
+};
+
+class AgentSettingsBad : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(AgentSettingsBad, IsRefusedNamingTheFieldAndRule) {
+  auto s = settings(GetParam().text);
+  ASSERT_FALSE(s) << GetParam().text;
+  EXPECT_NE(s.status().message().find(GetParam().mustSay), std::string::npos)
+      << s.status().toString();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, AgentSettingsBad,
+    ::testing::Values(
+        Bad{"agent { allow_switches: \"0x00000000deadbeef\" }",
+            "agent.allow_switches[0]: 0x00000000deadbeef is not a switch of the topology"},
+        Bad{"agent { allow_switches: \"banana\" }", "agent.allow_switches[0]"},
+        Bad{"agent { check_period_ms: -5 }", "check_period_ms"},
+        Bad{"agent { min_dwell_ms: -1 }", "min_dwell_ms"},
+        Bad{"agent { mad_timeout_ms: -1 }", "mad_timeout_ms"},
+        Bad{"agent { max_outstanding: -2 }", "max_outstanding"},
+        Bad{"agent { lost_contact_ms: -2 }", "lost_contact_ms"},
+        Bad{"agent { restore_timeout_ms: -2 }", "restore_timeout_ms"},
+        Bad{"agent { m_key: \"0xZZ\" }", "agent.m_key"},
+        Bad{"lpi { mode: DEEP_SLEEP }", "lpi.mode: InfiniBand has no low-power idle"},
+        Bad{"gating { policy: STATIC u_off: 0.1 u_on: 0.15 }", "U_on > 2"}),
+    [](const ::testing::TestParamInfo<Bad>& tpi) { return std::to_string(tpi.index); });
+
+}  // namespace
+}  // namespace ebb::tools
