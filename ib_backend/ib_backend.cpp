@@ -432,22 +432,19 @@ void IbBackend::applyLinkState(PortId port, bool on, Done<LinkPowerState> done) 
     ++stats_.setsSuppressed;
     return later<LinkPowerState>(std::move(done), on ? LinkPowerState::kOn : LinkPowerState::kOff);
   }
+  if (on) return enableLink(l, sched_.now() + opts_.restoreTimeoutPs, std::move(done));
   // The end to set must stay reachable once the link is down: a switch that
   // loses its last link is set from the far end.
-  if (!on) {
-    linkUp_[l.value()] = 0;  // no route through it from now on, even before the reply
-    recomputeRoutes();
-  }
+  linkUp_[l.value()] = 0;  // no route through it from now on, even before the reply
+  recomputeRoutes();
   const fabric::Link& L = topo_.link(l);
   std::optional<PortId> end;
   for (PortId e : {L.lower, L.upper}) {
     if (!end && sw_[e.sw.value()].reachable && allowed(e.sw)) end = e;
   }
   if (!end) {
-    if (!on) {
-      linkUp_[l.value()] = 1;
-      recomputeRoutes();
-    }
+    linkUp_[l.value()] = 1;
+    recomputeRoutes();
     return later<LinkPowerState>(
         std::move(done),
         Status(ErrorCode::kUnavailable,
@@ -455,22 +452,69 @@ void IbBackend::applyLinkState(PortId port, bool on, Done<LinkPowerState> done) 
                            topo_.describeLink(l))));
   }
   const std::uint64_t gen = ++gen_[l.value()];
-  setPhys(*end, on ? PhysState::kPolling : PhysState::kDisabled,
-          [this, l, on, end, gen, done = std::move(done)](Status s) {
-            if (!s.isOk()) return done(s);
-            if (gen != gen_[l.value()])
-              return done(on ? LinkPowerState::kTurningOn : LinkPowerState::kOff);
-            if (on) {
-              disabled_.erase(std::remove(disabled_.begin(), disabled_.end(), l), disabled_.end());
-              done(LinkPowerState::kTurningOn);
-              return pollUntilUp(l, *end);
-            }
-            if (std::find(disabled_.begin(), disabled_.end(), l) == disabled_.end()) {
-              disabled_.push_back(l);
-            }
-            if (callback_) callback_->onLinkStateChanged(topo_.link(l).upper, LinkPowerState::kOff);
-            done(LinkPowerState::kOff);
-          });
+  setPhys(*end, PhysState::kDisabled, [this, l, end, gen, done = std::move(done)](Status st) {
+    if (!st.isOk()) return done(st);
+    disabledEnd_[l.value()] = *end;  // only this end can bring the link back
+    if (std::find(disabled_.begin(), disabled_.end(), l) == disabled_.end()) disabled_.push_back(l);
+    if (gen != gen_[l.value()]) return done(LinkPowerState::kOff);
+    if (callback_) callback_->onLinkStateChanged(topo_.link(l).upper, LinkPowerState::kOff);
+    done(LinkPowerState::kOff);
+  });
+}
+
+// The end to re-enable: the one ebb disabled (the other end cannot undo a
+// Disabled port), or for a link found down, the first reachable end.
+std::optional<PortId> IbBackend::enableEnd(LinkId l) const {
+  if (auto it = disabledEnd_.find(l.value()); it != disabledEnd_.end()) return it->second;
+  const fabric::Link& L = topo_.link(l);
+  for (PortId e : {L.lower, L.upper}) {
+    if (sw_[e.sw.value()].reachable) return e;
+  }
+  return std::nullopt;
+}
+
+// Sets Polling on the end of `l` ebb disabled. When that switch has gone
+// dark, first re-enables its links that were disabled from their far ends
+// (the last one it lost is always such a link), then waits until it is
+// reachable again, up to `deadline`.
+void IbBackend::enableLink(LinkId l, TimePs deadline, Done<LinkPowerState> done) {
+  const std::optional<PortId> end = enableEnd(l);
+  if (end && sw_[end->sw.value()].reachable) {
+    if (!allowed(end->sw)) {
+      return later<LinkPowerState>(
+          std::move(done), Status(ErrorCode::kUnavailable,
+                                  fmt::format("link {}: {} is not allow-listed",
+                                              topo_.describeLink(l), topo_.sw(end->sw).name)));
+    }
+    const std::uint64_t gen = ++gen_[l.value()];
+    return setPhys(
+        *end, PhysState::kPolling, [this, l, end = *end, gen, done = std::move(done)](Status st) {
+          if (!st.isOk()) return done(st);
+          disabled_.erase(std::remove(disabled_.begin(), disabled_.end(), l), disabled_.end());
+          disabledEnd_.erase(l.value());
+          done(LinkPowerState::kTurningOn);
+          if (gen == gen_[l.value()]) pollUntilUp(l, end);
+        });
+  }
+  if (!end || sched_.now() >= deadline) {
+    return later<LinkPowerState>(
+        std::move(done),
+        Status(ErrorCode::kUnavailable, fmt::format("link {}: the end to re-enable is out of reach",
+                                                    topo_.describeLink(l))));
+  }
+  for (LinkId m : std::vector<LinkId>(disabled_)) {
+    const auto gate = disabledEnd_.find(m.value());
+    if (m == l || gate == disabledEnd_.end() || gate->second.sw == end->sw) continue;
+    const fabric::Link& M = topo_.link(m);
+    if (M.lower.sw != end->sw && M.upper.sw != end->sw) continue;
+    if (!sw_[gate->second.sw.value()].reachable || pendingGate_.count(m.value())) continue;
+    pendingGate_.insert(m.value());
+    enableLink(m, deadline, [this, m](Result<LinkPowerState>) { pendingGate_.erase(m.value()); });
+  }
+  sched_.after(opts_.linkPollPs, agent::Phase::kBackend,
+               [this, l, deadline, done = std::move(done)]() mutable {
+                 enableLink(l, deadline, std::move(done));
+               });
 }
 
 // A link retrains on its own after Polling (under ibsim: after the harness's
@@ -527,12 +571,8 @@ void IbBackend::restoreAll(std::function<void(Status)> done, RestoreObserver onS
 void IbBackend::restoreWave(std::shared_ptr<Restore> r) {
   for (LinkId l : std::vector<LinkId>(disabled_)) {
     if (r->inFlight.count(l.value())) continue;
-    const fabric::Link& L = topo_.link(l);
-    std::optional<PortId> end;
-    for (PortId e : {L.lower, L.upper}) {
-      if (!end && sw_[e.sw.value()].reachable) end = e;
-    }
-    if (!end) continue;
+    const std::optional<PortId> end = enableEnd(l);
+    if (!end || !sw_[end->sw.value()].reachable) continue;  // a later wave
     r->inFlight.insert(l.value());
     ++gen_[l.value()];
     setPhys(*end, PhysState::kPolling, [this, r, l, end = *end](Status s) {
@@ -542,6 +582,7 @@ void IbBackend::restoreWave(std::shared_ptr<Restore> r) {
         return;
       }
       disabled_.erase(std::remove(disabled_.begin(), disabled_.end(), l), disabled_.end());
+      disabledEnd_.erase(l.value());
       if (r->onSet) r->onSet(l, end);
       pollUntilUp(l, end);
     });

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -105,6 +106,8 @@ class IbBackend final : public agent::Backend {
   void setPhys(fabric::PortId end, PhysState phys, std::function<void(Status)> done);
   void pollUntilUp(fabric::LinkId link, fabric::PortId end);
   void linkChanged(fabric::LinkId link, bool up);
+  std::optional<fabric::PortId> enableEnd(fabric::LinkId l) const;
+  void enableLink(fabric::LinkId l, TimePs deadline, Done<agent::LinkPowerState> done);
   struct Restore;
   void restoreWave(std::shared_ptr<Restore> r);
   template <class T>
@@ -121,6 +124,8 @@ class IbBackend final : public agent::Backend {
   std::vector<char> linkUp_;        // by link: physically up as last read or set
   std::vector<std::uint64_t> gen_;  // by link: bumped by every Set, stops stale polls
   std::vector<fabric::LinkId> disabled_;
+  std::map<std::uint32_t, fabric::PortId> disabledEnd_;  // by link: the end ebb set Disabled
+  std::set<std::uint32_t> pendingGate_;    // links being re-enabled to reach a dark switch
   DrPath attach_;                          // route to the first switch
   std::optional<fabric::SwitchId> first_;  // the switch we attach at (or next to)
 };

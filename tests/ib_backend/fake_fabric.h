@@ -1,0 +1,140 @@
+#pragma once
+// A subnet in a MAD responder, for IbBackend tests over FakeMadTransport:
+// directed routes walk the topology's cables and stop at a port that is not
+// LinkUp (as hardware and ibsim do); NodeInfo, PortInfo Get/Set and
+// PortCountersExtended answer from per-port state the test can change.
+#include <infiniband/mad.h>
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "fabric/topology.h"
+#include "ib_backend/fake_mad_transport.h"
+
+namespace ebb::ib::testing {
+
+class FakeFabric {
+ public:
+  FakeFabric(const fabric::Topology& topo, fabric::HostId local) : topo_(topo), local_(local) {
+    for (std::size_t s = 0; s < topo.numSwitches(); ++s) {
+      phys_.emplace_back(topo.switches()[s].ports.size(), PhysState::kLinkUp);
+      xmitWords_.emplace_back(topo.switches()[s].ports.size(), 0);
+    }
+  }
+
+  PhysState& phys(fabric::PortId p) { return phys_[p.sw.value()][p.index]; }
+  std::uint64_t& xmitWords(fabric::PortId p) { return xmitWords_[p.sw.value()][p.index]; }
+  bool linkUp(fabric::LinkId l) const {
+    const fabric::Link& L = topo_.link(l);
+    const bool upper = phys_[L.upper.sw.value()][L.upper.index] == PhysState::kLinkUp;
+    return L.lowerIsHost ? upper
+                         : upper && phys_[L.lower.sw.value()][L.lower.index] == PhysState::kLinkUp;
+  }
+  // Link training: a port set Polling comes back LinkUp after this many
+  // MADs to anything (0: never, as under ibsim).
+  int trainAfter = 0;
+  bool dead = false;               // nothing answers (the fabric is gone)
+  bool pmaBlocked = false;         // PMA gets no LID route (the SM's up/down rule)
+  std::uint64_t wrongGuidFor = 0;  // a switch reporting another GUID
+  int sets = 0;
+
+  FakeMadTransport::Responder responder() {
+    return [this](const MadAddress& to, const MadBytes& m) { return answer(to, m); };
+  }
+
+ private:
+  using Reply = std::optional<std::vector<std::uint8_t>>;
+
+  Reply answer(const MadAddress& to, const MadBytes& m) {
+    train();
+    if (dead) return std::nullopt;
+    auto* raw = const_cast<std::uint8_t*>(m.data());
+    const auto attr = static_cast<Attr>(mad_get_field(raw, 0, IB_MAD_ATTRID_F));
+    const auto mod = mad_get_field(raw, 0, IB_MAD_ATTRMOD_F);
+    if (to.mgmtClass == MgmtClass::kPerf) {
+      if (pmaBlocked || to.lid == 0 || to.lid > topo_.numSwitches()) return std::nullopt;
+      const fabric::SwitchId s(static_cast<std::uint32_t>(to.lid - 1));
+      const auto port = mad_get_field(raw + 64, 0, IB_PC_EXT_PORT_SELECT_F);
+      auto r = replyTo(m);
+      mad_set_field64(r.data() + 64, 0, IB_PC_EXT_XMT_BYTES_F, xmitWords_[s.value()][port - 1]);
+      return r;
+    }
+    // Walk the directed route from the local host.
+    std::optional<fabric::SwitchId> at;
+    std::uint8_t entered = 0;
+    for (std::size_t i = 1; i < to.path.hops.size(); ++i) {
+      fabric::LinkId l;
+      if (!at) {
+        l = topo_.host(local_).link;
+      } else {
+        const auto& ports = topo_.sw(*at).ports;
+        const std::size_t p = to.path.hops[i] - 1u;
+        if (p >= ports.size() || ports[p].role == fabric::PortRole::kUnused) return std::nullopt;
+        l = ports[p].link;
+      }
+      if (!linkUp(l)) return std::nullopt;
+      const fabric::Link& L = topo_.link(l);
+      if (L.lowerIsHost && at) return std::nullopt;  // into another host: not modelled
+      const fabric::PortId in = !at || L.lower.sw == *at ? L.upper : L.lower;
+      if (at && L.lower.sw == *at && L.upper.sw == *at) return std::nullopt;
+      at = in.sw;
+      entered = static_cast<std::uint8_t>(in.index + 1);
+    }
+    auto r = replyTo(m);
+    std::uint8_t* d = r.data() + 64;
+    if (attr == Attr::kNodeInfo) {
+      if (!at) {
+        mad_set_field(d, 0, IB_NODE_TYPE_F, 1);
+        mad_set_field64(d, 0, IB_NODE_GUID_F, topo_.host(local_).guid);
+        mad_set_field(d, 0, IB_NODE_LOCAL_PORT_F, topo_.host(local_).portIndex + 1u);
+        mad_set_field(d, 0, IB_NODE_NPORTS_F, 1);
+      } else {
+        const std::uint64_t guid = topo_.sw(*at).guid;
+        mad_set_field(d, 0, IB_NODE_TYPE_F, 2);
+        mad_set_field64(d, 0, IB_NODE_GUID_F, guid == wrongGuidFor ? guid + 0x1000 : guid);
+        mad_set_field(d, 0, IB_NODE_LOCAL_PORT_F, entered);
+        mad_set_field(d, 0, IB_NODE_NPORTS_F,
+                      static_cast<std::uint32_t>(topo_.sw(*at).ports.size()));
+      }
+      return r;
+    }
+    if (attr != Attr::kPortInfo || !at) return std::nullopt;
+    const bool set =
+        mad_get_field(raw, 0, IB_MAD_METHOD_F) == static_cast<std::uint32_t>(Method::kSet);
+    if (set && mod > 0) {
+      ++sets;
+      const auto want = mad_get_field(raw + 64, 0, IB_PORT_PHYS_STATE_F);
+      if (want != 0) phys_[at->value()][mod - 1] = static_cast<PhysState>(want);
+      if (want == static_cast<std::uint32_t>(PhysState::kPolling))
+        pollingSince_[{at->value(), mod - 1}] = 0;
+    }
+    const PhysState ps = mod == 0 ? PhysState::kLinkUp : phys_[at->value()][mod - 1];
+    mad_set_field(d, 0, IB_PORT_LID_F, at->value() + 1);
+    mad_set_field(d, 0, IB_PORT_PHYS_STATE_F, static_cast<std::uint32_t>(ps));
+    mad_set_field(d, 0, IB_PORT_STATE_F, ps == PhysState::kLinkUp ? 4u : 1u);
+    mad_set_field(d, 0, IB_PORT_LINK_WIDTH_ACTIVE_F, 2);
+    mad_set_field(d, 0, IB_PORT_LINK_SPEED_ACTIVE_F, 4);
+    return r;
+  }
+
+  void train() {
+    if (trainAfter <= 0) return;
+    for (auto it = pollingSince_.begin(); it != pollingSince_.end();) {
+      if (++it->second >= trainAfter) {
+        phys_[it->first.first][it->first.second] = PhysState::kLinkUp;
+        it = pollingSince_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  const fabric::Topology& topo_;
+  fabric::HostId local_;
+  std::vector<std::vector<PhysState>> phys_;
+  std::vector<std::vector<std::uint64_t>> xmitWords_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, int> pollingSince_;
+};
+
+}  // namespace ebb::ib::testing

@@ -1,0 +1,247 @@
+// IbBackend over a scripted subnet (FakeFabric) in virtual time: discovery
+// checked by GUID, whole-link Sets at the right end, routes around what is
+// off, dark switches re-enabled through their gateway link, counters held or
+// lost, dry run.
+#include <gtest/gtest.h>
+
+#include "agent/virtual_scheduler.h"
+#include "fabric/kary_tree.h"
+#include "fabric/minimal_tree.h"
+#include "ib_backend/ib_backend.h"
+#include "tests/ib_backend/fake_fabric.h"
+
+namespace ebb::ib {
+namespace {
+
+using agent::LinkPowerState;
+using fabric::LinkId;
+using fabric::PortId;
+using fabric::SwitchId;
+constexpr TimePs kMs = 1'000'000'000;
+
+const fabric::Topology& tree() {
+  static const fabric::Topology t = fabric::KAryNTree::make(2, 3).value().build();
+  return t;
+}
+
+struct Callbacks : agent::BackendCallback {
+  std::vector<std::pair<PortId, LinkPowerState>> changes;
+  void onLinkStateChanged(PortId p, LinkPowerState s) override { changes.emplace_back(p, s); }
+  void onBackendError(const Status&) override {}
+};
+
+struct Rig {
+  explicit Rig(IbBackendOptions o = allowAll()) : fab(tree(), fabric::HostId(1)) {
+    TransportOptions t;
+    t.timeoutPs = 50 * kMs;
+    t.retries = 1;
+    mad = std::make_unique<FakeMadTransport>(sched, t, fab.responder());
+    backend = std::make_unique<IbBackend>(tree(), *mad, sched, o);
+    backend->setCallback(&cb);
+  }
+  static IbBackendOptions allowAll() {
+    IbBackendOptions o;
+    for (const fabric::Switch& s : tree().switches())
+      o.allowGuids.insert(s.guid);
+    o.linkPollPs = 10 * kMs;
+    o.lostContactPs = 500 * kMs;
+    return o;
+  }
+  Status init() {
+    Status out(ErrorCode::kInternal, "not done");
+    backend->initialize([&](Status s) { out = s; });
+    sched.runAll();
+    return out;
+  }
+  Result<LinkPowerState> set(PortId p, bool on) {
+    Result<LinkPowerState> out = Status(ErrorCode::kInternal, "not done");
+    backend->applyLinkState(p, on, [&](Result<LinkPowerState> r) { out = r; });
+    sched.runUntil(sched.now() + 2000 * kMs);
+    return out;
+  }
+  agent::VirtualScheduler sched;
+  testing::FakeFabric fab;
+  std::unique_ptr<FakeMadTransport> mad;
+  std::unique_ptr<IbBackend> backend;
+  Callbacks cb;
+};
+
+// The non-MT up ports of a switch, highest first (the order gating uses).
+std::vector<PortId> nonMtUpPorts(SwitchId s) {
+  const auto mt = fabric::MinimalTree::build(tree()).value();
+  std::vector<PortId> out;
+  for (auto it = tree().sw(s).upPorts.rbegin(); it != tree().sw(s).upPorts.rend(); ++it) {
+    const PortId p{s, *it};
+    if (!mt.containsLink(tree().sw(s).ports[*it].link)) out.push_back(p);
+  }
+  return out;
+}
+
+TEST(IbBackend, DiscoversTheFabricAndChecksEveryGuid) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  for (std::uint32_t s = 0; s < tree().numSwitches(); ++s)
+    EXPECT_TRUE(rig.backend->reachable(SwitchId(s)));
+  const fabric::LinkStates ls = rig.backend->linkStates();
+  for (std::uint32_t l = 0; l < tree().numLinks(); ++l)
+    EXPECT_TRUE(ls.isFullyOn(LinkId(l)));
+
+  Rig wrong;
+  wrong.fab.wrongGuidFor = tree().sw(SwitchId(0)).guid;
+  const Status s = wrong.init();
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find(tree().sw(SwitchId(0)).name), std::string::npos) << s.toString();
+}
+
+TEST(IbBackend, StartsFromThePortStatesItReads) {
+  Rig rig;
+  const PortId p = nonMtUpPorts(tree().switchesAtLevel(1).front()).front();
+  rig.fab.phys(p) = PhysState::kDisabled;
+  ASSERT_TRUE(rig.init().isOk());
+  EXPECT_FALSE(rig.backend->linkStates().isFullyOn(tree().sw(p.sw).ports[p.index].link));
+}
+
+TEST(IbBackend, DisablesAWholeLinkAtItsLowerEndAndRoutesAroundIt) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  const SwitchId leaf = tree().switchesAtLevel(2).front();
+  const PortId p = nonMtUpPorts(leaf).front();
+  auto r = rig.set(p, false);
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_EQ(*r, LinkPowerState::kOff);
+  EXPECT_EQ(rig.fab.phys(p), PhysState::kDisabled);
+  EXPECT_EQ(rig.fab.sets, 1);
+  ASSERT_FALSE(rig.cb.changes.empty());
+  EXPECT_EQ(rig.cb.changes.back().second, LinkPowerState::kOff);
+  // Every switch still answers: no directed route crosses the dead link.
+  for (std::uint32_t s = 0; s < tree().numSwitches(); ++s)
+    EXPECT_TRUE(rig.backend->reachable(SwitchId(s)));
+  // Back on: Polling at the same end, LinkUp after training, both ends told.
+  rig.fab.trainAfter = 3;
+  rig.cb.changes.clear();
+  r = rig.set(p, true);
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_EQ(*r, LinkPowerState::kTurningOn);
+  EXPECT_EQ(rig.fab.phys(p), PhysState::kLinkUp);
+  EXPECT_TRUE(rig.backend->linkStates().isFullyOn(tree().sw(p.sw).ports[p.index].link));
+  EXPECT_EQ(rig.cb.changes.size(), 2u);
+  EXPECT_TRUE(rig.backend->disabledLinks().empty());
+}
+
+TEST(IbBackend, DryRunAndReadOnlySwitchesSendNoSet) {
+  IbBackendOptions o = Rig::allowAll();
+  o.dryRun = true;
+  Rig dry(o);
+  ASSERT_TRUE(dry.init().isOk());
+  const PortId p = nonMtUpPorts(tree().switchesAtLevel(2).front()).front();
+  auto r = dry.set(p, false);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, LinkPowerState::kOff);
+  EXPECT_EQ(dry.mad->setsTransmitted(), 0u);
+  EXPECT_EQ(dry.backend->stats().setsSuppressed, 1u);
+
+  IbBackendOptions none = Rig::allowAll();
+  none.allowGuids.clear();
+  Rig ro(none);
+  ASSERT_TRUE(ro.init().isOk());
+  r = ro.set(p, false);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.status().code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(ro.mad->setsTransmitted(), 0u);
+  EXPECT_TRUE(ro.backend->linkStates().isFullyOn(tree().sw(p.sw).ports[p.index].link));
+}
+
+// A level-1 switch off the minimal tree loses every link: its last one is
+// set from the far end. Turning one of its links back on first re-enables
+// that gateway, then the link itself at the end that was disabled.
+TEST(IbBackend, ADarkSwitchComesBackThroughItsGatewayLink) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  rig.fab.trainAfter = 2;
+  const auto mt = fabric::MinimalTree::build(tree()).value();
+  SwitchId mid = tree().switchesAtLevel(1).front();
+  for (SwitchId s : tree().switchesAtLevel(1)) {
+    if (!mt.containsSwitch(s)) mid = s;
+  }
+  ASSERT_FALSE(mt.containsSwitch(mid));
+  // Its ascending inputs (the leaves' links to it), then its own up links.
+  std::vector<PortId> order;
+  for (std::uint16_t d : tree().sw(mid).downPorts)
+    order.push_back(tree().link(tree().sw(mid).ports[d].link).lower);
+  for (std::uint16_t u : tree().sw(mid).upPorts)
+    order.push_back({mid, u});
+  for (const PortId& p : order) {
+    auto r = rig.set(p, false);
+    ASSERT_TRUE(r) << tree().describePort(p) << ": " << r.status().toString();
+  }
+  EXPECT_FALSE(rig.backend->reachable(mid));
+  // The last link went down from its upper end: the only end still reachable.
+  const PortId last = order.back();
+  const PortId lastUpper = tree().link(tree().sw(mid).ports[last.index].link).upper;
+  EXPECT_EQ(rig.fab.phys(lastUpper), PhysState::kDisabled);
+  EXPECT_EQ(rig.fab.phys(last), PhysState::kLinkUp);
+  // A leaf turns its link to the dark switch back on: disabled at the dark end.
+  const PortId leafUp = order.front();
+  auto r = rig.set(leafUp, true);
+  ASSERT_TRUE(r) << r.status().toString();
+  rig.sched.runUntil(rig.sched.now() + 2000 * kMs);
+  EXPECT_TRUE(rig.backend->reachable(mid));
+  EXPECT_TRUE(rig.backend->linkStates().isFullyOn(tree().sw(leafUp.sw).ports[leafUp.index].link));
+  // restoreAll brings back everything else, in waves.
+  Status restored(ErrorCode::kInternal, "not done");
+  rig.backend->restoreAll([&](Status s) { restored = s; });
+  rig.sched.runUntil(rig.sched.now() + 5000 * kMs);
+  EXPECT_TRUE(restored.isOk()) << restored.toString();
+  EXPECT_TRUE(rig.backend->disabledLinks().empty());
+  for (const PortId& p : order) {
+    const PortId up = tree().link(tree().sw(p.sw).ports[p.index].link).upper;
+    EXPECT_EQ(rig.fab.phys(p), PhysState::kLinkUp) << tree().describePort(p);
+    EXPECT_EQ(rig.fab.phys(up), PhysState::kLinkUp) << tree().describePort(up);
+  }
+}
+
+TEST(IbBackend, CountersAreReadHeldOrLost) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  const SwitchId leaf = tree().switchesAtLevel(2).front();
+  const std::uint16_t up = tree().sw(leaf).upPorts.front();
+  rig.fab.xmitWords({leaf, up}) = 1000;
+  std::vector<Result<agent::CounterSample>> got;
+  auto read = [&] {
+    rig.backend->requestCounters(leaf, [&](Result<agent::CounterSample> r) { got.push_back(r); });
+    rig.sched.runUntil(rig.sched.now() + 200 * kMs);
+  };
+  read();
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_TRUE(got[0]) << got[0].status().toString();
+  EXPECT_FALSE(got[0]->stale);
+  bool found = false;
+  for (const auto& c : got[0]->ports) {
+    if (c.index == up) {
+      EXPECT_EQ(c.txBytes, 4000u);  // PortXmitData counts 4-byte words
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+  // No LID route (the SM's up/down rule): stale samples, then held while the
+  // switch answers by directed route.
+  rig.fab.pmaBlocked = true;
+  for (int i = 0; i < 5; ++i)
+    read();
+  for (std::size_t i = 1; i < got.size(); ++i) {
+    ASSERT_TRUE(got[i]) << i << ": " << got[i].status().toString();
+    EXPECT_TRUE(got[i]->stale);
+  }
+  EXPECT_GE(rig.backend->stats().countersHeld, 1u);
+  // Nothing answers at all: contact lost.
+  rig.fab.dead = true;
+  for (int i = 0; i < 4; ++i)
+    read();
+  ASSERT_FALSE(got.back());
+  EXPECT_EQ(got.back().status().code(), ErrorCode::kTimeout);
+  EXPECT_NE(got.back().status().message().find("directed route"), std::string::npos)
+      << got.back().status().toString();
+}
+
+}  // namespace
+}  // namespace ebb::ib
