@@ -13,6 +13,7 @@ PACKAGES=(
   rdma-core libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev
   opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags
   gnuplot-nox
+  libotf2-trace-dev otf2-tools
 )
 
 missing=()

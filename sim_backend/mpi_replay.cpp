@@ -1,12 +1,15 @@
 #include "sim_backend/mpi_replay.h"
 
+#include <algorithm>
+
 namespace ebb::sim {
 
 MpiReplay::MpiReplay(FabricEmulator& emu, const MpiTrace& trace,
-                     std::vector<fabric::HostId> placement)
+                     std::vector<fabric::HostId> placement, std::uint32_t tagBase)
     : emu_(emu),
       trace_(trace),
       placement_(std::move(placement)),
+      tagBase_(tagBase),
       ranks_(trace.ranks.size()),
       posted_(trace.ranks.size()),
       unexpected_(trace.ranks.size()) {}
@@ -17,11 +20,11 @@ void MpiReplay::start() {
   }
 }
 
-std::uint32_t MpiReplay::newRequest(std::uint32_t rank) {
+std::uint32_t MpiReplay::newRequest(std::uint32_t rank, bool outstanding) {
   const auto id = static_cast<std::uint32_t>(reqDone_.size());
   reqDone_.push_back(0);
   reqOwner_.push_back(rank);
-  ranks_[rank].outstanding.push_back(id);
+  if (outstanding) ranks_[rank].outstanding.push_back(id);
   return id;
 }
 
@@ -32,6 +35,52 @@ void MpiReplay::complete(std::uint32_t req) {
     ranks_[rank].blocked = false;
     advance(rank);
   }
+}
+
+std::uint32_t MpiReplay::postSend(std::uint32_t rank, const MpiOp& op, bool outstanding) {
+  const std::uint32_t req = newRequest(rank, outstanding);
+  const auto msg = static_cast<std::uint32_t>(inflight_.size());
+  inflight_.push_back({rank, op.peer, op.tag, req});
+  ++sent_;
+  bytes_ += static_cast<std::uint64_t>(op.bytes);
+  if (op.peer == rank) {  // a message to itself never touches the network
+    onDelivery({tagBase_ + msg, placement_[rank], placement_[rank], op.bytes, 0, 0});
+  } else {
+    emu_.sendMessage(placement_[rank], placement_[op.peer], std::max<std::int64_t>(op.bytes, 1),
+                     tagBase_ + msg);
+  }
+  return req;
+}
+
+std::uint32_t MpiReplay::postRecv(std::uint32_t rank, const MpiOp& op, bool outstanding) {
+  const std::uint32_t req = newRequest(rank, outstanding);
+  auto& unexpected = unexpected_[rank];
+  const auto key = std::make_pair(op.peer, op.tag);
+  const auto it = unexpected.find(key);
+  if (it != unexpected.end() && it->second > 0) {
+    if (--it->second == 0) unexpected.erase(it);
+    ++matched_;
+    reqDone_[req] = 1;
+  } else {
+    posted_[rank][key].push_back(req);
+  }
+  return req;
+}
+
+std::uint32_t MpiReplay::takeNamed(std::uint32_t rank, std::uint32_t name) {
+  Rank& r = ranks_[rank];
+  std::uint32_t req = kNoReq;
+  if (name == 0) {  // the most recent request (SimGrid's wait)
+    if (!r.outstanding.empty()) req = r.outstanding.back();
+  } else if (const auto it = r.named.find(name); it != r.named.end()) {
+    req = it->second;
+    r.named.erase(it);
+  }
+  if (req != kNoReq) {
+    const auto it = std::find(r.outstanding.begin(), r.outstanding.end(), req);
+    if (it != r.outstanding.end()) r.outstanding.erase(it);
+  }
+  return req;
 }
 
 void MpiReplay::advance(std::uint32_t rank) {
@@ -45,34 +94,29 @@ void MpiReplay::advance(std::uint32_t rank) {
         emu_.scheduler().after(op.duration, agent::Phase::kControl,
                                [this, rank] { advance(rank); });
         return;
-      case MpiOpKind::kIsend: {
-        const std::uint32_t req = newRequest(rank);
-        const auto msg = static_cast<std::uint32_t>(inflight_.size());
-        inflight_.push_back({rank, op.peer, op.tag, req});
-        ++sent_;
-        bytes_ += static_cast<std::uint64_t>(op.bytes);
+      case MpiOpKind::kIsend:
+      case MpiOpKind::kIrecv: {
+        const std::uint32_t req =
+            op.kind == MpiOpKind::kIsend ? postSend(rank, op, true) : postRecv(rank, op, true);
+        if (op.count != 0) r.named[op.count] = req;
         ++r.pc;
-        if (op.peer == rank) {  // a message to itself never touches the network
-          onDelivery({msg, placement_[rank], placement_[rank], op.bytes, 0, 0});
-        } else {
-          emu_.sendMessage(placement_[rank], placement_[op.peer],
-                           std::max<std::int64_t>(op.bytes, 1), msg);
-        }
         break;
       }
-      case MpiOpKind::kIrecv: {
-        const std::uint32_t req = newRequest(rank);
-        ++r.pc;
-        auto& unexpected = unexpected_[rank];
-        const auto key = std::make_pair(op.peer, op.tag);
-        const auto it = unexpected.find(key);
-        if (it != unexpected.end() && it->second > 0) {
-          if (--it->second == 0) unexpected.erase(it);
-          ++matched_;
-          reqDone_[req] = 1;
-        } else {
-          posted_[rank][key].push_back(req);
+      case MpiOpKind::kSend:
+      case MpiOpKind::kRecv:
+      case MpiOpKind::kWait: {
+        // Blocking: post (or find) the request once, then wait until it completes.
+        if (r.blockingReq == kNoReq) {
+          r.blockingReq = op.kind == MpiOpKind::kSend   ? postSend(rank, op, false)
+                          : op.kind == MpiOpKind::kRecv ? postRecv(rank, op, false)
+                                                        : takeNamed(rank, op.count);
         }
+        if (r.blockingReq != kNoReq && !reqDone_[r.blockingReq]) {
+          r.blocked = true;
+          return;
+        }
+        r.blockingReq = kNoReq;  // a wait on no request returns at once, as in MPI
+        ++r.pc;
         break;
       }
       case MpiOpKind::kWaitall: {
@@ -98,8 +142,8 @@ void MpiReplay::advance(std::uint32_t rank) {
 }
 
 bool MpiReplay::onDelivery(const Delivery& d) {
-  if (d.tag >= inflight_.size()) return false;
-  const InFlight f = inflight_[d.tag];
+  if (d.tag < tagBase_ || d.tag - tagBase_ >= inflight_.size()) return false;
+  const InFlight f = inflight_[d.tag - tagBase_];
   if (placement_[f.src] != d.src || placement_[f.dst] != d.dst) return false;
   complete(f.sendReq);
   auto& posted = posted_[f.dst];

@@ -14,12 +14,17 @@ namespace ebb::sim {
 // operations in order; compute advances its clock, isend injects a message,
 // irecv posts a receive matched in order by (source, tag), and waitall blocks
 // until its requests complete (a send completes when its message is delivered,
-// a receive when a matching message has arrived). So network delays (gating,
-// low-power idle) show up as application runtime.
+// a receive when a matching message has arrived); wait blocks on one named
+// request; blocking send and recv are an isend/irecv and its wait. So network
+// delays (gating, low-power idle) show up as application runtime.
+//
+// Message ids (the emulator tag) are `tagBase` + a running count, so several
+// replays (jobs) can share one emulator; onDelivery() ignores foreign ids.
 class MpiReplay {
  public:
   // placement[rank] = the host the rank runs on.
-  MpiReplay(FabricEmulator& emu, const MpiTrace& trace, std::vector<fabric::HostId> placement);
+  MpiReplay(FabricEmulator& emu, const MpiTrace& trace, std::vector<fabric::HostId> placement,
+            std::uint32_t tagBase = 0);
 
   void start();
   // Forward every delivery here; true if it belonged to this replay.
@@ -30,14 +35,19 @@ class MpiReplay {
   std::uint64_t messagesSent() const { return sent_; }
   std::uint64_t bytesSent() const { return bytes_; }
   std::uint64_t messagesMatched() const { return matched_; }
+  // The emulator tags this replay uses: [tagBase, tagBase + messages of the trace).
+  static std::uint64_t tagsNeeded(const MpiTrace& trace) { return trace.sends; }
 
  private:
   struct Rank {
     std::size_t pc = 0;
     std::deque<std::uint32_t> outstanding;  // request ids, oldest first
+    std::map<std::uint32_t, std::uint32_t> named;  // the trace's request name -> id
+    std::uint32_t blockingReq = kNoReq;           // a blocking send/recv/wait in progress
     bool blocked = false;
     bool finished = false;
   };
+  static constexpr std::uint32_t kNoReq = 0xFFFFFFFF;
   struct InFlight {
     std::uint32_t src;
     std::uint32_t dst;
@@ -46,11 +56,16 @@ class MpiReplay {
   };
   void advance(std::uint32_t rank);
   void complete(std::uint32_t req);
-  std::uint32_t newRequest(std::uint32_t rank);
+  std::uint32_t newRequest(std::uint32_t rank, bool outstanding = true);
+  std::uint32_t postSend(std::uint32_t rank, const MpiOp& op, bool outstanding);
+  std::uint32_t postRecv(std::uint32_t rank, const MpiOp& op, bool outstanding);
+  // The request a wait op names (kNoReq if none); removes it from outstanding.
+  std::uint32_t takeNamed(std::uint32_t rank, std::uint32_t name);
 
   FabricEmulator& emu_;
   const MpiTrace& trace_;
   std::vector<fabric::HostId> placement_;
+  std::uint32_t tagBase_;
   std::vector<Rank> ranks_;
   std::vector<std::uint8_t> reqDone_;
   std::vector<std::uint32_t> reqOwner_;

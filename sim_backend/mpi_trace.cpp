@@ -72,8 +72,11 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
     if (f[3].empty() || *end || !std::isfinite(r.exit) || r.exit < r.enter) {
       return bad(fmt::format("t_exit_s '{}' is not a time at or after t_enter_s", f[3]));
     }
-    if (op == "isend" || op == "irecv") {
-      r.op.kind = op == "isend" ? MpiOpKind::kIsend : MpiOpKind::kIrecv;
+    if (op == "isend" || op == "irecv" || op == "send" || op == "recv") {
+      r.op.kind = op == "isend"   ? MpiOpKind::kIsend
+                  : op == "irecv" ? MpiOpKind::kIrecv
+                  : op == "send"  ? MpiOpKind::kSend
+                                  : MpiOpKind::kRecv;
       if (!u32(f[4], r.op.peer)) return bad(fmt::format("peer '{}' is not a rank", f[4]));
       auto [p, ec] = std::from_chars(f[5].data(), f[5].data() + f[5].size(), r.op.bytes);
       if (ec != std::errc() || p != f[5].data() + f[5].size() || r.op.bytes < 0) {
@@ -91,7 +94,8 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
             fmt::format("waitall needs its request count in the last field (got '{}')", f[7]));
       }
     } else {
-      return bad(fmt::format("unknown op '{}' (expected isend, irecv or waitall)", f[1]));
+      return bad(
+          fmt::format("unknown op '{}' (expected isend, irecv, send, recv or waitall)", f[1]));
     }
     maxRank = std::max(maxRank, r.rank);
     rows.push_back(r);
@@ -107,21 +111,41 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
     const TimePs gap = ps(r.enter - lastExit[r.rank]);
     if (gap > 0) ops.push_back({MpiOpKind::kCompute, gap, 0, 0, 0, 0});
     ops.push_back(r.op);
-    // A non-blocking call's own time is CPU time; a waitall's is waiting.
-    if (r.op.kind != MpiOpKind::kWaitall && r.exit > r.enter) {
+    // A non-blocking call's own time is CPU time; a blocking one's is waiting.
+    const bool blocking = r.op.kind == MpiOpKind::kWaitall || r.op.kind == MpiOpKind::kSend ||
+                          r.op.kind == MpiOpKind::kRecv;
+    if (!blocking && r.exit > r.enter) {
       ops.push_back({MpiOpKind::kCompute, ps(r.exit - r.enter), 0, 0, 0, 0});
     }
     lastExit[r.rank] = std::max(lastExit[r.rank], r.exit);
-    if (r.op.kind == MpiOpKind::kIsend) {
-      ++t.sends;
-      t.sendBytes += static_cast<std::uint64_t>(r.op.bytes);
-    } else if (r.op.kind == MpiOpKind::kIrecv) {
-      ++t.recvs;
-    } else {
-      ++t.waits;
+  }
+  t.countOps();
+  return t;
+}
+
+void MpiTrace::countOps() {
+  sends = sendBytes = recvs = waits = 0;
+  for (const auto& ops : ranks) {
+    for (const MpiOp& op : ops) {
+      switch (op.kind) {
+        case MpiOpKind::kIsend:
+        case MpiOpKind::kSend:
+          ++sends;
+          sendBytes += static_cast<std::uint64_t>(op.bytes);
+          break;
+        case MpiOpKind::kIrecv:
+        case MpiOpKind::kRecv:
+          ++recvs;
+          break;
+        case MpiOpKind::kWaitall:
+        case MpiOpKind::kWait:
+          ++waits;
+          break;
+        case MpiOpKind::kCompute:
+          break;
+      }
     }
   }
-  return t;
 }
 
 }  // namespace ebb::sim

@@ -9,15 +9,26 @@
 
 namespace ebb::sim {
 
-enum class MpiOpKind : std::uint8_t { kCompute, kIsend, kIrecv, kWaitall };
+enum class MpiOpKind : std::uint8_t {
+  kCompute,
+  kIsend,
+  kIrecv,
+  kWaitall,
+  kSend,  // blocking: the rank waits until the message is delivered
+  kRecv,  // blocking: the rank waits until a matching message has arrived
+  kWait,  // one request: `count` names it (see below), 0 = the most recent one
+};
 
 struct MpiOp {
   MpiOpKind kind = MpiOpKind::kCompute;
   TimePs duration = 0;     // compute
-  std::uint32_t peer = 0;  // isend: destination rank; irecv: source rank
+  std::uint32_t peer = 0;  // (i)send: destination rank; (i)recv: source rank
   std::int64_t bytes = 0;
   std::int32_t tag = 0;
-  std::uint32_t count = 0;  // waitall: how many of the oldest outstanding requests
+  // waitall: how many of the oldest outstanding requests. isend/irecv: an
+  // optional name (the trace's request id + 1, 0 = unnamed) that a later wait
+  // with the same count completes.
+  std::uint32_t count = 0;
 };
 
 // A closed-loop MPI trace: per rank, the operations in program order, with the
@@ -28,10 +39,13 @@ struct MpiTrace {
   std::uint64_t sendBytes = 0;
   std::uint64_t recvs = 0;
   std::uint64_t waits = 0;
+
+  // Recomputes sends, sendBytes, recvs and waits from the programs.
+  void countOps();
 };
 
 // Reads the AMG2013 event CSV (`rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request`;
-// ops isend, irecv, waitall, case-insensitive). Errors: E_PARSE "<file>:<line>: <rule>",
+// ops isend, irecv, waitall, and blocking send and recv, case-insensitive). Errors: E_PARSE "<file>:<line>: <rule>",
 // E_IO for a missing file.
 Result<MpiTrace> readAmgCsv(const std::string& path);
 

@@ -77,8 +77,9 @@ Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& c
 }
 
 bool isCollective(const std::string& op) {
-  static const char* kOps[] = {"bcast",     "barrier", "allreduce",     "alltoall",
-                               "alltoallv", "gather",  "reducescatter", "allgatherv"};
+  static const char* kOps[] = {"bcast",  "barrier", "allreduce", "alltoall",      "alltoallv",
+                               "gather", "scatter", "reduce",    "reducescatter", "allgather",
+                               "allgatherv"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -93,7 +94,20 @@ Status need(const Call& c, std::size_t n) {
 }  // namespace
 
 Result<MpiTrace> readSimgridTrace(const std::string& path, double flopsPerS, SimgridStats* stats) {
+  SimgridOptions o;
+  o.flopsPerS = flopsPerS;
+  return readSimgridTrace(path, o, stats);
+}
+
+Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions& options,
+                                  SimgridStats* stats) {
+  const double flopsPerS = options.flopsPerS;
+  const CollectiveAlgos& algos = options.algos;
   if (!(flopsPerS > 0)) return Status(ErrorCode::kInvalidArgument, "flops per second must be > 0");
+  std::error_code exists;
+  if (!fs::exists(path, exists)) {
+    return Status(ErrorCode::kIo, fmt::format("cannot open trace {}", path));
+  }
   std::vector<fs::path> files;
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
@@ -134,6 +148,27 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, double flopsPerS, Sim
         st.computeFlops += static_cast<std::uint64_t>(c.args[0]);
         const auto ps = static_cast<TimePs>(static_cast<double>(c.args[0]) / flopsPerS * 1e12);
         if (ps > 0) t.ranks[r].push_back({MpiOpKind::kCompute, ps, 0, 0, 0, 0});
+      } else if (c.op == "send" || c.op == "recv" || c.op == "isend" || c.op == "irecv") {
+        // "<peer> <size>" or "<peer> <tag> <size>" (newer SimGrid).
+        if (Status s = need(c, 2); !s.isOk()) return s;
+        if (c.args[0] >= static_cast<std::int64_t>(P)) {
+          return {ErrorCode::kParse, fmt::format("{}: peer rank {} is beyond the trace's {} ranks",
+                                                 c.where, c.args[0], P)};
+        }
+        MpiOp op;
+        op.kind = c.op == "send"    ? MpiOpKind::kSend
+                  : c.op == "recv"  ? MpiOpKind::kRecv
+                  : c.op == "isend" ? MpiOpKind::kIsend
+                                    : MpiOpKind::kIrecv;
+        op.peer = static_cast<std::uint32_t>(c.args[0]);
+        const bool tagged = c.args.size() >= 3;
+        op.tag = tagged ? static_cast<std::int32_t>(std::min<std::int64_t>(c.args[1], 1 << 30)) : 0;
+        op.bytes = c.args[tagged ? 2 : 1] * kDouble;
+        t.ranks[r].push_back(op);
+      } else if (c.op == "wait") {
+        t.ranks[r].push_back({MpiOpKind::kWait, 0, 0, 0, 0, 0});
+      } else if (c.op == "waitall") {
+        t.ranks[r].push_back({MpiOpKind::kWaitall, 0, 0, 0, 0, 0xFFFFFFFF});
       } else if (c.op != "init" && c.op != "finalize" && c.op != "comm_size") {
         return {ErrorCode::kParse, fmt::format("{}: unknown operation '{}'", c.where, c.op)};
       }
@@ -167,15 +202,24 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, double flopsPerS, Sim
     const std::int32_t tag = -instance;
     ++st.collectives;
     const std::string& op = c0.op;
+    const auto expand = [&](const std::string& name, std::int64_t count,
+                            std::uint32_t root) -> Status {
+      Status s = expandCollective(t.ranks, algos, name, count * kDouble, tag, root);
+      if (!s.isOk()) return {ErrorCode::kParse, fmt::format("{}: {}", c0.where, s.message())};
+      return s;
+    };
     if (op == "barrier") {
-      barrier(t.ranks, tag);
-    } else if (op == "bcast") {
+      if (Status s = expand("barrier", 0, 0); !s.isOk()) return s;
+    } else if (op == "bcast" || op == "reduce") {
+      // bcast <count> [root]; reduce <count> <flops> [root]
       if (Status s = need(c0, 1); !s.isOk()) return s;
-      const auto root = static_cast<std::uint32_t>(c0.args.size() > 1 ? c0.args[1] : 0) % P;
-      bcastBinomial(t.ranks, root, c0.args[0] * kDouble, tag);
+      const std::size_t rootArg = op == "bcast" ? 1 : 2;
+      const auto root =
+          static_cast<std::uint32_t>(c0.args.size() > rootArg ? c0.args[rootArg] : 0) % P;
+      if (Status s = expand(op, c0.args[0], root); !s.isOk()) return s;
     } else if (op == "allreduce") {
       if (Status s = need(c0, 1); !s.isOk()) return s;
-      allreduceRecursiveDoubling(t.ranks, c0.args[0] * kDouble, tag);
+      if (Status s = expand("allreduce", c0.args[0], 0); !s.isOk()) return s;
       // The reduction's own computation (second argument, flops).
       for (std::uint32_t r = 0; r < P; ++r) {
         if (calls[r]->args.size() > 1 && calls[r]->args[1] > 0) {
@@ -187,11 +231,12 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, double flopsPerS, Sim
       }
     } else if (op == "alltoall") {
       if (Status s = need(c0, 1); !s.isOk()) return s;
-      alltoallPairwise(t.ranks, c0.args[0] * kDouble, tag);
-    } else if (op == "gather") {
+      if (Status s = expand("alltoall", c0.args[0], 0); !s.isOk()) return s;
+    } else if (op == "gather" || op == "scatter") {
+      // <sendcount> <recvcount> [root]
       if (Status s = need(c0, 1); !s.isOk()) return s;
       const auto root = static_cast<std::uint32_t>(c0.args.size() > 2 ? c0.args[2] : 0) % P;
-      gatherLinear(t.ranks, root, c0.args[0] * kDouble, tag);
+      if (Status s = expand(op, c0.args[0], root); !s.isOk()) return s;
     } else {
       // alltoallv: <sendsize> <P sendcounts> ...; reducescatter: <P recvcounts> [flops];
       // allgatherv: <sendcount> <P recvcounts>: per-pair sizes, pairwise exchange.
@@ -206,7 +251,7 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, double flopsPerS, Sim
           if (Status s = need(c, P); !s.isOk()) return s;
           for (std::uint32_t d = 0; d < P; ++d)
             sizes[r][d] = c.args[d] * kDouble;
-        } else {
+        } else {  // allgather(v): every rank sends its count to every other
           if (Status s = need(c, 1); !s.isOk()) return s;
           for (std::uint32_t d = 0; d < P; ++d)
             sizes[r][d] = c.args[0] * kDouble;
@@ -215,18 +260,7 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, double flopsPerS, Sim
       alltoallvPairwise(t.ranks, sizes, tag);
     }
   }
-  for (const auto& ops : t.ranks) {
-    for (const MpiOp& op : ops) {
-      if (op.kind == MpiOpKind::kIsend) {
-        ++t.sends;
-        t.sendBytes += static_cast<std::uint64_t>(op.bytes);
-      } else if (op.kind == MpiOpKind::kIrecv) {
-        ++t.recvs;
-      } else if (op.kind == MpiOpKind::kWaitall) {
-        ++t.waits;
-      }
-    }
-  }
+  t.countOps();
   if (stats) *stats = st;
   return t;
 }

@@ -106,6 +106,50 @@ TEST(MpiReplay, PingPongRuntimeGrowsByExactlyTheWakeUps) {
   EXPECT_EQ(a.runtime, rounds * (gap + 2 * oneWay));
 }
 
+// A blocking receive holds the rank until the message arrives: its later
+// compute starts only then. A blocking send returns once delivered.
+TEST(MpiReplay, BlockingReceiveDelaysTheRanksLaterCompute) {
+  const TimePs before = 10'000'000, after = 5'000'000;
+  MpiTrace t;
+  t.ranks.resize(2);
+  t.ranks[0] = {{MpiOpKind::kCompute, before, 0, 0, 0, 0}, {MpiOpKind::kSend, 0, 1, 64, 3, 0}};
+  t.ranks[1] = {{MpiOpKind::kRecv, 0, 0, 64, 3, 0}, {MpiOpKind::kCompute, after, 0, 0, 0, 0}};
+  const fabric::Topology topo = fabric::KAryNTree::make(2, 1).value().build();
+  const EmulatorConfig cfg;
+  const Replayed r = replay(topo, t, cfg);
+  ASSERT_TRUE(r.done);
+  EXPECT_EQ(r.matched, 1u);
+  EXPECT_EQ(r.runtime, before + cfg_oneWay(cfg) + after);
+  // Without the blocking receive rank 1 would finish at `after`; with an
+  // irecv and no wait it does.
+  t.ranks[1] = {{MpiOpKind::kIrecv, 0, 0, 64, 3, 0}, {MpiOpKind::kCompute, after, 0, 0, 0, 0}};
+  t.ranks[0] = {{MpiOpKind::kSend, 0, 1, 64, 3, 0}};
+  EXPECT_EQ(replay(topo, t, cfg).runtime, after);
+}
+
+// wait completes exactly the request it names; wait with no name, the most recent.
+TEST(MpiReplay, WaitCompletesTheNamedRequest) {
+  const TimePs gap = 1'000'000;
+  MpiTrace t;
+  t.ranks.resize(2);
+  // Rank 1 sends tag 1 at once and tag 2 after `gap`; rank 0 waits on tag 1 only.
+  t.ranks[0] = {{MpiOpKind::kIrecv, 0, 1, 64, 2, 8},
+                {MpiOpKind::kIrecv, 0, 1, 64, 1, 9},
+                {MpiOpKind::kWait, 0, 0, 0, 0, 9},
+                {MpiOpKind::kCompute, gap / 10, 0, 0, 0, 0},
+                {MpiOpKind::kWait, 0, 0, 0, 0, 0}};
+  t.ranks[1] = {{MpiOpKind::kIsend, 0, 0, 64, 1, 0},
+                {MpiOpKind::kCompute, gap, 0, 0, 0, 0},
+                {MpiOpKind::kIsend, 0, 0, 64, 2, 0},
+                {MpiOpKind::kWaitall, 0, 0, 0, 0, 2}};
+  const fabric::Topology topo = fabric::KAryNTree::make(2, 1).value().build();
+  const EmulatorConfig cfg;
+  const Replayed r = replay(topo, t, cfg);
+  ASSERT_TRUE(r.done);
+  EXPECT_EQ(r.matched, 2u);
+  EXPECT_EQ(r.runtime, gap + cfg_oneWay(cfg));
+}
+
 }  // namespace
 }  // namespace ebb::sim
 
@@ -140,6 +184,16 @@ TEST(AmgCsv, BadInputNamesTheFileAndLine) {
   // Op names are case-insensitive.
   std::ofstream(path) << "0,ISEND,0.1,0.2,1,64,0,1\n1,IRecv,0.1,0.2,0,64,0,1\n";
   EXPECT_TRUE(readAmgCsv(path));
+  // Blocking send/recv: their time is waiting, not compute.
+  std::ofstream(path) << "0,send,0.1,0.3,1,64,0,\n1,Recv,0.0,0.3,0,64,0,\n";
+  auto blocking = readAmgCsv(path);
+  ASSERT_TRUE(blocking) << blocking.status().toString();
+  EXPECT_EQ(blocking->sends, 1u);
+  EXPECT_EQ(blocking->recvs, 1u);
+  ASSERT_EQ(blocking->ranks[0].size(), 2u);  // compute 0.1 s, send
+  EXPECT_EQ(blocking->ranks[0][1].kind, MpiOpKind::kSend);
+  ASSERT_EQ(blocking->ranks[1].size(), 1u);
+  EXPECT_EQ(blocking->ranks[1][0].kind, MpiOpKind::kRecv);
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "sim_backend/collectives.h"
+#include "sim_backend/mpi_trace.h"
+
+namespace ebb::sim {
+
+struct Otf2Stats {
+  std::uint64_t p2pSends = 0;  // the application's own MPI_Send/MPI_Isend
+  std::uint64_t p2pBytes = 0;
+  std::uint64_t recvs = 0;  // MPI_Recv/MPI_Irecv
+  std::uint64_t collectives = 0;  // per rank
+};
+
+// Reads an OTF2 trace (the anchor file, e.g. traces.otf2) through Debian's
+// OTF2 library: one rank per location (locations in id order). Time between
+// MPI calls, and non-blocking calls' own time, becomes compute; MPI_Send and
+// MPI_Recv are blocking; MPI_Isend/MPI_Irecv requests complete in the
+// MPI_Wait*/MPI_Test* call where the trace completes them; collectives
+// (barrier, bcast, gather, scatter, reduce, allreduce, alltoall, allgather)
+// are expanded with `algos` from their recorded sizes. Errors: E_IO for a
+// missing or unreadable trace, E_PARSE "<file>: location L: <rule>", and
+// E_UNAVAILABLE when ebb was built without OTF2.
+Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos& algos = {},
+                               Otf2Stats* stats = nullptr);
+
+// Whether this build reads OTF2.
+bool haveOtf2();
+
+}  // namespace ebb::sim

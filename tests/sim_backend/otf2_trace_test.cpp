@@ -1,0 +1,78 @@
+#include "sim_backend/otf2_trace.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fabric/kary_tree.h"
+#include "sim_backend/mpi_replay.h"
+
+namespace ebb::sim {
+namespace {
+
+struct Case {
+  const char* dir;
+  std::uint32_t ranks;
+  std::uint64_t sends;  // MPI_Send, all of `bytes`
+  std::int64_t bytes;
+};
+
+// TraceR's stencil4d traces (traces/README.md): every one replays to
+// completion on a 4-ary 3-tree with all links on, with the trace's totals.
+TEST(Otf2Trace, StencilTracesReplayToCompletionWithTheirTotals) {
+  if (!haveOtf2()) GTEST_SKIP() << "built without OTF2";
+  for (const Case& c : {Case{"traces-32", 32, 512, 131072}, Case{"traces-64", 64, 1024, 262144}}) {
+    Otf2Stats st;
+    auto t = readOtf2Trace(std::string(EBB_TRACES_DIR) + "/stencil4d-otf2/" + c.dir +
+                               "/traces.otf2",
+                           {}, &st);
+    ASSERT_TRUE(t) << t.status().toString();
+    EXPECT_EQ(t->ranks.size(), c.ranks);
+    EXPECT_EQ(st.p2pSends, c.sends);
+    EXPECT_EQ(st.recvs, c.sends);  // every MPI_Irecv completed
+    EXPECT_EQ(st.p2pBytes, c.sends * static_cast<std::uint64_t>(c.bytes));
+    EXPECT_EQ(st.collectives, 3u);  // barriers per rank
+    const fabric::Topology topo = fabric::KAryNTree::make(4, 3).value().build();
+    agent::VirtualScheduler sched;
+    EmulatorConfig cfg;  // 4 KiB packets at 16 B/cycle: MPI-scale, and fast
+    cfg.flitBytes = 16;
+    cfg.packetBytes = 4096;
+    cfg.vcBufferBytes = 4096;
+    FabricEmulator emu(topo, cfg, sched);
+    std::vector<fabric::HostId> place;
+    for (std::uint32_t r = 0; r < c.ranks; ++r)
+      place.push_back(fabric::HostId(r));
+    MpiReplay mpi(emu, *t, place);
+    emu.onDelivery([&](const Delivery& d) { mpi.onDelivery(d); });
+    mpi.start();
+    sched.runAll();
+    EXPECT_TRUE(mpi.done()) << c.dir;
+    EXPECT_EQ(mpi.messagesSent(), t->sends);
+    EXPECT_EQ(mpi.messagesMatched(), t->sends);
+    EXPECT_EQ(mpi.bytesSent(), t->sendBytes);
+    // The application's bytes plus one byte per barrier message.
+    EXPECT_EQ(t->sendBytes, st.p2pBytes + (t->sends - st.p2pSends));
+  }
+}
+
+TEST(Otf2Trace, MissingOrGarbledTracesAreErrorsNotCrashes) {
+  auto missing = readOtf2Trace("/nonexistent/traces.otf2");
+  ASSERT_FALSE(missing);
+  if (!haveOtf2()) {
+    EXPECT_EQ(missing.status().code(), ErrorCode::kUnavailable);
+    return;
+  }
+  EXPECT_EQ(missing.status().code(), ErrorCode::kIo);
+  const auto path =
+      std::filesystem::temp_directory_path() / ("ebb-otf2-" + std::to_string(::getpid()) + ".otf2");
+  std::ofstream(path) << "not an otf2 anchor\n";
+  auto garbled = readOtf2Trace(path.string());
+  ASSERT_FALSE(garbled);
+  EXPECT_NE(garbled.status().message().find(path.string()), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace ebb::sim
