@@ -320,6 +320,13 @@ void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
         const std::string why =
             fmt::format("{} ({} reads in a row failed over {} ms)", sweep->error.message(),
                         state.missed, (sched_.now() - state.firstMissAt) / 1'000'000'000);
+        if (!state.reachable) {
+          // Out of reach in ebb's own view: a link toward it is still
+          // training. Hold; the probe would not even be sent.
+          ++stats_.countersHeld;
+          agent::CounterSample stale{sched_.now(), true, state.last};
+          return sweep->done(stale);
+        }
         const std::uint64_t mKey = opts_.mKey;
         return sendSmp(
             sw,
@@ -327,9 +334,7 @@ void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
               return buildRequest(dr, Method::kGet, Attr::kNodeInfo, 0, mKey);
             },
             [this, sw, sweep, why, code = sweep->error.code()](Result<MadBytes> probe) {
-              // Out of reach in ebb's own view (kUnavailable, nothing sent) is
-              // a link still training toward it: hold too. Timeouts are not.
-              if (!probe && probe.status().code() != ErrorCode::kUnavailable) {
+              if (!probe) {
                 return sweep->done(
                     Status(code, fmt::format("{}; no answer by directed route either: {}", why,
                                              probe.status().message())));

@@ -585,7 +585,7 @@ Status expandCollective(Programs& p, const CollectiveAlgos& a, const std::string
     alltoallPairwise(p, bytes, tag);
   } else if (op == "bcast") {
     (a.bcast == BcastAlgo::kScatterAllgather ? bcastScatterAllgather : bcastBinomial)(p, root,
-                                                                                     bytes, tag);
+                                                                                      bytes, tag);
   } else if (op == "gather") {
     if (a.gather == RootedAlgo::kSegmented) {
       gatherSegmented(p, root, bytes, a.m1, a.m2, tag);

@@ -75,8 +75,7 @@ enum class ReduceAlgo : std::uint8_t {
 // Non-powers of two for the last two: the ranks beyond the largest power of
 // two first send M to rank (r - pof2) and at the end get M back from it
 // (allreduce only). Binomial reduce/allreduce work for any P.
-void reduce(Programs& p, ReduceAlgo algo, std::uint32_t root, std::int64_t bytes,
-            std::int32_t tag);
+void reduce(Programs& p, ReduceAlgo algo, std::uint32_t root, std::int64_t bytes, std::int32_t tag);
 void allreduce(Programs& p, ReduceAlgo algo, std::int64_t bytes, std::int32_t tag);
 // allreduce(kRecursiveDoubling): log2 P steps, each rank exchanging `bytes`
 // with rank ^ 2^i (other P: folded as above).

@@ -41,9 +41,9 @@ class MpiReplay {
  private:
   struct Rank {
     std::size_t pc = 0;
-    std::deque<std::uint32_t> outstanding;  // request ids, oldest first
+    std::deque<std::uint32_t> outstanding;         // request ids, oldest first
     std::map<std::uint32_t, std::uint32_t> named;  // the trace's request name -> id
-    std::uint32_t blockingReq = kNoReq;           // a blocking send/recv/wait in progress
+    std::uint32_t blockingReq = kNoReq;            // a blocking send/recv/wait in progress
     bool blocked = false;
     bool finished = false;
   };

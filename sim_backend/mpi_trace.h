@@ -45,8 +45,8 @@ struct MpiTrace {
 };
 
 // Reads the AMG2013 event CSV (`rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request`;
-// ops isend, irecv, waitall, and blocking send and recv, case-insensitive). Errors: E_PARSE "<file>:<line>: <rule>",
-// E_IO for a missing file.
+// ops isend, irecv, waitall, and blocking send and recv, case-insensitive). Errors: E_PARSE
+// "<file>:<line>: <rule>", E_IO for a missing file.
 Result<MpiTrace> readAmgCsv(const std::string& path);
 
 }  // namespace ebb::sim

@@ -44,7 +44,7 @@ struct Collective {
 // What one location (rank) did, in order: ops, with collectives between them.
 struct LocationLog {
   std::vector<MpiOp> ops;
-  std::vector<std::pair<std::size_t, Collective>> collectives;  // (ops index, collective)
+  std::vector<std::pair<std::size_t, Collective> > collectives;  // (ops index, collective)
   std::optional<OTF2_TimeStamp> lastLeave;
   OTF2_TimeStamp enterTime = 0;
   bool inMpi = false;
@@ -143,8 +143,8 @@ OTF2_CallbackCode addSend(void* ud, OTF2_LocationRef loc, MpiOpKind kind, uint32
   LocationLog* l = r.log(loc);
   if (!l) return OTF2_CALLBACK_SUCCESS;
   if (receiver >= r.logs.size()) {
-    r.fail(loc, fmt::format("receiver rank {} is beyond the trace's {} ranks", receiver,
-                            r.logs.size()));
+    r.fail(loc,
+           fmt::format("receiver rank {} is beyond the trace's {} ranks", receiver, r.logs.size()));
     return OTF2_CALLBACK_INTERRUPT;
   }
   l->ops.push_back({kind, 0, receiver, static_cast<std::int64_t>(length),
@@ -189,7 +189,8 @@ OTF2_CallbackCode onRecv(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_At
   LocationLog* l = r.log(loc);
   if (!l) return OTF2_CALLBACK_SUCCESS;
   if (sender >= r.logs.size()) {
-    r.fail(loc, fmt::format("sender rank {} is beyond the trace's {} ranks", sender, r.logs.size()));
+    r.fail(loc,
+           fmt::format("sender rank {} is beyond the trace's {} ranks", sender, r.logs.size()));
     return OTF2_CALLBACK_INTERRUPT;
   }
   l->ops.push_back({MpiOpKind::kRecv, 0, sender, static_cast<std::int64_t>(length),
@@ -210,7 +211,8 @@ OTF2_CallbackCode onIrecv(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_A
     return OTF2_CALLBACK_INTERRUPT;
   }
   if (sender >= r.logs.size()) {
-    r.fail(loc, fmt::format("sender rank {} is beyond the trace's {} ranks", sender, r.logs.size()));
+    r.fail(loc,
+           fmt::format("sender rank {} is beyond the trace's {} ranks", sender, r.logs.size()));
     return OTF2_CALLBACK_INTERRUPT;
   }
   MpiOp& posted = l->ops[it->second];
@@ -230,10 +232,10 @@ OTF2_CallbackCode onCollectiveEnd(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud
   LocationLog* l = r.log(loc);
   if (!l) return OTF2_CALLBACK_SUCCESS;
   static const std::map<OTF2_CollectiveOp, const char*> names = {
-      {OTF2_COLLECTIVE_OP_BARRIER, "barrier"},     {OTF2_COLLECTIVE_OP_BCAST, "bcast"},
-      {OTF2_COLLECTIVE_OP_GATHER, "gather"},       {OTF2_COLLECTIVE_OP_SCATTER, "scatter"},
-      {OTF2_COLLECTIVE_OP_REDUCE, "reduce"},       {OTF2_COLLECTIVE_OP_ALLREDUCE, "allreduce"},
-      {OTF2_COLLECTIVE_OP_ALLTOALL, "alltoall"},   {OTF2_COLLECTIVE_OP_ALLGATHER, "allgather"}};
+      {OTF2_COLLECTIVE_OP_BARRIER, "barrier"},   {OTF2_COLLECTIVE_OP_BCAST, "bcast"},
+      {OTF2_COLLECTIVE_OP_GATHER, "gather"},     {OTF2_COLLECTIVE_OP_SCATTER, "scatter"},
+      {OTF2_COLLECTIVE_OP_REDUCE, "reduce"},     {OTF2_COLLECTIVE_OP_ALLREDUCE, "allreduce"},
+      {OTF2_COLLECTIVE_OP_ALLTOALL, "alltoall"}, {OTF2_COLLECTIVE_OP_ALLGATHER, "allgather"}};
   const auto it = names.find(op);
   if (it == names.end()) {
     r.fail(loc, fmt::format("collective operation {} is not supported (barrier, bcast, gather, "
@@ -242,8 +244,8 @@ OTF2_CallbackCode onCollectiveEnd(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud
     return OTF2_CALLBACK_INTERRUPT;
   }
   l->collectives.push_back(
-      {l->ops.size(), Collective{it->second, root == OTF2_UNDEFINED_UINT32 ? 0 : root, sent,
-                                 received}});
+      {l->ops.size(),
+       Collective{it->second, root == OTF2_UNDEFINED_UINT32 ? 0 : root, sent, received}});
   return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -257,9 +259,8 @@ Result<MpiTrace> assemble(const std::string& anchor, std::vector<LocationLog>& l
   const std::size_t count = logs[0].collectives.size();
   for (std::uint32_t r = 0; r < P; ++r) {
     if (logs[r].collectives.size() != count) {
-      return Status(ErrorCode::kParse,
-                    fmt::format("{}: rank {} has {} collectives, rank 0 has {}", anchor, r,
-                                logs[r].collectives.size(), count));
+      return Status(ErrorCode::kParse, fmt::format("{}: rank {} has {} collectives, rank 0 has {}",
+                                                   anchor, r, logs[r].collectives.size(), count));
     }
     // An irecv that never completed (cancelled): drop it.
     for (const auto& [req, index] : logs[r].pendingIrecv)
@@ -299,7 +300,6 @@ Result<MpiTrace> assemble(const std::string& anchor, std::vector<LocationLog>& l
   t.countOps();
   return t;
 }
-
 
 // The library's own messages would go to stderr; ebb reports its errors itself.
 OTF2_ErrorCode quiet(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char*,

@@ -11,7 +11,7 @@ namespace ebb::sim {
 struct Otf2Stats {
   std::uint64_t p2pSends = 0;  // the application's own MPI_Send/MPI_Isend
   std::uint64_t p2pBytes = 0;
-  std::uint64_t recvs = 0;  // MPI_Recv/MPI_Irecv
+  std::uint64_t recvs = 0;        // MPI_Recv/MPI_Irecv
   std::uint64_t collectives = 0;  // per rank
 };
 

@@ -77,9 +77,9 @@ Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& c
 }
 
 bool isCollective(const std::string& op) {
-  static const char* kOps[] = {"bcast",  "barrier", "allreduce", "alltoall",      "alltoallv",
-                               "gather", "scatter", "reduce",    "reducescatter", "allgather",
-                               "allgatherv"};
+  static const char* kOps[] = {"bcast",         "barrier",   "allreduce", "alltoall",
+                               "alltoallv",     "gather",    "scatter",   "reduce",
+                               "reducescatter", "allgather", "allgatherv"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 

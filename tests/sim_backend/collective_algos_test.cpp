@@ -73,7 +73,8 @@ TEST(CollectiveAlgos, SocketPhasedAlltoallSendsMOncePerPairWithOneSocketPerNodeO
       for (std::uint32_t b = 0; b < P; ++b) {
         if (a == b) continue;
         std::vector<std::int64_t> payload;
-        for (std::int64_t s : t.msgs.count({a, b}) ? t.msgs.at({a, b}) : std::vector<std::int64_t>{})
+        for (std::int64_t s :
+             t.msgs.count({a, b}) ? t.msgs.at({a, b}) : std::vector<std::int64_t>{})
           if (s > 0) payload.push_back(s);
         EXPECT_EQ(payload, std::vector<std::int64_t>{M}) << a << "->" << b;
         // Zero-byte tokens only hand over between the sockets of one node.

@@ -25,9 +25,8 @@ TEST(Otf2Trace, StencilTracesReplayToCompletionWithTheirTotals) {
   if (!haveOtf2()) GTEST_SKIP() << "built without OTF2";
   for (const Case& c : {Case{"traces-32", 32, 512, 131072}, Case{"traces-64", 64, 1024, 262144}}) {
     Otf2Stats st;
-    auto t = readOtf2Trace(std::string(EBB_TRACES_DIR) + "/stencil4d-otf2/" + c.dir +
-                               "/traces.otf2",
-                           {}, &st);
+    auto t = readOtf2Trace(
+        std::string(EBB_TRACES_DIR) + "/stencil4d-otf2/" + c.dir + "/traces.otf2", {}, &st);
     ASSERT_TRUE(t) << t.status().toString();
     EXPECT_EQ(t->ranks.size(), c.ranks);
     EXPECT_EQ(st.p2pSends, c.sends);
