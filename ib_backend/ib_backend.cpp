@@ -420,6 +420,12 @@ void IbBackend::setPhys(PortId end, PhysState phys, std::function<void(Status)> 
 }
 
 void IbBackend::applyLinkState(PortId port, bool on, Done<LinkPowerState> done) {
+  if (port.sw.value() >= topo_.numSwitches() || port.index >= topo_.sw(port.sw).ports.size()) {
+    return later<LinkPowerState>(
+        std::move(done),
+        Status(ErrorCode::kInvalidArgument, fmt::format("switch {} port {} is not in the topology",
+                                                        port.sw.value(), port.index + 1)));
+  }
   const fabric::Port& pp = topo_.sw(port.sw).ports.at(port.index);
   if (pp.role != fabric::PortRole::kUp) {
     return later<LinkPowerState>(

@@ -140,6 +140,15 @@ TEST(IbBackend, DryRunAndReadOnlySwitchesSendNoSet) {
   EXPECT_EQ(dry.mad->setsTransmitted(), 0u);
   EXPECT_EQ(dry.backend->stats().setsSuppressed, 1u);
 
+  // Ports that do not exist: refused by name, nothing sent.
+  for (const PortId bad : {PortId{p.sw, 200}, PortId{SwitchId(9999), 0}}) {
+    auto e = dry.set(bad, false);
+    ASSERT_FALSE(e);
+    EXPECT_EQ(e.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(e.status().message().find("not in the topology"), std::string::npos);
+  }
+  EXPECT_EQ(dry.mad->setsTransmitted(), 0u);
+
   IbBackendOptions none = Rig::allowAll();
   none.allowGuids.clear();
   Rig ro(none);
