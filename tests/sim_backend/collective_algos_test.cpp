@@ -53,8 +53,10 @@ std::vector<Delivery> replay(const Programs& p) {
   MpiReplay mpi(emu, t, place);
   std::vector<Delivery> log;
   emu.onDelivery([&](const Delivery& d) {
-    mpi.onDelivery(d);
-    log.push_back(d);
+    // Copy first: onDelivery sends more, and the emulator may move `d`.
+    const Delivery copy = d;
+    log.push_back(copy);
+    mpi.onDelivery(copy);
   });
   mpi.start();
   sched.runAll();
