@@ -24,6 +24,7 @@ ctest --test-dir build -j "$jobs" --timeout 300
 if [ "$sanitize" = 1 ]; then
   echo "== build (ASan + UBSan) and test"
   EBB_SANITIZE=1 bash scripts/build.sh build-asan -DEBB_BUILD_BENCH=OFF
+  LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan -j "$jobs" --timeout 600
 fi
