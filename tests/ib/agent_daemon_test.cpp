@@ -330,6 +330,8 @@ TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
         }
         if (st == "dark") {
           ++unverified;  // its switch went dark before the test could look
+        } else if (st != "Disabled" && !d.offNow().count(l)) {
+          ++unverified;  // ebb's log is ahead: it has set the port Polling since
         } else {
           EXPECT_EQ(st, "Disabled") << x.sw << "[" << x.port << "]";
         }
@@ -387,7 +389,11 @@ TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
     a.insert(down.begin(), down.end());
     return a;
   });
+  const std::set<fabric::LinkId> offAgain = d.offNow();
   for (const auto& p : enabled) {
+    // The load was one burst: once min_dwell has passed, ebb may have set
+    // the port Disabled again (its log is ahead of what the test played).
+    if (offAgain.count(linkOf(p.first, p.second)) && upNow.at(p) == "Disabled") continue;
     EXPECT_EQ(upNow.at(p), "LinkUp") << p.first << "[" << p.second << "]";
   }
   // 6. SIGTERM: the daemon re-enables every link it still has disabled, in
