@@ -1,0 +1,205 @@
+#include "tools/tune_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace ebb::tools::tune {
+
+namespace {
+
+// Rounding slack: a penalty equal to its bound is within budget.
+constexpr double kTolerancePct = 1e-9;
+
+double increasePct(double run, double base) {
+  return base > 0 ? 100.0 * (run / base - 1.0) : 0.0;
+}
+
+double saving(double run, double base) {
+  return base > 0 ? 1.0 - run / base : 0.0;
+}
+
+struct Pair {
+  std::size_t setting;
+  std::size_t workload;
+  RunKey gated;
+  RunKey baseline;
+};
+
+std::string lengthName(double f) {
+  return f >= 1.0 ? "full length" : fmt::format("{:.3g} of the length", f);
+}
+
+}  // namespace
+
+RunResult compare(const TunePlan& plan, const config::RunSummary& run,
+                  const config::RunSummary& baseline, std::size_t workload) {
+  RunResult r;
+  r.workload = workload;
+  r.run = run;
+  r.baseline = baseline;
+  r.savingSwitchLinks =
+      saving(run.relative_power_switch_links(), baseline.relative_power_switch_links());
+  r.savingAllLinks = saving(run.relative_power_all_links(), baseline.relative_power_all_links());
+  r.meanLatencyPct = increasePct(run.mean_latency_cycles(), baseline.mean_latency_cycles());
+  r.p99LatencyPct = increasePct(run.p99_latency_cycles(), baseline.p99_latency_cycles());
+  if (baseline.app_runtime_us() > 0) {
+    r.appSlowdownPct = increasePct(run.app_runtime_us(), baseline.app_runtime_us());
+  }
+  const Budget& b = plan.budget;
+  const auto check = [&](const std::optional<double>& limit, double value, const char* what) {
+    if (r.broken.empty() && limit && value > *limit + kTolerancePct) {
+      r.broken = fmt::format("{} {:+.2f}% > {}%", what, value, *limit);
+    }
+  };
+  check(b.meanLatencyPct, r.meanLatencyPct, "mean latency");
+  check(b.p99LatencyPct, r.p99LatencyPct, "p99 latency");
+  if (r.appSlowdownPct) check(b.appSlowdownPct, *r.appSlowdownPct, "app slowdown");
+  return r;
+}
+
+SettingResult aggregate(const TunePlan& plan, const std::vector<const RunResult*>& runs) {
+  SettingResult s;
+  s.feasible = true;
+  const Budget& b = plan.budget;
+  double sum = 0;
+  for (const RunResult* r : runs) {
+    s.setting = r->setting;
+    s.fraction = r->fraction;
+    sum += plan.allLinksObjective ? r->savingAllLinks : r->savingSwitchLinks;
+    const auto bound = [&](const std::optional<double>& limit, double value) {
+      if (!limit) return;
+      s.penaltyPct = std::max(s.penaltyPct, value);
+      s.excess = std::max(s.excess, value - *limit);
+    };
+    bound(b.meanLatencyPct, r->meanLatencyPct);
+    bound(b.p99LatencyPct, r->p99LatencyPct);
+    if (r->appSlowdownPct) bound(b.appSlowdownPct, *r->appSlowdownPct);
+    if (!r->broken.empty() && s.feasible) {
+      s.feasible = false;
+      s.broken = fmt::format("{} on {}", r->broken, plan.workloads[r->workload].name);
+    }
+  }
+  s.saving = runs.empty() ? 0 : sum / static_cast<double>(runs.size());
+  s.excess = std::max(0.0, s.excess);
+  return s;
+}
+
+bool betterThan(const SettingResult& a, const SettingResult& b) {
+  if (a.feasible != b.feasible) return a.feasible;
+  if (!a.feasible && a.excess != b.excess) return a.excess < b.excess;
+  if (a.saving != b.saving) return a.saving > b.saving;
+  if (a.penaltyPct != b.penaltyPct) return a.penaltyPct < b.penaltyPct;
+  return a.setting < b.setting;
+}
+
+std::vector<const SettingResult*> paretoFront(const std::vector<SettingResult>& settings) {
+  std::vector<const SettingResult*> sorted;
+  for (const SettingResult& s : settings)
+    sorted.push_back(&s);
+  // By penalty, then the larger saving first: a point is on the front when it
+  // saves strictly more than every point with a smaller or equal penalty.
+  std::sort(sorted.begin(), sorted.end(), [](const SettingResult* a, const SettingResult* b) {
+    if (a->penaltyPct != b->penaltyPct) return a->penaltyPct < b->penaltyPct;
+    if (a->saving != b->saving) return a->saving > b->saving;
+    return a->setting < b->setting;
+  });
+  std::vector<const SettingResult*> front;
+  for (const SettingResult* s : sorted) {
+    if (front.empty() || s->saving > front.back()->saving) front.push_back(s);
+  }
+  return front;
+}
+
+Result<TuneResult> runTune(const TunePlan& plan, const std::string& cacheDir,
+                           const ExecOptions& exec) {
+  if (exec.shardCount > 1 && plan.strategy == Strategy::kHalving) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "--shard: only a grid search splits across machines (search.strategy: GRID); "
+                  "halving picks each rung from the one before");
+  }
+  const RunCache cache(cacheDir);
+  FileDigests digests;
+  TuneResult result;
+  std::vector<std::size_t> alive;
+  for (const Setting& s : plan.settings) {
+    if (s.mapValid()) alive.push_back(s.id);
+  }
+  const std::vector<double> fractions = plan.rungFractions();
+  std::set<std::string> distinct;
+  for (std::size_t rung = 0; rung < fractions.size(); ++rung) {
+    const double f = fractions[rung];
+    std::vector<RunJob> jobs;
+    std::vector<Pair> pairs;
+    for (std::size_t id : alive) {
+      const Setting& s = plan.settings[id];
+      for (std::size_t w = 0; w < plan.workloads.size(); ++w) {
+        Result<config::Config> cfg = resolveConfig(plan, s, w, f);
+        if (!cfg) return cfg.status();
+        const config::Config base = baselineConfig(*cfg);
+        Result<RunKey> gk = runKey(*cfg, true, digests);
+        if (!gk) return gk.status();
+        Result<RunKey> bk = runKey(base, false, digests);
+        if (!bk) return bk.status();
+        const std::string on = fmt::format("on {}{}", plan.workloads[w].name,
+                                           f < 1 ? fmt::format(" ({})", lengthName(f)) : "");
+        jobs.push_back({*gk, *cfg, true, s.label + " " + on});
+        jobs.push_back({*bk, base, false, "all links on " + on});
+        pairs.push_back({id, w, *gk, *bk});
+        for (const RunJob* j : {&jobs[jobs.size() - 2], &jobs.back()}) {
+          if (distinct.insert(j->key.hash).second) result.fullEquivalents += f;
+        }
+      }
+    }
+    ExecOptions o = exec;
+    if (fractions.size() > 1) {
+      o.stage = fmt::format("rung {}/{} ({})", rung + 1, fractions.size(), lengthName(f));
+    }
+    Result<std::map<std::string, config::RunSummary>> done =
+        executeRuns(jobs, cache, o, result.counters);
+    if (!done) return done.status();
+    if (exec.shardCount > 1) {
+      result.complete = false;
+      return result;
+    }
+    if (f >= 1.0) result.fullRuns += pairs.size();
+    const std::size_t first = result.runs.size();
+    for (const Pair& p : pairs) {
+      RunResult r = compare(plan, done->at(p.gated.hash), done->at(p.baseline.hash), p.workload);
+      r.setting = p.setting;
+      r.fraction = f;
+      r.hash = p.gated.hash;
+      result.runs.push_back(std::move(r));
+    }
+    std::vector<SettingResult> settings;
+    for (std::size_t i = first; i < result.runs.size();) {
+      std::vector<const RunResult*> group;
+      const std::size_t id = result.runs[i].setting;
+      for (; i < result.runs.size() && result.runs[i].setting == id; ++i)
+        group.push_back(&result.runs[i]);
+      settings.push_back(aggregate(plan, group));
+    }
+    result.rungs.push_back(settings);
+    if (rung + 1 == fractions.size()) break;
+    // Successive halving: the best 1/eta go on to a replay eta times longer.
+    std::sort(settings.begin(), settings.end(), betterThan);
+    const auto keep =
+        std::max<std::size_t>(1, (settings.size() + static_cast<std::size_t>(plan.eta) - 1) /
+                                     static_cast<std::size_t>(plan.eta));
+    settings.resize(std::min(keep, settings.size()));
+    alive.clear();
+    for (const SettingResult& s : settings)
+      alive.push_back(s.setting);
+    std::sort(alive.begin(), alive.end());
+  }
+  const SettingResult* best = nullptr;
+  for (const SettingResult& s : result.final()) {
+    if (s.feasible && (!best || betterThan(s, *best))) best = &s;
+  }
+  if (best) result.best = best->setting;
+  return result;
+}
+
+}  // namespace ebb::tools::tune
