@@ -109,15 +109,16 @@ std::string script(const TunePlan& plan, const std::string& term, const std::str
     s += fmt::format("unset arrow {}\n", a);
   s += fmt::format(
       "set output 'plots/thresholds.{}'\nset title 'Link power saved over the threshold map "
-      "(dynamic at U_off = 0)'\nset xlabel 'U_off'\nset ylabel 'U_on'\nset xrange [-0.02:0.52]\n"
+      "(dynamic at U_{{off}} = 0)'\nset xlabel 'U_{{off}}'\nset ylabel 'U_{{on}}'\nset xrange "
+      "[-0.02:0.52]\n"
       "set yrange [0:1.05]\nset colorbox\nset cblabel 'link power saved (%)'\n"
       "set palette defined (0 '#ffffcc', 1 '#41b6c4', 2 '#0c2c84')\n"
-      "plot 2*x with lines dt 2 lc rgb 'gray' title 'U_on = 2 U_off', "
+      "plot 2*x with lines dt 2 lc rgb 'gray' title 'U_{{on}} = 2 U_{{off}}', "
       "'plots/heatmap.dat' using 1:($5==0&&$4<2?$2:1/0):3 with points pt 5 ps 3 lc palette "
       "title 'static', '' using 1:($5==1&&$4<2?$2:1/0):3 with points pt 9 ps 3 lc palette title "
       "'dynamic', '' using 1:($4==1?$2:1/0) with points pt 2 ps 2 lc rgb '#d73027' title 'over "
       "budget', '' using 1:($4==2?$2:1/0) with points pt 1 ps 2 lc rgb 'gray40' title 'outside "
-      "the map (U_on <= 2 U_off)'\n",
+      "the map (U_{{on}} <= 2 U_{{off}})'\n",
       ext);
   return s;
 }

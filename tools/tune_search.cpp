@@ -113,6 +113,36 @@ std::vector<const SettingResult*> paretoFront(const std::vector<SettingResult>& 
   return front;
 }
 
+std::vector<std::size_t> survivors(const std::vector<SettingResult>& settings, std::size_t keep) {
+  // Shortened replays exaggerate every penalty (the ramp is steeper than the
+  // agents can follow), so the budget cannot be applied to them; the order of
+  // the settings on saving and on penalty holds better. Keep whole Pareto
+  // layers (non-dominated sorting), best layer first; split the last one
+  // by the budget ranking.
+  std::vector<const SettingResult*> left;
+  for (const SettingResult& s : settings)
+    left.push_back(&s);
+  std::vector<std::size_t> kept;
+  while (kept.size() < keep && !left.empty()) {
+    std::vector<const SettingResult*> layer, rest;
+    for (const SettingResult* a : left) {
+      const bool dominated = std::any_of(left.begin(), left.end(), [&](const SettingResult* b) {
+        return b->saving >= a->saving && b->penaltyPct <= a->penaltyPct &&
+               (b->saving > a->saving || b->penaltyPct < a->penaltyPct);
+      });
+      (dominated ? rest : layer).push_back(a);
+    }
+    std::sort(layer.begin(), layer.end(),
+              [](const SettingResult* a, const SettingResult* b) { return betterThan(*a, *b); });
+    for (const SettingResult* s : layer) {
+      if (kept.size() < keep) kept.push_back(s->setting);
+    }
+    left = std::move(rest);
+  }
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
 Result<TuneResult> runTune(const TunePlan& plan, const std::string& cacheDir,
                            const ExecOptions& exec) {
   if (exec.shardCount > 1 && plan.strategy == Strategy::kHalving) {
@@ -184,15 +214,10 @@ Result<TuneResult> runTune(const TunePlan& plan, const std::string& cacheDir,
     result.rungs.push_back(settings);
     if (rung + 1 == fractions.size()) break;
     // Successive halving: the best 1/eta go on to a replay eta times longer.
-    std::sort(settings.begin(), settings.end(), betterThan);
     const auto keep =
         std::max<std::size_t>(1, (settings.size() + static_cast<std::size_t>(plan.eta) - 1) /
                                      static_cast<std::size_t>(plan.eta));
-    settings.resize(std::min(keep, settings.size()));
-    alive.clear();
-    for (const SettingResult& s : settings)
-      alive.push_back(s.setting);
-    std::sort(alive.begin(), alive.end());
+    alive = survivors(settings, keep);
   }
   const SettingResult* best = nullptr;
   for (const SettingResult& s : result.final()) {

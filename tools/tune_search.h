@@ -63,6 +63,9 @@ bool betterThan(const SettingResult& a, const SettingResult& b);
 // The settings no other one beats on both saving and penalty, by penalty.
 std::vector<const SettingResult*> paretoFront(const std::vector<SettingResult>& settings);
 
+// The ids of the `keep` settings a halving rung passes on to the next one.
+std::vector<std::size_t> survivors(const std::vector<SettingResult>& settings, std::size_t keep);
+
 // Runs the search of the plan (grid, or successive halving), cached under
 // cacheDir. With shards, runs this shard's part of the grid and evaluates nothing.
 Result<TuneResult> runTune(const TunePlan& plan, const std::string& cacheDir,
