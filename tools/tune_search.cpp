@@ -117,8 +117,7 @@ std::vector<std::size_t> survivors(const std::vector<SettingResult>& settings, s
   // Shortened replays exaggerate every penalty (the ramp is steeper than the
   // agents can follow), so the budget cannot be applied to them; the order of
   // the settings on saving and on penalty holds better. Keep whole Pareto
-  // layers (non-dominated sorting), best layer first; split the last one
-  // by the budget ranking.
+  // layers (non-dominated sorting), best layer first.
   std::vector<const SettingResult*> left;
   for (const SettingResult& s : settings)
     left.push_back(&s);
@@ -132,10 +131,26 @@ std::vector<std::size_t> survivors(const std::vector<SettingResult>& settings, s
       });
       (dominated ? rest : layer).push_back(a);
     }
-    std::sort(layer.begin(), layer.end(),
-              [](const SettingResult* a, const SettingResult* b) { return betterThan(*a, *b); });
-    for (const SettingResult* s : layer) {
-      if (kept.size() < keep) kept.push_back(s->setting);
+    std::sort(layer.begin(), layer.end(), [](const SettingResult* a, const SettingResult* b) {
+      if (a->saving != b->saving) return a->saving > b->saving;
+      if (a->penaltyPct != b->penaltyPct) return a->penaltyPct < b->penaltyPct;
+      return a->setting < b->setting;
+    });
+    const std::size_t room = keep - kept.size();
+    if (layer.size() <= room) {
+      for (const SettingResult* s : layer)
+        kept.push_back(s->setting);
+    } else if (room == 1) {
+      kept.push_back((*std::min_element(layer.begin(), layer.end(),
+                                        [](const SettingResult* a, const SettingResult* b) {
+                                          return betterThan(*a, *b);
+                                        }))
+                         ->setting);
+    } else {
+      // Evenly along the layer, both ends included: where the budget falls at
+      // full length is not known yet.
+      for (std::size_t i = 0; i < room; ++i)
+        kept.push_back(layer[(i * (layer.size() - 1) + (room - 1) / 2) / (room - 1)]->setting);
     }
     left = std::move(rest);
   }
