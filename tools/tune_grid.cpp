@@ -16,11 +16,6 @@ Status invalid(const std::string& m) {
   return {ErrorCode::kInvalidArgument, m};
 }
 
-struct Dimension {
-  std::string path;
-  std::vector<std::string> values;
-};
-
 constexpr std::size_t kMaxValues = 10'000;
 
 // Short column names for the well-known dimensions.
@@ -200,6 +195,42 @@ Result<std::vector<double>> expandRange(const config::Range& r, const std::strin
   return out;
 }
 
+Setting settingOf(const TunePlan& plan, const std::vector<std::size_t>& at, std::string& key) {
+  const auto& dims = plan.dimensions;
+  const auto valueOr = [&](const std::string& path, const std::string& dflt) {
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i].path == path) return dims[i].values[at[i]];
+    }
+    return dflt;
+  };
+  const std::string policy =
+      valueOr("gating.policy", config::GatingSpec::Policy_Name(plan.base.gating().policy()));
+  const std::string lpi = valueOr("lpi.mode", config::LpiSpec::Mode_Name(plan.base.lpi().mode()));
+  Setting s;
+  key.clear();
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const std::string& path = dims[i].path;
+    // Combinations that do not apply collapse onto one setting.
+    if (path == "gating.u_off" && policy != "STATIC") continue;
+    if (path == "lpi.hold_ts" && (lpi == "OFF" || lpi == "MODE_UNSPECIFIED")) continue;
+    if ((path == "gating.u_on" || path == "gating.u_off") && policy == "ALL_ON") continue;
+    const std::string& value = dims[i].values[at[i]];
+    s.overrides.emplace_back(path, value);
+    key += path + "=" + value + ";";
+    s.label += fmt::format("{}{}={}", s.label.empty() ? "" : " ", shortName(path), value);
+  }
+  if (s.label.empty()) s.label = "base";
+  return s;
+}
+
+std::optional<std::size_t> settingAt(const TunePlan& plan, const std::vector<std::size_t>& at) {
+  std::string key;
+  settingOf(plan, at, key);
+  auto it = plan.settingByKey.find(key);
+  if (it == plan.settingByKey.end()) return std::nullopt;
+  return it->second;
+}
+
 Status expandGrid(const config::SearchSpace& space, TunePlan& plan) {
   Result<std::vector<Dimension>> dims = dimensionsOf(space, plan.base);
   if (!dims) return dims.status();
@@ -208,37 +239,15 @@ Status expandGrid(const config::SearchSpace& space, TunePlan& plan) {
         "search_space: empty grid: sweep at least one of policy, u_on, u_off, "
         "check_period_cycles, lpi_mode, lpi_hold_ts or a field");
   }
-  plan.dimensions.clear();
-  for (const Dimension& d : *dims)
-    plan.dimensions.push_back(d.path);
-  std::set<std::string> seen;
-  std::vector<std::size_t> at(dims->size(), 0);
+  plan.dimensions = std::move(*dims);
+  plan.settings.clear();
+  plan.settingByKey.clear();
+  std::vector<std::size_t> at(plan.dimensions.size(), 0);
   bool done = false;
   while (!done) {
-    std::map<std::string, std::string> chosen;
-    for (std::size_t i = 0; i < dims->size(); ++i)
-      chosen[(*dims)[i].path] = (*dims)[i].values[at[i]];
-    const auto valueOr = [&](const std::string& path, const std::string& dflt) {
-      auto it = chosen.find(path);
-      return it == chosen.end() ? dflt : it->second;
-    };
-    const std::string policy =
-        valueOr("gating.policy", config::GatingSpec::Policy_Name(plan.base.gating().policy()));
-    const std::string lpi = valueOr("lpi.mode", config::LpiSpec::Mode_Name(plan.base.lpi().mode()));
-    Setting s;
     std::string key;
-    for (std::size_t i = 0; i < dims->size(); ++i) {
-      const std::string& path = (*dims)[i].path;
-      // Combinations that do not apply collapse onto one setting.
-      if (path == "gating.u_off" && policy != "STATIC") continue;
-      if (path == "lpi.hold_ts" && (lpi == "OFF" || lpi == "MODE_UNSPECIFIED")) continue;
-      if ((path == "gating.u_on" || path == "gating.u_off") && policy == "ALL_ON") continue;
-      s.overrides.emplace_back(path, (*dims)[i].values[at[i]]);
-      key += path + "=" + (*dims)[i].values[at[i]] + ";";
-      s.label += fmt::format("{}{}={}", s.label.empty() ? "" : " ", shortName(path),
-                             (*dims)[i].values[at[i]]);
-    }
-    if (seen.insert(key).second) {
+    Setting s = settingOf(plan, at, key);
+    if (plan.settingByKey.emplace(key, plan.settings.size()).second) {
       config::Config cfg = plan.base;
       for (const auto& [path, value] : s.overrides) {
         if (Status st = config::applyOverride(cfg, path + "=" + value); !st.isOk()) {
@@ -246,14 +255,13 @@ Status expandGrid(const config::SearchSpace& space, TunePlan& plan) {
         }
       }
       classify(cfg, s);
-      if (s.label.empty()) s.label = "base";
       s.id = plan.settings.size();
       plan.settings.push_back(std::move(s));
     }
     // The last dimension varies fastest.
     done = true;
-    for (std::size_t i = dims->size(); i-- > 0;) {
-      if (++at[i] < (*dims)[i].values.size()) {
+    for (std::size_t i = plan.dimensions.size(); i-- > 0;) {
+      if (++at[i] < plan.dimensions[i].values.size()) {
         done = false;
         break;
       }

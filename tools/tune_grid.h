@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,8 @@ Result<std::vector<double>> expandRange(const config::Range& r, const std::strin
 // thresholds are kept and flagged. Fills plan.settings and plan.dimensions;
 // E_INVALID names the field for values outside the map or an empty grid.
 Status expandGrid(const config::SearchSpace& space, TunePlan& plan);
+
+// The setting at one value index per dimension (nullopt: not in the grid).
+std::optional<std::size_t> settingAt(const TunePlan& plan, const std::vector<std::size_t>& at);
 
 }  // namespace ebb::tools::tune

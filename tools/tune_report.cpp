@@ -59,16 +59,27 @@ std::string valueOf(const Setting& s, const std::string& path) {
 
 std::string dimensionHeader(const TunePlan& plan) {
   std::string h;
-  for (const std::string& d : plan.dimensions)
-    h += "," + csvField(d);
+  for (const Dimension& d : plan.dimensions)
+    h += "," + csvField(d.path);
   return h;
 }
 
 std::string dimensionValues(const TunePlan& plan, const Setting& s) {
   std::string v;
-  for (const std::string& d : plan.dimensions)
-    v += "," + csvField(valueOf(s, d));
+  for (const Dimension& d : plan.dimensions)
+    v += "," + csvField(valueOf(s, d.path));
   return v;
+}
+
+std::string strategyText(const TunePlan& plan, const TuneResult& r) {
+  switch (plan.strategy) {
+    case Strategy::kHalving:
+      return fmt::format("successive halving (eta {}, {} rungs)", plan.eta, r.rungs.size());
+    case Strategy::kCoordinate:
+      return fmt::format("coordinate descent ({} passes)", r.passes);
+    default:
+      return "full grid";
+  }
 }
 
 std::string runsCsv(const TunePlan& plan, const TuneResult& r) {
@@ -153,8 +164,8 @@ std::string runsJson(const TunePlan& plan, const TuneResult& r) {
       "\"{}\",\n  \"settings\": {},\n  \"full_length_runs\": {},\n  \"recommended\": {},\n  "
       "\"runs\": [",
       jsonString(plan.name), plan.allLinksObjective ? "all_links" : "switch_links",
-      budgetJson(plan.budget), plan.strategy == Strategy::kGrid ? "grid" : "halving",
-      plan.settings.size(), r.fullRuns, r.best ? std::to_string(*r.best) : "null");
+      budgetJson(plan.budget), strategyText(plan, r), plan.settings.size(), r.fullRuns,
+      r.best ? std::to_string(*r.best) : "null");
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const RunResult& x = r.runs[i];
     const Setting& s = plan.settings[x.setting];
@@ -260,11 +271,7 @@ std::string formatTuneSummary(const TunePlan& plan, const TuneResult& r) {
       "ebb tune: {}\n  search:   {} settings ({} outside the threshold map), {} workload{}, {}\n"
       "  budget:   {} versus all links on, on every workload\n",
       plan.name, plan.settings.size(), outside, plan.workloads.size(),
-      plan.workloads.size() == 1 ? "" : "s",
-      plan.strategy == Strategy::kGrid
-          ? std::string("full grid")
-          : fmt::format("successive halving (eta {}, {} rungs)", plan.eta, r.rungs.size()),
-      budgetText(plan.budget));
+      plan.workloads.size() == 1 ? "" : "s", strategyText(plan, r), budgetText(plan.budget));
   out += fmt::format(
       "  runs:     {} gated runs at full length; {:.1f} full-length equivalents in all "
       "(references and shortened replays included); {} computed now, {} from the cache\n",

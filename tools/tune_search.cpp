@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "tools/tune_descent.h"
+#include "tools/tune_evaluator.h"
+
 namespace ebb::tools::tune {
 
 namespace {
@@ -20,13 +23,6 @@ double increasePct(double run, double base) {
 double saving(double run, double base) {
   return base > 0 ? 1.0 - run / base : 0.0;
 }
-
-struct Pair {
-  std::size_t setting;
-  std::size_t workload;
-  RunKey gated;
-  RunKey baseline;
-};
 
 std::string lengthName(double f) {
   return f >= 1.0 ? "full length" : fmt::format("{:.3g} of the length", f);
@@ -160,80 +156,39 @@ std::vector<std::size_t> survivors(const std::vector<SettingResult>& settings, s
 
 Result<TuneResult> runTune(const TunePlan& plan, const std::string& cacheDir,
                            const ExecOptions& exec) {
-  if (exec.shardCount > 1 && plan.strategy == Strategy::kHalving) {
+  if (exec.shardCount > 1 && plan.strategy != Strategy::kGrid) {
     return Status(ErrorCode::kInvalidArgument,
                   "--shard: only a grid search splits across machines (search.strategy: GRID); "
-                  "halving picks each rung from the one before");
+                  "halving and coordinate descent choose each step from the one before");
   }
-  const RunCache cache(cacheDir);
-  FileDigests digests;
   TuneResult result;
-  std::vector<std::size_t> alive;
-  for (const Setting& s : plan.settings) {
-    if (s.mapValid()) alive.push_back(s.id);
+  Evaluator evaluator(plan, cacheDir, exec, result);
+  if (plan.strategy == Strategy::kCoordinate) {
+    if (Status s = coordinateDescent(plan, evaluator, result); !s.isOk()) return s;
+  } else {
+    std::vector<std::size_t> alive;
+    for (const Setting& s : plan.settings) {
+      if (s.mapValid()) alive.push_back(s.id);
+    }
+    const std::vector<double> fractions = plan.rungFractions();
+    for (std::size_t rung = 0; rung < fractions.size(); ++rung) {
+      const double f = fractions[rung];
+      const std::string stage = fractions.size() > 1 ? fmt::format("rung {}/{} ({})", rung + 1,
+                                                                   fractions.size(), lengthName(f))
+                                                     : "";
+      Result<std::vector<SettingResult>> settings = evaluator.evaluate(alive, f, stage);
+      if (!settings) return settings.status();
+      if (!result.complete) return result;
+      result.rungs.push_back(*settings);
+      if (rung + 1 == fractions.size()) break;
+      // Successive halving: the best 1/eta go on to a replay eta times longer.
+      const auto keep =
+          std::max<std::size_t>(1, (settings->size() + static_cast<std::size_t>(plan.eta) - 1) /
+                                       static_cast<std::size_t>(plan.eta));
+      alive = survivors(*settings, keep);
+    }
   }
-  const std::vector<double> fractions = plan.rungFractions();
-  std::set<std::string> distinct;
-  for (std::size_t rung = 0; rung < fractions.size(); ++rung) {
-    const double f = fractions[rung];
-    std::vector<RunJob> jobs;
-    std::vector<Pair> pairs;
-    for (std::size_t id : alive) {
-      const Setting& s = plan.settings[id];
-      for (std::size_t w = 0; w < plan.workloads.size(); ++w) {
-        Result<config::Config> cfg = resolveConfig(plan, s, w, f);
-        if (!cfg) return cfg.status();
-        const config::Config base = baselineConfig(*cfg);
-        Result<RunKey> gk = runKey(*cfg, true, digests);
-        if (!gk) return gk.status();
-        Result<RunKey> bk = runKey(base, false, digests);
-        if (!bk) return bk.status();
-        const std::string on = fmt::format("on {}{}", plan.workloads[w].name,
-                                           f < 1 ? fmt::format(" ({})", lengthName(f)) : "");
-        jobs.push_back({*gk, *cfg, true, s.label + " " + on});
-        jobs.push_back({*bk, base, false, "all links on " + on});
-        pairs.push_back({id, w, *gk, *bk});
-        for (const RunJob* j : {&jobs[jobs.size() - 2], &jobs.back()}) {
-          if (distinct.insert(j->key.hash).second) result.fullEquivalents += f;
-        }
-      }
-    }
-    ExecOptions o = exec;
-    if (fractions.size() > 1) {
-      o.stage = fmt::format("rung {}/{} ({})", rung + 1, fractions.size(), lengthName(f));
-    }
-    Result<std::map<std::string, config::RunSummary>> done =
-        executeRuns(jobs, cache, o, result.counters);
-    if (!done) return done.status();
-    if (exec.shardCount > 1) {
-      result.complete = false;
-      return result;
-    }
-    if (f >= 1.0) result.fullRuns += pairs.size();
-    const std::size_t first = result.runs.size();
-    for (const Pair& p : pairs) {
-      RunResult r = compare(plan, done->at(p.gated.hash), done->at(p.baseline.hash), p.workload);
-      r.setting = p.setting;
-      r.fraction = f;
-      r.hash = p.gated.hash;
-      result.runs.push_back(std::move(r));
-    }
-    std::vector<SettingResult> settings;
-    for (std::size_t i = first; i < result.runs.size();) {
-      std::vector<const RunResult*> group;
-      const std::size_t id = result.runs[i].setting;
-      for (; i < result.runs.size() && result.runs[i].setting == id; ++i)
-        group.push_back(&result.runs[i]);
-      settings.push_back(aggregate(plan, group));
-    }
-    result.rungs.push_back(settings);
-    if (rung + 1 == fractions.size()) break;
-    // Successive halving: the best 1/eta go on to a replay eta times longer.
-    const auto keep =
-        std::max<std::size_t>(1, (settings.size() + static_cast<std::size_t>(plan.eta) - 1) /
-                                     static_cast<std::size_t>(plan.eta));
-    alive = survivors(settings, keep);
-  }
+  if (!result.complete) return result;
   const SettingResult* best = nullptr;
   for (const SettingResult& s : result.final()) {
     if (s.feasible && (!best || betterThan(s, *best))) best = &s;

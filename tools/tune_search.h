@@ -46,7 +46,8 @@ struct TuneResult {
   std::size_t fullRuns = 0;    // gated runs at full length (the search's real cost)
   double fullEquivalents = 0;  // every emulator run, weighted by its length
   ExecCounters counters;
-  bool complete = true;  // false: one shard of a sweep, nothing evaluated
+  bool complete = true;    // false: one shard of a sweep, nothing evaluated
+  std::size_t passes = 0;  // coordinate descent: passes over the dimensions
 
   const std::vector<SettingResult>& final() const { return rungs.back(); }
 };
@@ -66,7 +67,7 @@ std::vector<const SettingResult*> paretoFront(const std::vector<SettingResult>& 
 // The ids of the `keep` settings a halving rung passes on to the next one.
 std::vector<std::size_t> survivors(const std::vector<SettingResult>& settings, std::size_t keep);
 
-// Runs the search of the plan (grid, or successive halving), cached under
+// Runs the search of the plan (grid, halving, coordinate descent), cached under
 // cacheDir. With shards, runs this shard's part of the grid and evaluates nothing.
 Result<TuneResult> runTune(const TunePlan& plan, const std::string& cacheDir,
                            const ExecOptions& exec);

@@ -125,7 +125,13 @@ Status checkBudget(const config::Budget& b, bool anyTrace, Budget& out) {
 }
 
 Status checkSearch(const config::Search& s, TunePlan& plan) {
-  plan.strategy = s.strategy() == config::Search::HALVING ? Strategy::kHalving : Strategy::kGrid;
+  plan.strategy = s.strategy() == config::Search::HALVING      ? Strategy::kHalving
+                  : s.strategy() == config::Search::COORDINATE ? Strategy::kCoordinate
+                                                               : Strategy::kGrid;
+  plan.maxPasses = s.max_passes() == 0 ? 10 : s.max_passes();
+  if (plan.maxPasses < 1) {
+    return invalid(fmt::format("search.max_passes: must be >= 1 (is {})", s.max_passes()));
+  }
   plan.eta = s.eta() == 0 ? 3 : s.eta();
   if (plan.eta < 2) return invalid(fmt::format("search.eta: must be >= 2 (is {})", s.eta()));
   plan.minFraction = s.min_fraction() == 0 ? 1.0 / (plan.eta * plan.eta) : s.min_fraction();
@@ -165,7 +171,7 @@ std::size_t TunePlan::validSettings() const {
 }
 
 std::vector<double> TunePlan::rungFractions() const {
-  if (strategy == Strategy::kGrid) return {1.0};
+  if (strategy != Strategy::kHalving) return {1.0};
   std::vector<double> f;
   for (double x = minFraction; x < 1.0 - 1e-9; x *= eta)
     f.push_back(x);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,7 +42,13 @@ struct Setting {
   bool mapValid() const { return mapRule.empty(); }
 };
 
-enum class Strategy { kGrid, kHalving };
+enum class Strategy { kGrid, kHalving, kCoordinate };
+
+// A config field swept, with its values as override strings.
+struct Dimension {
+  std::string path;
+  std::vector<std::string> values;
+};
 
 // A validated TuneSpec: the base config (paths absolute), the workloads, the
 // budget and every setting of the grid.
@@ -51,15 +58,17 @@ struct TunePlan {
   std::vector<Workload> workloads;
   Budget budget;
   std::vector<Setting> settings;
-  std::vector<std::string> dimensions;  // override paths swept, in column order
+  std::vector<Dimension> dimensions;                // in column order
+  std::map<std::string, std::size_t> settingByKey;  // "path=value;..." -> id
   Strategy strategy = Strategy::kGrid;
   int eta = 3;
   double minFraction = 1.0 / 9;
+  int maxPasses = 10;
   bool allLinksObjective = false;
   bool plots = true;
 
   std::size_t validSettings() const;
-  // The replay lengths of the halving rungs, ending with 1 (grid: just 1).
+  // The replay lengths of the halving rungs, ending with 1 (otherwise just 1).
   std::vector<double> rungFractions() const;
 };
 
