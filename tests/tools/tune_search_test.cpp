@@ -124,6 +124,57 @@ TEST(TuneSearch, TinyGridFrontIsUndominatedAndTheRecommendationIsTheBestWithinBu
   EXPECT_TRUE(std::filesystem::exists(dir / "recommended.textproto"));
 }
 
+// Thresholds and check period on a 4-ary 2-tree: 44 settings within the map.
+std::string widerGrid(const char* strategy) {
+  return tinyRampBase(0.25) + "budget { latency_increase_pct: 2 } search_space { " +
+         "policy: [STATIC, DYNAMIC] u_off { values: [0.02, 0.04, 0.06, 0.1] } u_on { values: "
+         "[0.1, 0.2, 0.3, 0.45, 0.6] } check_period_cycles { values: [1000, 2000] } } "
+         "search { strategy: " +
+         strategy + " }";
+}
+
+TEST(TuneSearch, CoordinateDescentFindsTheGridsBestWithFewerFullRuns) {
+  const auto dir = scratch("descent");
+  ExecOptions exec;
+  exec.jobs = 2;
+  Result<TunePlan> grid = planFrom(widerGrid("GRID"));
+  Result<TunePlan> descent = planFrom(widerGrid("COORDINATE"));
+  ASSERT_TRUE(grid && descent);
+  Result<TuneResult> g = runTune(*grid, (dir / "cache").string(), exec);
+  Result<TuneResult> d = runTune(*descent, (dir / "cache").string(), exec);
+  ASSERT_TRUE(g && d);
+  EXPECT_EQ(g->fullRuns, grid->validSettings());
+  ASSERT_TRUE(g->best);
+  ASSERT_TRUE(d->best);
+  EXPECT_EQ(grid->settings[*g->best].label, descent->settings[*d->best].label);
+  EXPECT_LT(d->fullRuns, g->fullRuns);
+  EXPECT_GE(d->passes, 1u);
+  // It ran nothing the grid had not: every run came from the shared cache.
+  EXPECT_EQ(d->counters.computed, 0u);
+}
+
+TEST(TuneHalving, EachRungKeepsAThirdOfTheOneBeforeAtThriceTheLength) {
+  Result<TunePlan> plan = planFrom(widerGrid("HALVING eta: 3"));
+  ASSERT_TRUE(plan);
+  ExecOptions exec;
+  exec.jobs = 2;
+  Result<TuneResult> r = runTune(*plan, (scratch("halving") / "cache").string(), exec);
+  ASSERT_TRUE(r) << r.status().toString();
+  ASSERT_EQ(r->rungs.size(), 3u);
+  EXPECT_EQ(r->rungs[0].size(), plan->validSettings());
+  for (std::size_t i = 1; i < r->rungs.size(); ++i) {
+    EXPECT_EQ(r->rungs[i].size(), (r->rungs[i - 1].size() + 2) / 3);
+    EXPECT_NEAR(r->rungs[i].front().fraction, 3 * r->rungs[i - 1].front().fraction, 1e-12);
+    for (const SettingResult& s : r->rungs[i]) {
+      EXPECT_TRUE(std::any_of(r->rungs[i - 1].begin(), r->rungs[i - 1].end(),
+                              [&](const SettingResult& p) { return p.setting == s.setting; }));
+    }
+  }
+  EXPECT_EQ(r->final().front().fraction, 1.0);
+  EXPECT_EQ(r->fullRuns, r->final().size());
+  EXPECT_LT(r->fullEquivalents, static_cast<double>(plan->validSettings()));
+}
+
 TEST(TuneResume, APartialSweepIsNeverRecomputedAndGivesTheSameResult) {
   const auto dir = scratch("resume");
   // The "interrupted" sweep: only part of the grid ran.

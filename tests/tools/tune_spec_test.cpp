@@ -98,6 +98,10 @@ const BadSpec kBadSpecs[] = {
      "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
      "strategy: HALVING min_fraction: 2 }",
      "search.min_fraction", "(0, 1]"},
+    {"NoPasses",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
+     "strategy: COORDINATE max_passes: -1 }",
+     "search.max_passes", "must be >= 1"},
 };
 
 class TuneSpecBad : public ::testing::TestWithParam<BadSpec> {};
