@@ -104,7 +104,7 @@ Result<RunKey> runKey(const config::Config& resolved, bool gated, FileDigests& d
   return key;
 }
 
-std::optional<config::RunSummary> RunCache::load(const RunKey& key) const {
+std::optional<RunOutcome> RunCache::load(const RunKey& key) const {
   Result<std::string> text = config::readFile((fs::path(dir_) / (key.hash + ".json")).string());
   if (!text) return std::nullopt;
   config::CachedRun cached;
@@ -114,16 +114,17 @@ std::optional<config::RunSummary> RunCache::load(const RunKey& key) const {
     return std::nullopt;
   }
   if (cached.key() != key.text) return std::nullopt;
-  return cached.summary();
+  return RunOutcome{cached.summary(), cached.failure()};
 }
 
-Status RunCache::store(const RunKey& key, const config::RunSummary& summary) const {
+Status RunCache::store(const RunKey& key, const RunOutcome& outcome) const {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return {ErrorCode::kIo, fmt::format("cannot create {}: {}", dir_, ec.message())};
   config::CachedRun cached;
   cached.set_key(key.text);
-  *cached.mutable_summary() = summary;
+  *cached.mutable_summary() = outcome.summary;
+  cached.set_failure(outcome.failure);
   std::string json;
   google::protobuf::util::JsonPrintOptions opts;
   opts.preserve_proto_field_names = true;

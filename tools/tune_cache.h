@@ -24,6 +24,14 @@ class FileDigests {
   std::map<std::string, std::string> byPath_;
 };
 
+// A finished run: its summary, or why the emulator gave up on it (a trace
+// that never finishes under some setting). Runs are deterministic, so a
+// failure is as final as a summary.
+struct RunOutcome {
+  config::RunSummary summary;
+  std::string failure;
+};
+
 // What identifies a run: the fully-resolved config (file paths replaced by
 // their contents' hashes, so a sweep split across machines agrees), and
 // whether the agents gate or every link is on.
@@ -40,9 +48,9 @@ class RunCache {
   explicit RunCache(std::string dir) : dir_(std::move(dir)) {}
   const std::string& dir() const { return dir_; }
   // nullopt when absent, unreadable or for another key (a collision).
-  std::optional<config::RunSummary> load(const RunKey& key) const;
+  std::optional<RunOutcome> load(const RunKey& key) const;
   // Written to a temporary file and renamed: an interruption leaves no half file.
-  Status store(const RunKey& key, const config::RunSummary& summary) const;
+  Status store(const RunKey& key, const RunOutcome& outcome) const;
   // Copies the entries of another cache folder that this one lacks; returns how many.
   Result<std::size_t> importFrom(const std::string& otherDir) const;
 

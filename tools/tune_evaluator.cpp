@@ -13,6 +13,14 @@ struct Pair {
   RunKey baseline;
 };
 
+RunResult failedRun(std::size_t workload, const std::string& failure) {
+  RunResult r;
+  r.workload = workload;
+  r.failed = true;
+  r.broken = "run failed: " + failure;
+  return r;
+}
+
 }  // namespace
 
 Result<std::vector<SettingResult>> Evaluator::evaluate(const std::vector<std::size_t>& ids,
@@ -44,8 +52,7 @@ Result<std::vector<SettingResult>> Evaluator::evaluate(const std::vector<std::si
   }
   ExecOptions o = exec_;
   o.stage = stage;
-  Result<std::map<std::string, config::RunSummary>> ran =
-      executeRuns(jobs, cache_, o, result_.counters);
+  Result<std::map<std::string, RunOutcome>> ran = executeRuns(jobs, cache_, o, result_.counters);
   if (!ran) return ran.status();
   if (exec_.shardCount > 1) {
     result_.complete = false;
@@ -55,7 +62,9 @@ Result<std::vector<SettingResult>> Evaluator::evaluate(const std::vector<std::si
   // Runs of one setting are adjacent: group them.
   const std::size_t first = result_.runs.size();
   for (const Pair& p : pairs) {
-    RunResult r = compare(plan_, ran->at(p.gated.hash), ran->at(p.baseline.hash), p.workload);
+    const RunOutcome& gated = ran->at(p.gated.hash);
+    RunResult r = compare(plan_, gated.summary, ran->at(p.baseline.hash).summary, p.workload);
+    if (!gated.failure.empty()) r = failedRun(p.workload, gated.failure);
     r.setting = p.setting;
     r.fraction = fraction;
     r.hash = p.gated.hash;

@@ -19,20 +19,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Result<config::RunSummary> runOne(const RunJob& job) {
+Result<RunOutcome> runOne(const RunJob& job) {
   Result<RunSpec> spec = buildRunSpec(job.cfg);
   if (!spec) return spec.status();
   Result<fabric::Topology> topo = topologyFromConfig(job.cfg.fabric(), "");
   if (!topo) return topo.status();
   Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
   if (!mt) return mt.status();
+  Status failed;
   try {
-    return runEmulation(*spec, *topo, *mt, job.gated, {}).summary;
+    return RunOutcome{runEmulation(*spec, *topo, *mt, job.gated, {}).summary, ""};
   } catch (const Error& e) {
-    return e.status();
+    failed = e.status();
   } catch (const std::exception& e) {
-    return Status(ErrorCode::kInternal, e.what());
+    failed = Status(ErrorCode::kInternal, e.what());
   }
+  const bool badInput = failed.code() == ErrorCode::kIo || failed.code() == ErrorCode::kParse;
+  if (!job.gated || badInput) return failed;
+  return RunOutcome{{}, failed.toString()};
 }
 
 std::string clock(double seconds) {
@@ -69,11 +73,11 @@ class ProgressMeter {
 
 }  // namespace
 
-Result<std::map<std::string, config::RunSummary>> executeRuns(const std::vector<RunJob>& jobs,
-                                                              const RunCache& cache,
-                                                              const ExecOptions& options,
-                                                              ExecCounters& counters) {
-  std::map<std::string, config::RunSummary> results;
+Result<std::map<std::string, RunOutcome>> executeRuns(const std::vector<RunJob>& jobs,
+                                                      const RunCache& cache,
+                                                      const ExecOptions& options,
+                                                      ExecCounters& counters) {
+  std::map<std::string, RunOutcome> results;
   std::vector<const RunJob*> todo;
   std::set<std::string> seen;
   std::size_t index = 0;
@@ -81,7 +85,7 @@ Result<std::map<std::string, config::RunSummary>> executeRuns(const std::vector<
     if (!seen.insert(j.key.hash).second) continue;
     const bool mine = index++ % static_cast<std::size_t>(options.shardCount) ==
                       static_cast<std::size_t>(options.shardIndex);
-    if (std::optional<config::RunSummary> hit = cache.load(j.key)) {
+    if (std::optional<RunOutcome> hit = cache.load(j.key)) {
       results[j.key.hash] = std::move(*hit);
       ++counters.cached;
     } else if (!mine) {
@@ -105,7 +109,7 @@ Result<std::map<std::string, config::RunSummary>> executeRuns(const std::vector<
       const std::size_t i = next++;
       if (i >= todo.size()) return;
       const RunJob& j = *todo[i];
-      Result<config::RunSummary> r = runOne(j);
+      Result<RunOutcome> r = runOne(j);
       Status s = r ? cache.store(j.key, *r) : r.status();
       std::lock_guard lock(mu);
       if (!s.isOk()) {

@@ -41,10 +41,12 @@ struct ExecCounters {
 // Runs every job missing from the cache on a pool of threads, storing each
 // result as soon as it is done (so an interrupted sweep loses at most the runs
 // in flight). Returns the summaries available, by key hash. Runs are
-// deterministic, so the order they finish in does not matter.
-Result<std::map<std::string, config::RunSummary>> executeRuns(const std::vector<RunJob>& jobs,
-                                                              const RunCache& cache,
-                                                              const ExecOptions& options,
-                                                              ExecCounters& counters);
+// deterministic, so the order they finish in does not matter. A gated run
+// the emulator gives up on is an outcome (a failure), not an error; a failed
+// reference run, or a file that cannot be read, stops the sweep.
+Result<std::map<std::string, RunOutcome>> executeRuns(const std::vector<RunJob>& jobs,
+                                                      const RunCache& cache,
+                                                      const ExecOptions& options,
+                                                      ExecCounters& counters);
 
 }  // namespace ebb::tools::tune

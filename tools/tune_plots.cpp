@@ -28,9 +28,11 @@ Status writeFile(const fs::path& path, const std::string& text) {
 // the threshold map (never run).
 std::string pointsData(const TuneResult& r) {
   std::string s = "# saving_pct penalty_pct status setting\n";
-  for (const SettingResult& x : r.final())
+  for (const SettingResult& x : r.final()) {
+    if (x.failed) continue;
     s += fmt::format("{:.4f} {:.4f} {} {}\n", 100 * x.saving, x.penaltyPct, x.feasible ? 0 : 1,
                      x.setting);
+  }
   return s;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -80,6 +81,9 @@ SettingResult aggregate(const TunePlan& plan, const std::vector<const RunResult*
   }
   s.saving = runs.empty() ? 0 : sum / static_cast<double>(runs.size());
   s.excess = std::max(0.0, s.excess);
+  for (const RunResult* r : runs)
+    s.failed = s.failed || r->failed;
+  if (s.failed) s.excess = std::numeric_limits<double>::infinity();
   return s;
 }
 
@@ -93,8 +97,9 @@ bool betterThan(const SettingResult& a, const SettingResult& b) {
 
 std::vector<const SettingResult*> paretoFront(const std::vector<SettingResult>& settings) {
   std::vector<const SettingResult*> sorted;
-  for (const SettingResult& s : settings)
-    sorted.push_back(&s);
+  for (const SettingResult& s : settings) {
+    if (!s.failed) sorted.push_back(&s);
+  }
   // By penalty, then the larger saving first: a point is on the front when it
   // saves strictly more than every point with a smaller or equal penalty.
   std::sort(sorted.begin(), sorted.end(), [](const SettingResult* a, const SettingResult* b) {
@@ -115,8 +120,9 @@ std::vector<std::size_t> survivors(const std::vector<SettingResult>& settings, s
   // the settings on saving and on penalty holds better. Keep whole Pareto
   // layers (non-dominated sorting), best layer first.
   std::vector<const SettingResult*> left;
-  for (const SettingResult& s : settings)
-    left.push_back(&s);
+  for (const SettingResult& s : settings) {
+    if (!s.failed) left.push_back(&s);
+  }
   std::vector<std::size_t> kept;
   while (kept.size() < keep && !left.empty()) {
     std::vector<const SettingResult*> layer, rest;

@@ -26,6 +26,7 @@ struct RunResult {
   double p99LatencyPct = 0;
   std::optional<double> appSlowdownPct;  // traces only
   std::string broken;                    // the budget rule broken; empty: within budget
+  bool failed = false;                   // the emulator gave up (broken says why)
 };
 
 // A setting over every workload at one replay length.
@@ -36,7 +37,8 @@ struct SettingResult {
   double penaltyPct = 0;  // the largest bounded penalty over the workloads
   double excess = 0;      // how far past the budget, relative to it (0 when within)
   bool feasible = false;
-  std::string broken;  // first rule broken, with the workload
+  bool failed = false;  // a run failed: ranked last, left out of the front and plots
+  std::string broken;   // first rule broken, with the workload
 };
 
 struct TuneResult {

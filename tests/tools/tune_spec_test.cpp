@@ -224,11 +224,18 @@ TEST(TuneCache, StoredRunsLoadBackAndHalfFilesAreMisses) {
   config::RunSummary s;
   s.set_mean_latency_cycles(42.5);
   s.set_link_transitions(7);
-  ASSERT_TRUE(cache.store(key, s).isOk());
-  std::optional<config::RunSummary> back = cache.load(key);
+  ASSERT_TRUE(cache.store(key, {s, ""}).isOk());
+  std::optional<RunOutcome> back = cache.load(key);
   ASSERT_TRUE(back);
-  EXPECT_EQ(back->mean_latency_cycles(), 42.5);
-  EXPECT_EQ(back->link_transitions(), 7u);
+  EXPECT_EQ(back->summary.mean_latency_cycles(), 42.5);
+  EXPECT_EQ(back->summary.link_transitions(), 7u);
+  EXPECT_TRUE(back->failure.empty());
+  // A failed run is remembered as such.
+  config::Config other = c;
+  other.set_seed(9);
+  const RunKey failedKey = runKey(other, true, digests).value();
+  ASSERT_TRUE(cache.store(failedKey, {{}, "E_INVALID: did not finish"}).isOk());
+  EXPECT_EQ(cache.load(failedKey)->failure, "E_INVALID: did not finish");
   const auto file = dir / "cache" / (key.hash + ".json");
   const std::string text = testing::slurp(file);
   std::ofstream(file) << text.substr(0, text.size() / 2);
