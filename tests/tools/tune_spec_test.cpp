@@ -134,6 +134,23 @@ TEST(TuneSpec, MissingBaseAndUnreadableBaseAreNamed) {
   EXPECT_NE(missing.status().message().find("/nonexistent/x.textproto"), std::string::npos);
 }
 
+TEST(TuneSpec, ShippedExamplesLoad) {
+  Result<TunePlan> ramp =
+      loadTunePlan(std::string(EBB_SOURCE_DIR) + "/configs/tune_alonso_ramp.textproto");
+  ASSERT_TRUE(ramp) << ramp.status().toString();
+  // 10 U_off x 11 U_on x 3 periods static, 11 x 3 dynamic; 93 static pairs break U_on > 2*U_off.
+  EXPECT_EQ(ramp->settings.size(), 363u);
+  EXPECT_EQ(ramp->validSettings(), 270u);
+  EXPECT_EQ(ramp->base.fabric().kary_n_tree().n(), 3u);
+  if (!std::filesystem::exists(std::string(EBB_TRACES_DIR) + "/amg2013-27/amg27_events.csv")) {
+    GTEST_SKIP() << "no AMG trace under " << EBB_TRACES_DIR;
+  }
+  Result<TunePlan> amg = loadTunePlan(std::string(EBB_SOURCE_DIR) + "/configs/tune_amg.textproto");
+  ASSERT_TRUE(amg) << amg.status().toString();
+  EXPECT_TRUE(amg->workloads.at(0).isTrace);
+  EXPECT_TRUE(amg->budget.appSlowdownPct.has_value());
+}
+
 TEST(TuneGrid, SkipsWhatDoesNotApplyAndFlagsPointsOutsideTheMap) {
   Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
                                    "budget { latency_increase_pct: 5 } search_space { "
