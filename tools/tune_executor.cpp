@@ -45,7 +45,7 @@ std::string clock(double seconds) {
                    : fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
-// "rung 1/3: 12/40 runs (30%), 0:42 elapsed, ETA 1:38 (last: ...)"
+// "ebb tune: rung 1/3: 12/40 runs (30%), 0:42 elapsed, ETA 1:38  <the run just done>"
 class ProgressMeter {
  public:
   ProgressMeter(const ExecOptions& o, std::size_t total) : o_(o), total_(total) {}

@@ -208,6 +208,32 @@ TEST(TuneResume, APartialSweepIsNeverRecomputedAndGivesTheSameResult) {
   }
 }
 
+TEST(TuneSearch, AFailedRunMakesItsSettingInfeasibleAndTheSweepGoesOn) {
+  const auto dir = scratch("failed-run");
+  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
+                                   "budget { latency_increase_pct: 50 } search_space { u_on { "
+                                   "values: [0.15, 0.3] } }");
+  ASSERT_TRUE(plan);
+  // A run the emulator gave up on (as a trace that never finishes does), found in the cache.
+  FileDigests digests;
+  const RunKey key =
+      runKey(resolveConfig(*plan, plan->settings[1], 0, 1.0).value(), true, digests).value();
+  ASSERT_TRUE(
+      RunCache((dir / "cache").string()).store(key, {{}, "E_INVALID: did not finish"}).isOk());
+  Result<TuneResult> r = runTune(*plan, (dir / "cache").string(), ExecOptions{});
+  ASSERT_TRUE(r) << r.status().toString();
+  ASSERT_EQ(r->final().size(), 2u);
+  EXPECT_TRUE(r->final()[1].failed);
+  EXPECT_FALSE(r->final()[1].feasible);
+  EXPECT_NE(r->final()[1].broken.find("run failed: E_INVALID: did not finish"), std::string::npos);
+  EXPECT_FALSE(r->final()[0].failed);
+  ASSERT_TRUE(r->best);
+  EXPECT_EQ(*r->best, 0u);
+  for (const SettingResult* f : paretoFront(r->final())) {
+    EXPECT_NE(f->setting, 1u);
+  }
+}
+
 TEST(TuneResume, AHalfWrittenCacheEntryIsRunAgain) {
   const auto dir = scratch("resume-half");
   Result<TunePlan> plan = planFrom(tinyGrid(0.1, "0.1, 0.3"));
