@@ -38,15 +38,21 @@ Result<std::string> readFile(const std::string& path) {
   return ss.str();
 }
 
-Result<Config> parseTextConfig(const std::string& text, const std::string& sourceName) {
-  Config cfg;
+Status parseTextMessage(const std::string& text, const std::string& sourceName,
+                        google::protobuf::Message& msg) {
   google::protobuf::TextFormat::Parser parser;
   CollectFirstError errors(sourceName);
   parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(text, &cfg)) {
+  if (!parser.ParseFromString(text, &msg)) {
     return {ErrorCode::kParse,
             errors.first().empty() ? sourceName + ": malformed config" : errors.first()};
   }
+  return Status::ok();
+}
+
+Result<Config> parseTextConfig(const std::string& text, const std::string& sourceName) {
+  Config cfg;
+  if (Status s = parseTextMessage(text, sourceName, cfg); !s.isOk()) return s;
   return cfg;
 }
 

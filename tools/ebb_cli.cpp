@@ -20,6 +20,7 @@ int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   addReplayCommand(app, action);
   addGenCommand(app, action);
   addAgentCommand(app, action);
+  addTuneCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

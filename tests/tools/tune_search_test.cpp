@@ -1,0 +1,254 @@
+// `ebb tune` search: the Pareto front, the recommendation, halving's survivors,
+// resuming an interrupted sweep from the cache.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "tests/tools/tune_test_util.h"
+#include "tools/tune_report.h"
+#include "tools/tune_search.h"
+
+namespace ebb::tools::tune {
+namespace {
+
+using testing::planFrom;
+using testing::scratch;
+using testing::slurp;
+using testing::tinyRampBase;
+
+SettingResult point(std::size_t id, double saving, double penalty, bool feasible = true) {
+  SettingResult s;
+  s.setting = id;
+  s.saving = saving;
+  s.penaltyPct = penalty;
+  s.feasible = feasible;
+  return s;
+}
+
+std::vector<std::size_t> ids(const std::vector<const SettingResult*>& v) {
+  std::vector<std::size_t> out;
+  for (const SettingResult* s : v)
+    out.push_back(s->setting);
+  return out;
+}
+
+TEST(TunePareto, KeepsOnlyPointsNoOtherBeatsOnSavingAndPenalty) {
+  const std::vector<SettingResult> pts = {
+      point(0, 0.10, 0.0), point(1, 0.20, 1.0), point(2, 0.15, 2.0),  // 2: beaten by 1
+      point(3, 0.30, 5.0), point(4, 0.30, 6.0),                       // 4: beaten by 3
+      point(5, 0.05, 0.0)};                                           // 5: beaten by 0
+  EXPECT_EQ(ids(paretoFront(pts)), (std::vector<std::size_t>{0, 1, 3}));
+}
+
+TEST(TuneHalving, SurvivorsAreWholeParetoLayersThenSpreadAlongTheLast) {
+  // Layer 1: 0, 1, 3; layer 2 (once those are gone): 2, 4, 5.
+  const std::vector<SettingResult> pts = {point(0, 0.10, 0.0), point(1, 0.20, 1.0),
+                                          point(2, 0.15, 2.0), point(3, 0.30, 5.0),
+                                          point(4, 0.30, 6.0), point(5, 0.05, 0.5)};
+  EXPECT_EQ(survivors(pts, 3), (std::vector<std::size_t>{0, 1, 3}));
+  EXPECT_EQ(survivors(pts, 6), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
+  // Two of the second layer: its ends by saving (4 and 5), not its middle.
+  EXPECT_EQ(survivors(pts, 5), (std::vector<std::size_t>{0, 1, 3, 4, 5}));
+  // Two of the first layer: its two ends.
+  EXPECT_EQ(survivors(pts, 2), (std::vector<std::size_t>{0, 3}));
+}
+
+// Static and dynamic thresholds on a 4-ary 2-tree, mean and p99 latency <= 3%.
+std::string tinyGrid(double scale, const std::string& uOn) {
+  return tinyRampBase(scale) +
+         "budget { latency_increase_pct: 3 } search_space { policy: [STATIC, DYNAMIC] "
+         "u_off { values: [0.04, 0.1] } u_on { values: [" +
+         uOn + "] } }";
+}
+
+TEST(TuneSearch, TinyGridFrontIsUndominatedAndTheRecommendationIsTheBestWithinBudget) {
+  Result<TunePlan> plan = planFrom(tinyGrid(0.5, "0.1, 0.2, 0.3, 0.45, 0.6"));
+  ASSERT_TRUE(plan) << plan.status().toString();
+  const auto dir = scratch("tiny-grid");
+  ExecOptions exec;
+  exec.jobs = 2;
+  Result<TuneResult> r = runTune(*plan, (dir / "cache").string(), exec);
+  ASSERT_TRUE(r) << r.status().toString();
+  const auto& all = r->final();
+  ASSERT_EQ(all.size(), plan->validSettings());
+  EXPECT_EQ(r->fullRuns, all.size());
+  const auto front = paretoFront(all);
+  ASSERT_FALSE(front.empty());
+  for (const SettingResult* f : front) {
+    for (const SettingResult& s : all) {
+      EXPECT_FALSE(s.saving >= f->saving && s.penaltyPct <= f->penaltyPct &&
+                   (s.saving > f->saving || s.penaltyPct < f->penaltyPct))
+          << "setting " << s.setting << " dominates front point " << f->setting;
+    }
+  }
+  for (const SettingResult& s : all) {
+    const bool onFront = std::any_of(front.begin(), front.end(), [&](const SettingResult* f) {
+      return f->setting == s.setting;
+    });
+    const bool beaten = std::any_of(front.begin(), front.end(), [&](const SettingResult* f) {
+      return f->saving >= s.saving && f->penaltyPct <= s.penaltyPct;
+    });
+    EXPECT_TRUE(onFront || beaten)
+        << "setting " << s.setting << " is neither on nor under the front";
+  }
+  for (std::size_t i = 1; i < front.size(); ++i) {
+    EXPECT_GT(front[i]->saving, front[i - 1]->saving);
+    EXPECT_GE(front[i]->penaltyPct, front[i - 1]->penaltyPct);
+  }
+  // Within budget means every penalty within 3%; the recommendation saves most among those.
+  ASSERT_TRUE(r->best);
+  std::size_t within = 0;
+  for (const SettingResult& s : all) {
+    within += s.feasible ? 1u : 0u;
+    if (s.feasible) {
+      EXPECT_LE(s.penaltyPct, 3.0 + 1e-9);
+    }
+  }
+  EXPECT_GT(within, 0u);
+  EXPECT_LT(within, all.size()) << "the budget should rule some settings out";
+  const SettingResult& best = *std::find_if(
+      all.begin(), all.end(), [&](const SettingResult& s) { return s.setting == *r->best; });
+  EXPECT_TRUE(best.feasible);
+  for (const SettingResult& s : all) {
+    if (s.feasible) {
+      EXPECT_LE(s.saving, best.saving) << "setting " << s.setting;
+    }
+  }
+  // The files: one pareto.csv row per front point, the outside point listed.
+  ASSERT_TRUE(writeTuneOutputs(dir.string(), *plan, *r).isOk());
+  const std::string pareto = slurp(dir / "pareto.csv");
+  EXPECT_EQ(static_cast<std::size_t>(std::count(pareto.begin(), pareto.end(), '\n')),
+            front.size() + 1);
+  EXPECT_NE(slurp(dir / "settings.csv").find("outside-threshold-map"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir / "recommended.textproto"));
+}
+
+// Thresholds and check period on a 4-ary 2-tree: 44 settings within the map.
+std::string widerGrid(const char* strategy) {
+  return tinyRampBase(0.25) + "budget { latency_increase_pct: 2 } search_space { " +
+         "policy: [STATIC, DYNAMIC] u_off { values: [0.02, 0.04, 0.06, 0.1] } u_on { values: "
+         "[0.1, 0.2, 0.3, 0.45, 0.6] } check_period_cycles { values: [1000, 2000] } } "
+         "search { strategy: " +
+         strategy + " }";
+}
+
+TEST(TuneSearch, CoordinateDescentFindsTheGridsBestWithFewerFullRuns) {
+  const auto dir = scratch("descent");
+  ExecOptions exec;
+  exec.jobs = 2;
+  Result<TunePlan> grid = planFrom(widerGrid("GRID"));
+  Result<TunePlan> descent = planFrom(widerGrid("COORDINATE"));
+  ASSERT_TRUE(grid && descent);
+  Result<TuneResult> g = runTune(*grid, (dir / "cache").string(), exec);
+  Result<TuneResult> d = runTune(*descent, (dir / "cache").string(), exec);
+  ASSERT_TRUE(g && d);
+  EXPECT_EQ(g->fullRuns, grid->validSettings());
+  ASSERT_TRUE(g->best);
+  ASSERT_TRUE(d->best);
+  EXPECT_EQ(grid->settings[*g->best].label, descent->settings[*d->best].label);
+  EXPECT_LT(d->fullRuns, g->fullRuns);
+  EXPECT_GE(d->passes, 1u);
+  // It ran nothing the grid had not: every run came from the shared cache.
+  EXPECT_EQ(d->counters.computed, 0u);
+}
+
+TEST(TuneHalving, EachRungKeepsAThirdOfTheOneBeforeAtThriceTheLength) {
+  Result<TunePlan> plan = planFrom(widerGrid("HALVING eta: 3"));
+  ASSERT_TRUE(plan);
+  ExecOptions exec;
+  exec.jobs = 2;
+  Result<TuneResult> r = runTune(*plan, (scratch("halving") / "cache").string(), exec);
+  ASSERT_TRUE(r) << r.status().toString();
+  ASSERT_EQ(r->rungs.size(), 3u);
+  EXPECT_EQ(r->rungs[0].size(), plan->validSettings());
+  for (std::size_t i = 1; i < r->rungs.size(); ++i) {
+    EXPECT_EQ(r->rungs[i].size(), (r->rungs[i - 1].size() + 2) / 3);
+    EXPECT_NEAR(r->rungs[i].front().fraction, 3 * r->rungs[i - 1].front().fraction, 1e-12);
+    for (const SettingResult& s : r->rungs[i]) {
+      EXPECT_TRUE(std::any_of(r->rungs[i - 1].begin(), r->rungs[i - 1].end(),
+                              [&](const SettingResult& p) { return p.setting == s.setting; }));
+    }
+  }
+  EXPECT_EQ(r->final().front().fraction, 1.0);
+  EXPECT_EQ(r->fullRuns, r->final().size());
+  EXPECT_LT(r->fullEquivalents, static_cast<double>(plan->validSettings()));
+}
+
+TEST(TuneResume, APartialSweepIsNeverRecomputedAndGivesTheSameResult) {
+  const auto dir = scratch("resume");
+  // The "interrupted" sweep: only part of the grid ran.
+  Result<TunePlan> partial = planFrom(tinyGrid(0.25, "0.1, 0.3"));
+  Result<TunePlan> full = planFrom(tinyGrid(0.25, "0.1, 0.2, 0.3, 0.45"));
+  ASSERT_TRUE(partial && full);
+  ExecOptions exec;
+  exec.jobs = 2;
+  Result<TuneResult> first = runTune(*partial, (dir / "cache").string(), exec);
+  ASSERT_TRUE(first) << first.status().toString();
+  EXPECT_EQ(first->counters.cached, 0u);
+  ASSERT_GT(first->counters.computed, 0u);
+  Result<TuneResult> resumed = runTune(*full, (dir / "cache").string(), exec);
+  ASSERT_TRUE(resumed) << resumed.status().toString();
+  // Every run of the partial sweep came from the cache, none was redone.
+  EXPECT_EQ(resumed->counters.cached, first->counters.computed);
+  EXPECT_GT(resumed->counters.computed, 0u);
+  Result<TuneResult> again = runTune(*full, (dir / "cache").string(), exec);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->counters.computed, 0u);
+  EXPECT_EQ(again->counters.cached, resumed->counters.computed + resumed->counters.cached);
+  // The same result as a sweep that never stopped.
+  const auto fresh = scratch("resume-fresh");
+  Result<TuneResult> whole = runTune(*full, (fresh / "cache").string(), exec);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->counters.computed, again->counters.cached);
+  ASSERT_TRUE(writeTuneOutputs((dir / "out").string(), *full, *resumed).isOk());
+  ASSERT_TRUE(writeTuneOutputs((fresh / "out").string(), *full, *whole).isOk());
+  for (const char* f : {"runs.csv", "runs.json", "settings.csv", "pareto.csv"}) {
+    EXPECT_EQ(slurp(dir / "out" / f), slurp(fresh / "out" / f)) << f;
+  }
+}
+
+TEST(TuneSearch, AFailedRunMakesItsSettingInfeasibleAndTheSweepGoesOn) {
+  const auto dir = scratch("failed-run");
+  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
+                                   "budget { latency_increase_pct: 50 } search_space { u_on { "
+                                   "values: [0.15, 0.3] } }");
+  ASSERT_TRUE(plan);
+  // A run the emulator gave up on (as a trace that never finishes does), found in the cache.
+  FileDigests digests;
+  const RunKey key =
+      runKey(resolveConfig(*plan, plan->settings[1], 0, 1.0).value(), true, digests).value();
+  ASSERT_TRUE(
+      RunCache((dir / "cache").string()).store(key, {{}, "E_INVALID: did not finish"}).isOk());
+  Result<TuneResult> r = runTune(*plan, (dir / "cache").string(), ExecOptions{});
+  ASSERT_TRUE(r) << r.status().toString();
+  ASSERT_EQ(r->final().size(), 2u);
+  EXPECT_TRUE(r->final()[1].failed);
+  EXPECT_FALSE(r->final()[1].feasible);
+  EXPECT_NE(r->final()[1].broken.find("run failed: E_INVALID: did not finish"), std::string::npos);
+  EXPECT_FALSE(r->final()[0].failed);
+  ASSERT_TRUE(r->best);
+  EXPECT_EQ(*r->best, 0u);
+  for (const SettingResult* f : paretoFront(r->final())) {
+    EXPECT_NE(f->setting, 1u);
+  }
+}
+
+TEST(TuneResume, AHalfWrittenCacheEntryIsRunAgain) {
+  const auto dir = scratch("resume-half");
+  Result<TunePlan> plan = planFrom(tinyGrid(0.1, "0.1, 0.3"));
+  ASSERT_TRUE(plan);
+  ExecOptions exec;
+  Result<TuneResult> first = runTune(*plan, (dir / "cache").string(), exec);
+  ASSERT_TRUE(first);
+  const auto entry = std::filesystem::directory_iterator(dir / "cache")->path();
+  const std::string text = slurp(entry);
+  std::ofstream(entry) << text.substr(0, text.size() / 3);
+  Result<TuneResult> second = runTune(*plan, (dir / "cache").string(), exec);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->counters.computed, 1u);
+  EXPECT_EQ(second->counters.cached, first->counters.computed - 1);
+}
+
+}  // namespace
+}  // namespace ebb::tools::tune

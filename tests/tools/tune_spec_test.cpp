@@ -1,0 +1,263 @@
+// `ebb tune` specs: the grid over the map of valid thresholds, bad input named
+// by field and rule, and the run cache's keys.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "tests/tools/tune_test_util.h"
+#include "tools/tune_cache.h"
+#include "tools/tune_grid.h"
+
+namespace ebb::tools::tune {
+namespace {
+
+using testing::planFrom;
+using testing::scratch;
+using testing::tinyRampBase;
+
+struct BadSpec {
+  const char* name;
+  const char* body;  // after the tiny base
+  const char* field;
+  const char* rule;
+};
+
+const BadSpec kBadSpecs[] = {
+    {"EmptySearchSpace", "budget { latency_increase_pct: 5 }", "search_space", "empty grid"},
+    {"UOnAboveOne",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2, 1.5] } }",
+     "search_space.u_on", "0 < U_on <= 1"},
+    {"UOnZero", "budget { latency_increase_pct: 5 } search_space { u_on { values: [0] } }",
+     "search_space.u_on", "0 < U_on <= 1"},
+    {"UOffOutsideMap",
+     "budget { latency_increase_pct: 5 } search_space { policy: [STATIC] u_off { values: [0.6] } "
+     "}",
+     "search_space.u_off", "U_off < 0.5"},
+    {"NoStaticPointInTheMap",
+     "budget { latency_increase_pct: 5 } search_space { policy: [STATIC] u_off { values: [0.2] } "
+     "u_on { values: [0.3, 0.4] } }",
+     "empty grid", "U_on > 2*U_off"},
+    {"UOffWithoutStatic",
+     "budget { latency_increase_pct: 5 } search_space { policy: [DYNAMIC] u_off { values: [0.03] } "
+     "}",
+     "search_space.u_off", "only static thresholds"},
+    {"RangeWithoutStep",
+     "budget { latency_increase_pct: 5 } search_space { u_on { from: 0.1 to: 0.5 } }",
+     "search_space.u_on.step", "must be > 0"},
+    {"RangeBackwards",
+     "budget { latency_increase_pct: 5 } search_space { u_on { from: 0.5 to: 0.1 step: 0.1 } }",
+     "search_space.u_on.to", "must be >= from"},
+    {"ValuesAndRange",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] from: 0.1 to: 0.5 "
+     "step: 0.1 } }",
+     "search_space.u_on", "not both"},
+    {"NegativeLatencyBudget",
+     "budget { latency_increase_pct: -1 } search_space { u_on { values: [0.2] } }",
+     "budget.latency_increase_pct", "must be >= 0"},
+    {"NegativeP99Budget",
+     "budget { latency_increase_pct: 5 p99_latency_increase_pct: -0.5 } search_space { u_on { "
+     "values: [0.2] } }",
+     "budget.p99_latency_increase_pct", "must be >= 0"},
+    {"NegativeSlowdownBudget",
+     "budget { app_slowdown_pct: -2 } search_space { u_on { values: [0.2] } }",
+     "budget.app_slowdown_pct", "must be >= 0"},
+    {"EmptyBudget", "search_space { u_on { values: [0.2] } }", "budget", "set at least one"},
+    {"SlowdownWithoutTrace",
+     "budget { app_slowdown_pct: 5 } search_space { u_on { values: [0.2] } }",
+     "budget.app_slowdown_pct", "needs a trace workload"},
+    {"UnknownField",
+     "budget { latency_increase_pct: 5 } search_space { field { path: \"gating.bogus\" values: "
+     "[\"1\"] } }",
+     "search_space.field[0] (gating.bogus)", "no field 'bogus'"},
+    {"FieldWithoutValues",
+     "budget { latency_increase_pct: 5 } search_space { field { path: \"seed\" } }",
+     "search_space.field[0] (seed)", "empty"},
+    {"FieldBadValue",
+     "budget { latency_increase_pct: 5 } search_space { field { path: \"lpi.mode\" values: "
+     "[\"SOMETIMES\"] } }",
+     "search_space.field[0] (lpi.mode)", "not a value of enum"},
+    {"PeriodShorterThanTurnOn",
+     "budget { latency_increase_pct: 5 } search_space { check_period_cycles { values: [2000, 500] "
+     "} }",
+     "gating.turn_on_cycles", "must not exceed the check period"},
+    {"FractionalPeriod",
+     "budget { latency_increase_pct: 5 } search_space { check_period_cycles { values: [1500.5] } "
+     "}",
+     "search_space.check_period_cycles", "whole number"},
+    {"NegativeHold",
+     "budget { latency_increase_pct: 5 } search_space { lpi_mode: [HYBRID] lpi_hold_ts { values: "
+     "[1, -1] } }",
+     "search_space.lpi_hold_ts", "must be >= 0"},
+    {"EtaOne",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
+     "strategy: HALVING eta: 1 }",
+     "search.eta", "must be >= 2"},
+    {"FractionAboveOne",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
+     "strategy: HALVING min_fraction: 2 }",
+     "search.min_fraction", "(0, 1]"},
+    {"NoPasses",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
+     "strategy: COORDINATE max_passes: -1 }",
+     "search.max_passes", "must be >= 1"},
+};
+
+class TuneSpecBad : public ::testing::TestWithParam<BadSpec> {};
+
+TEST_P(TuneSpecBad, IsRejectedNamingTheFieldAndTheRule) {
+  const BadSpec& c = GetParam();
+  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) + c.body);
+  ASSERT_FALSE(plan) << c.body;
+  EXPECT_EQ(plan.status().code(), ErrorCode::kInvalidArgument) << plan.status().toString();
+  EXPECT_NE(plan.status().message().find(c.field), std::string::npos) << plan.status().message();
+  EXPECT_NE(plan.status().message().find(c.rule), std::string::npos) << plan.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(TuneSpec, TuneSpecBad, ::testing::ValuesIn(kBadSpecs),
+                         [](const ::testing::TestParamInfo<BadSpec>& tpi) {
+                           return std::string(tpi.param.name);
+                         });
+
+TEST(TuneSpec, MissingBaseAndUnreadableBaseAreNamed) {
+  Result<TunePlan> none = planFrom(
+      "budget { latency_increase_pct: 5 } search_space { u_on { "
+      "values: [0.2] } }");
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.status().message().find("base_config"), std::string::npos);
+  Result<TunePlan> missing = planFrom(
+      "base_config: \"/nonexistent/x.textproto\" budget { latency_increase_pct: 5 } "
+      "search_space { u_on { values: [0.2] } }");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.status().code(), ErrorCode::kIo);
+  EXPECT_NE(missing.status().message().find("/nonexistent/x.textproto"), std::string::npos);
+}
+
+TEST(TuneSpec, ShippedExamplesLoad) {
+  Result<TunePlan> ramp =
+      loadTunePlan(std::string(EBB_SOURCE_DIR) + "/configs/tune_alonso_ramp.textproto");
+  ASSERT_TRUE(ramp) << ramp.status().toString();
+  // 10 U_off x 11 U_on x 3 periods static, 11 x 3 dynamic; 93 static pairs break U_on > 2*U_off.
+  EXPECT_EQ(ramp->settings.size(), 363u);
+  EXPECT_EQ(ramp->validSettings(), 270u);
+  EXPECT_EQ(ramp->base.fabric().kary_n_tree().n(), 3u);
+  if (!std::filesystem::exists(std::string(EBB_TRACES_DIR) + "/amg2013-27/amg27_events.csv")) {
+    GTEST_SKIP() << "no AMG trace under " << EBB_TRACES_DIR;
+  }
+  Result<TunePlan> amg = loadTunePlan(std::string(EBB_SOURCE_DIR) + "/configs/tune_amg.textproto");
+  ASSERT_TRUE(amg) << amg.status().toString();
+  EXPECT_TRUE(amg->workloads.at(0).isTrace);
+  EXPECT_TRUE(amg->budget.appSlowdownPct.has_value());
+}
+
+TEST(TuneGrid, SkipsWhatDoesNotApplyAndFlagsPointsOutsideTheMap) {
+  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
+                                   "budget { latency_increase_pct: 5 } search_space { "
+                                   "policy: [STATIC, DYNAMIC] u_off { values: [0.03, 0.1] } "
+                                   "u_on { values: [0.15, 0.3] } lpi_mode: [OFF, HYBRID] "
+                                   "lpi_hold_ts { values: [0, 1] } }");
+  ASSERT_TRUE(plan) << plan.status().toString();
+  // Static: 2 U_off x 2 U_on x (off, hybrid hold 0, hybrid hold 1);
+  // dynamic: 2 U_on x 3, without U_off.
+  EXPECT_EQ(plan->settings.size(), 18u);
+  EXPECT_EQ(plan->validSettings(), 15u);
+  std::set<std::string> labels;
+  for (const Setting& s : plan->settings) {
+    labels.insert(s.label);
+    const bool outside = s.isStatic && s.uOff == 0.1 && s.uOn == 0.15;
+    EXPECT_EQ(s.mapValid(), !outside) << s.label;
+    if (outside) {
+      EXPECT_EQ(s.mapRule, "U_on > 2*U_off");
+    }
+    for (const auto& [path, value] : s.overrides) {
+      if (path == "gating.u_off") {
+        EXPECT_TRUE(s.isStatic) << s.label;
+      }
+      if (path == "lpi.hold_ts") {
+        EXPECT_NE(s.label.find("lpi=HYBRID"), std::string::npos) << s.label;
+      }
+    }
+  }
+  EXPECT_EQ(labels.size(), plan->settings.size());
+  EXPECT_EQ(plan->workloads.size(), 1u);
+  EXPECT_EQ(plan->workloads[0].name, "alonso-ramp");
+}
+
+TEST(TuneGrid, RangesCountTheirEndsAndPrintCleanly) {
+  config::Range r;
+  r.set_from(0.1);
+  r.set_to(0.3);
+  r.set_step(0.05);
+  Result<std::vector<double>> v = expandRange(r, "x");
+  ASSERT_TRUE(v);
+  ASSERT_EQ(v->size(), 5u);
+  EXPECT_EQ(formatValue((*v)[2]), "0.2");
+  EXPECT_EQ(formatValue(0.1 + 0.2), "0.3");
+  EXPECT_EQ(formatValue(2000.0), "2000");
+}
+
+TEST(TuneGrid, HalvingRungsGrowByEtaToFullLength) {
+  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
+                                   "budget { latency_increase_pct: 5 } search_space { u_on { "
+                                   "values: [0.2] } } search { strategy: HALVING eta: 3 }");
+  ASSERT_TRUE(plan);
+  const std::vector<double> f = plan->rungFractions();
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_NEAR(f[0], 1.0 / 9, 1e-12);
+  EXPECT_NEAR(f[1], 1.0 / 3, 1e-12);
+  EXPECT_EQ(f[2], 1.0);
+  Result<config::Config> shortRamp = resolveConfig(*plan, plan->settings[0], 0, f[0]);
+  ASSERT_TRUE(shortRamp);
+  EXPECT_NEAR(shortRamp->workload().alonso_ramp().time_scale(), 0.1 / 9, 1e-12);
+}
+
+TEST(TuneCache, KeysFollowTheResolvedConfigAndFileContentsNotPaths) {
+  const auto dir = scratch("keys");
+  for (const char* name : {"a.csv", "b.csv"})
+    std::ofstream(dir / name) << "0,isend,0,0,1,8,0,1\n";
+  std::ofstream(dir / "c.csv") << "0,isend,0,0,1,16,0,1\n";
+  FileDigests digests;
+  const auto key = [&](const std::string& trace, double uOn, bool gated) {
+    config::Config c;
+    c.set_name("any name");
+    c.mutable_gating()->set_u_on(uOn);
+    c.mutable_workload()->mutable_trace()->set_path((dir / trace).string());
+    return runKey(c, gated, digests).value().hash;
+  };
+  EXPECT_EQ(key("a.csv", 0.2, true), key("b.csv", 0.2, true));
+  EXPECT_NE(key("a.csv", 0.2, true), key("c.csv", 0.2, true));
+  EXPECT_NE(key("a.csv", 0.2, true), key("a.csv", 0.3, true));
+  EXPECT_NE(key("a.csv", 0.2, true), key("a.csv", 0.2, false));
+}
+
+TEST(TuneCache, StoredRunsLoadBackAndHalfFilesAreMisses) {
+  const auto dir = scratch("cache");
+  const RunCache cache((dir / "cache").string());
+  FileDigests digests;
+  config::Config c;
+  c.mutable_gating()->set_u_on(0.3);
+  const RunKey key = runKey(c, true, digests).value();
+  config::RunSummary s;
+  s.set_mean_latency_cycles(42.5);
+  s.set_link_transitions(7);
+  ASSERT_TRUE(cache.store(key, {s, ""}).isOk());
+  std::optional<RunOutcome> back = cache.load(key);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->summary.mean_latency_cycles(), 42.5);
+  EXPECT_EQ(back->summary.link_transitions(), 7u);
+  EXPECT_TRUE(back->failure.empty());
+  // A failed run is remembered as such.
+  config::Config other = c;
+  other.set_seed(9);
+  const RunKey failedKey = runKey(other, true, digests).value();
+  ASSERT_TRUE(cache.store(failedKey, {{}, "E_INVALID: did not finish"}).isOk());
+  EXPECT_EQ(cache.load(failedKey)->failure, "E_INVALID: did not finish");
+  const auto file = dir / "cache" / (key.hash + ".json");
+  const std::string text = testing::slurp(file);
+  std::ofstream(file) << text.substr(0, text.size() / 2);
+  EXPECT_FALSE(cache.load(key));
+}
+
+}  // namespace
+}  // namespace ebb::tools::tune

@@ -1,0 +1,173 @@
+#include "tools/tune_cache.h"
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/util/json_util.h>
+
+#include "configs/config_loader.h"
+#include "configs/proto/tune.pb.h"  // generated
+
+namespace ebb::tools::tune {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Bumped when a change to ebb changes what a run computes, so that old
+// cached results are not reused.
+constexpr const char* kKeyVersion = "ebb-tune-run-v1";
+
+constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
+
+std::uint64_t fnv1a(const char* data, std::size_t n, std::uint64_t h) {
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+// Two FNV-1a streams with different offset bases, as 128 bits.
+struct Hash128 {
+  std::uint64_t a = 0xcbf29ce484222325ULL;
+  std::uint64_t b = 0x84222325cbf29ce4ULL;
+  void add(const char* data, std::size_t n) {
+    a = fnv1a(data, n, a);
+    b = fnv1a(data, n, b);
+  }
+  std::string hex() const { return fmt::format("{:016x}{:016x}", a, b); }
+};
+
+}  // namespace
+
+std::string hashHex(const std::string& data) {
+  Hash128 h;
+  h.add(data.data(), data.size());
+  return h.hex();
+}
+
+Result<std::string> FileDigests::of(const std::string& path) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = byPath_.find(path); it != byPath_.end()) return it->second;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(ErrorCode::kIo, fmt::format("cannot open {}", path));
+  Hash128 h;
+  std::string buf(1 << 16, '\0');
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    h.add(buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) return Status(ErrorCode::kIo, fmt::format("error reading {}", path));
+  std::lock_guard lock(mu_);
+  byPath_[path] = h.hex();
+  return h.hex();
+}
+
+Result<RunKey> runKey(const config::Config& resolved, bool gated, FileDigests& digests) {
+  config::Config c = resolved;
+  // Fields that do not change what a run computes.
+  c.clear_name();
+  c.clear_report();
+  c.clear_agent();
+  const auto digest = [&](std::string* path) -> Status {
+    if (path->empty()) return Status::ok();
+    Result<std::string> d = digests.of(*path);
+    if (!d) return d.status();
+    *path = "content:" + *d;
+    return Status::ok();
+  };
+  auto* w = c.mutable_workload();
+  if (w->pattern_case() == config::WorkloadSpec::kTrafficFile) {
+    if (Status s = digest(w->mutable_traffic_file()); !s.isOk()) return s;
+  }
+  if (w->pattern_case() == config::WorkloadSpec::kTrace) {
+    if (Status s = digest(w->mutable_trace()->mutable_path()); !s.isOk()) return s;
+  }
+  if (c.fabric().has_topology_file()) {
+    if (Status s = digest(c.mutable_fabric()->mutable_topology_file()->mutable_path()); !s.isOk()) {
+      return s;
+    }
+  }
+  std::string text;
+  google::protobuf::TextFormat::Printer printer;
+  printer.SetSingleLineMode(true);
+  printer.PrintToString(c, &text);
+  RunKey key;
+  key.text = fmt::format("{} {} {}", kKeyVersion, gated ? "gated" : "all-on", text);
+  key.hash = hashHex(key.text);
+  return key;
+}
+
+std::optional<RunOutcome> RunCache::load(const RunKey& key) const {
+  Result<std::string> text = config::readFile((fs::path(dir_) / (key.hash + ".json")).string());
+  if (!text) return std::nullopt;
+  config::CachedRun cached;
+  google::protobuf::util::JsonParseOptions opts;
+  opts.ignore_unknown_fields = true;
+  if (!google::protobuf::util::JsonStringToMessage(*text, &cached, opts).ok()) {
+    return std::nullopt;
+  }
+  if (cached.key() != key.text) return std::nullopt;
+  return RunOutcome{cached.summary(), cached.failure()};
+}
+
+Status RunCache::store(const RunKey& key, const RunOutcome& outcome) const {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) return {ErrorCode::kIo, fmt::format("cannot create {}: {}", dir_, ec.message())};
+  config::CachedRun cached;
+  cached.set_key(key.text);
+  *cached.mutable_summary() = outcome.summary;
+  cached.set_failure(outcome.failure);
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;
+  opts.always_print_primitive_fields = true;
+  if (!google::protobuf::util::MessageToJsonString(cached, &json, opts).ok()) {
+    return {ErrorCode::kInternal, "cannot render a cached run"};
+  }
+  const fs::path final = fs::path(dir_) / (key.hash + ".json");
+  const fs::path tmp =
+      fs::path(dir_) /
+      fmt::format("{}.{}.tmp", key.hash, std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << json << "\n";
+    out.close();
+    if (!out) return {ErrorCode::kIo, fmt::format("cannot write {}", tmp.string())};
+  }
+  fs::rename(tmp, final, ec);
+  if (ec) return {ErrorCode::kIo, fmt::format("cannot write {}: {}", final.string(), ec.message())};
+  return Status::ok();
+}
+
+Result<std::size_t> RunCache::importFrom(const std::string& otherDir) const {
+  std::error_code ec;
+  if (!fs::is_directory(otherDir, ec)) {
+    return Status(ErrorCode::kIo, fmt::format("{}: not a folder of cached runs", otherDir));
+  }
+  fs::create_directories(dir_, ec);
+  if (ec) return Status(ErrorCode::kIo, fmt::format("cannot create {}: {}", dir_, ec.message()));
+  std::size_t copied = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(otherDir, ec)) {
+    if (e.path().extension() != ".json") continue;
+    const fs::path dst = fs::path(dir_) / e.path().filename();
+    if (fs::exists(dst)) continue;
+    fs::copy_file(e.path(), dst, ec);
+    if (ec) {
+      return Status(ErrorCode::kIo, fmt::format("cannot copy {} to {}: {}", e.path().string(),
+                                                dst.string(), ec.message()));
+    }
+    ++copied;
+  }
+  if (ec) return Status(ErrorCode::kIo, fmt::format("cannot read {}: {}", otherDir, ec.message()));
+  return copied;
+}
+
+}  // namespace ebb::tools::tune

@@ -1,0 +1,142 @@
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "tools/command.h"
+#include "tools/tune_report.h"
+#include "tools/tune_search.h"
+#include "tools/tune_spec.h"
+
+namespace ebb::tools {
+
+namespace {
+
+struct TuneOptions {
+  std::string specPath;
+  std::string outDir = "tune_out";
+  int jobs = 0;
+  std::string shard;
+  int shardIndex = 0;
+  int shardCount = 1;
+  std::vector<std::string> merge;
+  bool quiet = false;
+};
+
+// "I/N" with 0 <= I < N.
+bool parseShard(const std::string& text, int& index, int& count) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) return false;
+  try {
+    std::size_t used = 0;
+    index = std::stoi(text.substr(0, slash), &used);
+    if (used != slash) return false;
+    count = std::stoi(text.substr(slash + 1), &used);
+    if (used != text.size() - slash - 1) return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+  return count >= 1 && index >= 0 && index < count;
+}
+
+int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
+  namespace fs = std::filesystem;
+  Result<tune::TunePlan> plan = tune::loadTunePlan(o.specPath);
+  if (!plan) {
+    err << "ebb tune: " << plan.status().toString() << "\n";
+    return kExitError;
+  }
+  const tune::RunCache cache((fs::path(o.outDir) / "cache").string());
+  for (const std::string& dir : o.merge) {
+    // A shard's --out folder, or its cache folder itself.
+    const fs::path from =
+        fs::is_directory(fs::path(dir) / "cache") ? fs::path(dir) / "cache" : fs::path(dir);
+    Result<std::size_t> n = cache.importFrom(from.string());
+    if (!n) {
+      err << "ebb tune: --merge: " << n.status().toString() << "\n";
+      return kExitError;
+    }
+    if (!o.quiet) err << fmt::format("ebb tune: merged {} runs from {}\n", *n, from.string());
+  }
+  tune::ExecOptions exec;
+  exec.jobs =
+      o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  exec.shardIndex = o.shardIndex;
+  exec.shardCount = o.shardCount;
+  exec.computeMissing = o.merge.empty();
+  exec.progress = o.quiet ? nullptr : &err;
+  exec.tty = ::isatty(2) != 0;
+  Result<tune::TuneResult> result = tune::runTune(*plan, cache.dir(), exec);
+  if (!result) {
+    err << "ebb tune: " << result.status().toString() << "\n";
+    return kExitError;
+  }
+  if (!result->complete) {
+    out << fmt::format(
+        "ebb tune: shard {}/{}: {} runs computed, {} found in {}, {} left to the other shards\n"
+        "  merge when every shard is done: ebb tune {} --merge DIR... --out OUT\n",
+        o.shardIndex, o.shardCount, result->counters.computed, result->counters.cached, cache.dir(),
+        result->counters.skipped, o.specPath);
+    return kExitOk;
+  }
+  out << tune::formatTuneSummary(*plan, *result);
+  if (Status s = tune::writeTuneOutputs(o.outDir, *plan, *result); !s.isOk()) {
+    err << "ebb tune: " << s.toString() << "\n";
+    return kExitError;
+  }
+  out << fmt::format(
+      "  wrote {0}/runs.csv, {0}/runs.json, {0}/settings.csv, {0}/pareto.csv{1}{2}\n", o.outDir,
+      result->best ? fmt::format(", {}/recommended.textproto", o.outDir) : "",
+      plan->plots ? fmt::format(", {}/plots/*.png|svg", o.outDir) : "");
+  if (!result->best) {
+    err << "ebb tune: no setting of the search space meets the budget on every workload (see "
+        << o.outDir << "/settings.csv)\n";
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void addTuneCommand(CLI::App& app, CommandAction& action) {
+  auto opts = std::make_shared<TuneOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "tune",
+      "Sweep gating and low-power-idle settings (or any config field) on the emulated fabric and "
+      "recommend the one that saves the most link power within a latency or slowdown budget "
+      "versus all links on, on every workload of the spec. Writes runs.csv, runs.json, "
+      "settings.csv, pareto.csv, recommended.textproto and plots under --out; runs are cached "
+      "there, so an interrupted sweep resumes (docs/tune.md).");
+  cmd->add_option("spec", opts->specPath,
+                  "The sweep (text protobuf TuneSpec, configs/proto/tune.proto)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", opts->outDir, "Output folder (and its cache/ of finished runs)")
+      ->capture_default_str();
+  cmd->add_option("--jobs", opts->jobs, "Runs in parallel (default: every core)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--shard", opts->shard,
+                  "I/N: run only the I-th of N parts of the grid (0 <= I < N), e.g. a Slurm array "
+                  "task; then merge the shards' folders with --merge");
+  auto* merge = cmd->add_option("--merge", opts->merge,
+                                "Folders of finished shards: gather their runs into --out and "
+                                "write the results (no run is computed)")
+                    ->expected(1, -1);
+  merge->excludes("--shard");
+  cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
+  cmd->callback([opts, &action] {
+    if (!opts->shard.empty() && !parseShard(opts->shard, opts->shardIndex, opts->shardCount)) {
+      throw CLI::ValidationError("--shard", "expected I/N with 0 <= I < N, got " + opts->shard);
+    }
+    action = [opts](std::ostream& out, std::ostream& err) {
+      return runTuneCommand(*opts, out, err);
+    };
+  });
+}
+
+}  // namespace ebb::tools

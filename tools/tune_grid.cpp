@@ -1,0 +1,279 @@
+#include "tools/tune_grid.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "configs/overrides.h"
+
+namespace ebb::tools::tune {
+
+namespace {
+
+Status invalid(const std::string& m) {
+  return {ErrorCode::kInvalidArgument, m};
+}
+
+constexpr std::size_t kMaxValues = 10'000;
+
+// Short column names for the well-known dimensions.
+std::string shortName(const std::string& path) {
+  static const std::map<std::string, std::string> names = {
+      {"gating.policy", "policy"}, {"gating.u_off", "u_off"},
+      {"gating.u_on", "u_on"},     {"gating.check_period_cycles", "period"},
+      {"lpi.mode", "lpi"},         {"lpi.hold_ts", "hold"}};
+  auto it = names.find(path);
+  return it == names.end() ? path : it->second;
+}
+
+Status checkThresholdValues(const std::vector<double>& values, const char* field, bool isOff) {
+  for (double v : values) {
+    if (!isOff && !(v > 0 && v <= 1)) {
+      return invalid(fmt::format(
+          "search_space.{}: {} is outside the map of valid thresholds (0 < U_on <= 1)", field, v));
+    }
+    if (isOff && !(v > 0 && v < 0.5)) {
+      return invalid(
+          fmt::format("search_space.{}: {} is outside the map of valid thresholds (static needs "
+                      "0 < U_off and U_on > 2*U_off with U_on <= 1, so U_off < 0.5)",
+                      field, v));
+    }
+  }
+  return Status::ok();
+}
+
+// Fills the dimensions swept, in column order.
+Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
+                                            const config::Config& base) {
+  std::vector<Dimension> dims;
+  const auto numbers = [&](const config::Range& r, const std::string& path,
+                           const std::string& field) -> Status {
+    Result<std::vector<double>> v = expandRange(r, "search_space." + field);
+    if (!v) return v.status();
+    if (v->empty()) return Status::ok();
+    Dimension d{path, {}};
+    for (double x : *v)
+      d.values.push_back(formatValue(x));
+    dims.push_back(std::move(d));
+    return Status::ok();
+  };
+  if (sp.policy_size() > 0) {
+    Dimension d{"gating.policy", {}};
+    for (int p : sp.policy()) {
+      const auto policy = static_cast<config::GatingSpec::Policy>(p);
+      if (policy == config::GatingSpec::POLICY_UNSPECIFIED) {
+        return invalid("search_space.policy: name STATIC, DYNAMIC or ALL_ON");
+      }
+      d.values.push_back(config::GatingSpec::Policy_Name(policy));
+    }
+    dims.push_back(std::move(d));
+  }
+  // The policies the grid spans: those swept, or the base's.
+  bool anyStatic = sp.policy_size() == 0 && base.gating().policy() == config::GatingSpec::STATIC;
+  for (int p : sp.policy())
+    anyStatic = anyStatic || p == config::GatingSpec::STATIC;
+  Result<std::vector<double>> uOff = expandRange(sp.u_off(), "search_space.u_off");
+  if (!uOff) return uOff.status();
+  if (Status s = checkThresholdValues(*uOff, "u_off", true); !s.isOk()) return s;
+  if (!uOff->empty() && !anyStatic) {
+    return invalid(
+        "search_space.u_off: only static thresholds have U_off; add STATIC to "
+        "search_space.policy");
+  }
+  if (Status s = numbers(sp.u_off(), "gating.u_off", "u_off"); !s.isOk()) return s;
+  Result<std::vector<double>> uOn = expandRange(sp.u_on(), "search_space.u_on");
+  if (!uOn) return uOn.status();
+  if (Status s = checkThresholdValues(*uOn, "u_on", false); !s.isOk()) return s;
+  if (Status s = numbers(sp.u_on(), "gating.u_on", "u_on"); !s.isOk()) return s;
+  Result<std::vector<double>> periods =
+      expandRange(sp.check_period_cycles(), "search_space.check_period_cycles");
+  if (!periods) return periods.status();
+  for (double p : *periods) {
+    if (!(p >= 1) || p != std::floor(p)) {
+      return invalid(fmt::format(
+          "search_space.check_period_cycles: {} is not a whole number of cycles >= 1", p));
+    }
+  }
+  if (Status s =
+          numbers(sp.check_period_cycles(), "gating.check_period_cycles", "check_period_cycles");
+      !s.isOk()) {
+    return s;
+  }
+  if (sp.lpi_mode_size() > 0) {
+    Dimension d{"lpi.mode", {}};
+    for (int m : sp.lpi_mode()) {
+      const auto mode = static_cast<config::LpiSpec::Mode>(m);
+      d.values.push_back(config::LpiSpec::Mode_Name(
+          mode == config::LpiSpec::MODE_UNSPECIFIED ? config::LpiSpec::OFF : mode));
+    }
+    dims.push_back(std::move(d));
+  }
+  Result<std::vector<double>> holds = expandRange(sp.lpi_hold_ts(), "search_space.lpi_hold_ts");
+  if (!holds) return holds.status();
+  for (double h : *holds) {
+    if (!(h >= 0)) {
+      return invalid(fmt::format("search_space.lpi_hold_ts: must be >= 0 (is {})", h));
+    }
+  }
+  if (Status s = numbers(sp.lpi_hold_ts(), "lpi.hold_ts", "lpi_hold_ts"); !s.isOk()) return s;
+  for (int i = 0; i < sp.field_size(); ++i) {
+    const config::FieldSweep& f = sp.field(i);
+    const std::string where = fmt::format("search_space.field[{}] ({})", i, f.path());
+    if (f.path().empty()) return invalid(where + ": path: must name a config field");
+    Dimension d{f.path(), {f.values().begin(), f.values().end()}};
+    Result<std::vector<double>> v = expandRange(f.range(), where + ".range");
+    if (!v) return v.status();
+    if (!d.values.empty() && !v->empty()) {
+      return invalid(where + ": give values or range, not both");
+    }
+    for (double x : *v)
+      d.values.push_back(formatValue(x));
+    if (d.values.empty()) return invalid(where + ": empty: give values or a range");
+    for (const std::string& value : d.values) {
+      config::Config probe = base;
+      if (Status s = config::applyOverride(probe, f.path() + "=" + value); !s.isOk()) {
+        return invalid(where + ": " + s.message());
+      }
+    }
+    dims.push_back(std::move(d));
+  }
+  return dims;
+}
+
+// Fills the thresholds and the map rule of a setting from its config.
+void classify(const config::Config& cfg, Setting& s) {
+  const auto& g = cfg.gating();
+  s.isStatic = g.policy() == config::GatingSpec::STATIC;
+  s.gates = g.policy() != config::GatingSpec::ALL_ON;
+  s.uOn = g.u_on() == 0 ? 0.15 : g.u_on();
+  s.uOff = s.isStatic ? g.u_off() : 0.0;
+  if (!s.gates) return;
+  if (!(s.uOn > 0 && s.uOn <= 1)) {
+    s.mapRule = "0 < U_on <= 1";
+  } else if (s.isStatic && !(s.uOff > 0)) {
+    s.mapRule = "0 < U_off";
+  } else if (s.isStatic && !(s.uOn > 2 * s.uOff)) {
+    s.mapRule = "U_on > 2*U_off";
+  }
+}
+
+}  // namespace
+
+std::string formatValue(double v) {
+  if (std::isfinite(v) && std::abs(v) < 1e15 && v == std::floor(v)) {
+    return fmt::format("{}", static_cast<std::int64_t>(v));
+  }
+  const double rounded = std::round(v * 1e9) / 1e9;
+  return fmt::format("{}", rounded);
+}
+
+Result<std::vector<double>> expandRange(const config::Range& r, const std::string& field) {
+  const bool hasRange = r.from() != 0 || r.to() != 0 || r.step() != 0;
+  if (r.values_size() > 0 && hasRange) {
+    return invalid(field + ": give values or from/to/step, not both");
+  }
+  std::vector<double> out(r.values().begin(), r.values().end());
+  for (double v : out) {
+    if (!std::isfinite(v)) return invalid(fmt::format("{}: {} is not a number", field, v));
+  }
+  if (!hasRange) return out;
+  if (!(r.step() > 0) || !std::isfinite(r.step())) {
+    return invalid(fmt::format("{}.step: must be > 0 (is {})", field, r.step()));
+  }
+  if (!(r.to() >= r.from()) || !std::isfinite(r.to()) || !std::isfinite(r.from())) {
+    return invalid(fmt::format("{}.to: must be >= from ({}) (is {})", field, r.from(), r.to()));
+  }
+  // Tolerate rounding: 0.1..0.3 by 0.05 has 5 values.
+  const double n = std::floor((r.to() - r.from()) / r.step() + 1e-9);
+  if (n + 1 > static_cast<double>(kMaxValues)) {
+    return invalid(fmt::format("{}: {} values is too many (at most {})", field, n + 1, kMaxValues));
+  }
+  for (int i = 0; i <= static_cast<int>(n); ++i)
+    out.push_back(std::round((r.from() + i * r.step()) * 1e9) / 1e9);
+  return out;
+}
+
+Setting settingOf(const TunePlan& plan, const std::vector<std::size_t>& at, std::string& key) {
+  const auto& dims = plan.dimensions;
+  const auto valueOr = [&](const std::string& path, const std::string& dflt) {
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i].path == path) return dims[i].values[at[i]];
+    }
+    return dflt;
+  };
+  const std::string policy =
+      valueOr("gating.policy", config::GatingSpec::Policy_Name(plan.base.gating().policy()));
+  const std::string lpi = valueOr("lpi.mode", config::LpiSpec::Mode_Name(plan.base.lpi().mode()));
+  Setting s;
+  key.clear();
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const std::string& path = dims[i].path;
+    // Combinations that do not apply collapse onto one setting.
+    if (path == "gating.u_off" && policy != "STATIC") continue;
+    if (path == "lpi.hold_ts" && (lpi == "OFF" || lpi == "MODE_UNSPECIFIED")) continue;
+    if ((path == "gating.u_on" || path == "gating.u_off") && policy == "ALL_ON") continue;
+    const std::string& value = dims[i].values[at[i]];
+    s.overrides.emplace_back(path, value);
+    key += path + "=" + value + ";";
+    s.label += fmt::format("{}{}={}", s.label.empty() ? "" : " ", shortName(path), value);
+  }
+  if (s.label.empty()) s.label = "base";
+  return s;
+}
+
+std::optional<std::size_t> settingAt(const TunePlan& plan, const std::vector<std::size_t>& at) {
+  std::string key;
+  settingOf(plan, at, key);
+  auto it = plan.settingByKey.find(key);
+  if (it == plan.settingByKey.end()) return std::nullopt;
+  return it->second;
+}
+
+Status expandGrid(const config::SearchSpace& space, TunePlan& plan) {
+  Result<std::vector<Dimension>> dims = dimensionsOf(space, plan.base);
+  if (!dims) return dims.status();
+  if (dims->empty()) {
+    return invalid(
+        "search_space: empty grid: sweep at least one of policy, u_on, u_off, "
+        "check_period_cycles, lpi_mode, lpi_hold_ts or a field");
+  }
+  plan.dimensions = std::move(*dims);
+  plan.settings.clear();
+  plan.settingByKey.clear();
+  std::vector<std::size_t> at(plan.dimensions.size(), 0);
+  bool done = false;
+  while (!done) {
+    std::string key;
+    Setting s = settingOf(plan, at, key);
+    if (plan.settingByKey.emplace(key, plan.settings.size()).second) {
+      config::Config cfg = plan.base;
+      for (const auto& [path, value] : s.overrides) {
+        if (Status st = config::applyOverride(cfg, path + "=" + value); !st.isOk()) {
+          return invalid("search_space: " + st.message());
+        }
+      }
+      classify(cfg, s);
+      s.id = plan.settings.size();
+      plan.settings.push_back(std::move(s));
+    }
+    // The last dimension varies fastest.
+    done = true;
+    for (std::size_t i = plan.dimensions.size(); i-- > 0;) {
+      if (++at[i] < plan.dimensions[i].values.size()) {
+        done = false;
+        break;
+      }
+      at[i] = 0;
+    }
+  }
+  if (plan.validSettings() == 0) {
+    return invalid(
+        "search_space: empty grid: no setting lies in the map of valid thresholds (static "
+        "needs U_on > 2*U_off)");
+  }
+  return Status::ok();
+}
+
+}  // namespace ebb::tools::tune

@@ -1,0 +1,291 @@
+#include "tools/tune_report.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+#include <google/protobuf/text_format.h>
+
+#include "tools/tune_plots.h"
+
+namespace ebb::tools::tune {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Status writeFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return {ErrorCode::kIo, fmt::format("cannot write {}", path.string())};
+  return Status::ok();
+}
+
+std::string csvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s)
+    q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string jsonString(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      q += '\\';
+      q += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      q += fmt::format("\\u{:04x}", static_cast<int>(c));
+    } else {
+      q += c;
+    }
+  }
+  return q + "\"";
+}
+
+std::string num(double v) {
+  return fmt::format("{:.6f}", v);
+}
+
+std::string valueOf(const Setting& s, const std::string& path) {
+  for (const auto& [p, v] : s.overrides) {
+    if (p == path) return v;
+  }
+  return "";
+}
+
+std::string dimensionHeader(const TunePlan& plan) {
+  std::string h;
+  for (const Dimension& d : plan.dimensions)
+    h += "," + csvField(d.path);
+  return h;
+}
+
+std::string dimensionValues(const TunePlan& plan, const Setting& s) {
+  std::string v;
+  for (const Dimension& d : plan.dimensions)
+    v += "," + csvField(valueOf(s, d.path));
+  return v;
+}
+
+std::string strategyText(const TunePlan& plan, const TuneResult& r) {
+  switch (plan.strategy) {
+    case Strategy::kHalving:
+      return fmt::format("successive halving (eta {}, {} rungs)", plan.eta, r.rungs.size());
+    case Strategy::kCoordinate:
+      return fmt::format("coordinate descent ({} passes)", r.passes);
+    default:
+      return "full grid";
+  }
+}
+
+std::string runsCsv(const TunePlan& plan, const TuneResult& r) {
+  std::string out = "setting,label" + dimensionHeader(plan) +
+                    ",workload,fraction,saving_switch_links,saving_all_links,mean_latency_"
+                    "increase_pct,p99_latency_increase_pct,app_slowdown_pct,within_budget,broken,"
+                    "relative_power_switch_links,relative_power_all_links,mean_latency_cycles,"
+                    "p99_latency_cycles,baseline_mean_latency_cycles,baseline_p99_latency_cycles,"
+                    "app_runtime_us,baseline_app_runtime_us,link_transitions,run\n";
+  for (const RunResult& x : r.runs) {
+    const Setting& s = plan.settings[x.setting];
+    out += fmt::format(
+        "{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.id,
+        csvField(s.label), dimensionValues(plan, s), csvField(plan.workloads[x.workload].name),
+        num(x.fraction), num(x.savingSwitchLinks), num(x.savingAllLinks), num(x.meanLatencyPct),
+        num(x.p99LatencyPct), x.appSlowdownPct ? num(*x.appSlowdownPct) : "",
+        x.broken.empty() ? 1 : 0, csvField(x.broken), num(x.run.relative_power_switch_links()),
+        num(x.run.relative_power_all_links()), num(x.run.mean_latency_cycles()),
+        num(x.run.p99_latency_cycles()), num(x.baseline.mean_latency_cycles()),
+        num(x.baseline.p99_latency_cycles()), num(x.run.app_runtime_us()),
+        num(x.baseline.app_runtime_us()), x.run.link_transitions(), x.hash);
+  }
+  return out;
+}
+
+// The last replay length each setting reached (halving drops most early).
+std::map<std::size_t, const SettingResult*> lastResults(const TuneResult& r) {
+  std::map<std::size_t, const SettingResult*> last;
+  for (const auto& rung : r.rungs) {
+    for (const SettingResult& s : rung)
+      last[s.setting] = &s;
+  }
+  return last;
+}
+
+std::string settingsCsv(const TunePlan& plan, const TuneResult& r) {
+  const auto last = lastResults(r);
+  std::string out = "setting,label" + dimensionHeader(plan) +
+                    ",policy,u_off,u_on,status,fraction,saving,penalty_pct,broken\n";
+  for (const Setting& s : plan.settings) {
+    auto it = last.find(s.id);
+    const SettingResult* x = it == last.end() ? nullptr : it->second;
+    const std::string status = !s.mapValid() ? "outside-threshold-map"
+                               : !x          ? "not-run"
+                               : x->feasible ? "within-budget"
+                                             : "over-budget";
+    out += fmt::format(
+        "{},{}{},{},{},{},{},{},{},{},{}\n", s.id, csvField(s.label), dimensionValues(plan, s),
+        !s.gates     ? "all-on"
+        : s.isStatic ? "static"
+                     : "dynamic",
+        s.isStatic ? num(s.uOff) : "", s.gates ? num(s.uOn) : "", status, x ? num(x->fraction) : "",
+        x ? num(x->saving) : "", x ? num(x->penaltyPct) : "",
+        csvField(!s.mapValid() ? "breaks " + s.mapRule
+                 : x           ? x->broken
+                               : ""));
+  }
+  return out;
+}
+
+std::string paretoCsv(const TunePlan& plan, const TuneResult& r) {
+  std::string out = "setting,label" + dimensionHeader(plan) + ",saving,penalty_pct,within_budget\n";
+  for (const SettingResult* x : paretoFront(r.final())) {
+    const Setting& s = plan.settings[x->setting];
+    out += fmt::format("{},{}{},{},{},{}\n", s.id, csvField(s.label), dimensionValues(plan, s),
+                       num(x->saving), num(x->penaltyPct), x->feasible ? 1 : 0);
+  }
+  return out;
+}
+
+std::string budgetJson(const Budget& b) {
+  const auto opt = [](const std::optional<double>& v) { return v ? num(*v) : "null"; };
+  return fmt::format(
+      "{{\"mean_latency_increase_pct\": {}, \"p99_latency_increase_pct\": {}, "
+      "\"app_slowdown_pct\": {}}}",
+      opt(b.meanLatencyPct), opt(b.p99LatencyPct), opt(b.appSlowdownPct));
+}
+
+std::string runsJson(const TunePlan& plan, const TuneResult& r) {
+  std::string out = fmt::format(
+      "{{\n  \"name\": {},\n  \"objective\": \"{}\",\n  \"budget\": {},\n  \"strategy\": "
+      "\"{}\",\n  \"settings\": {},\n  \"full_length_runs\": {},\n  \"recommended\": {},\n  "
+      "\"runs\": [",
+      jsonString(plan.name), plan.allLinksObjective ? "all_links" : "switch_links",
+      budgetJson(plan.budget), strategyText(plan, r), plan.settings.size(), r.fullRuns,
+      r.best ? std::to_string(*r.best) : "null");
+  for (std::size_t i = 0; i < r.runs.size(); ++i) {
+    const RunResult& x = r.runs[i];
+    const Setting& s = plan.settings[x.setting];
+    std::string overrides;
+    for (const auto& [p, v] : s.overrides)
+      overrides +=
+          fmt::format("{}{}: {}", overrides.empty() ? "" : ", ", jsonString(p), jsonString(v));
+    out += fmt::format(
+        "{}\n    {{\"setting\": {}, \"label\": {}, \"overrides\": {{{}}}, \"workload\": {}, "
+        "\"fraction\": {}, \"saving_switch_links\": {}, \"saving_all_links\": {}, "
+        "\"mean_latency_increase_pct\": {}, \"p99_latency_increase_pct\": {}, "
+        "\"app_slowdown_pct\": {}, \"within_budget\": {}, \"broken\": {}, \"run\": {}, "
+        "\"relative_power_switch_links\": {}, \"mean_latency_cycles\": {}, "
+        "\"p99_latency_cycles\": {}, \"baseline_mean_latency_cycles\": {}, "
+        "\"baseline_p99_latency_cycles\": {}, \"app_runtime_us\": {}, "
+        "\"baseline_app_runtime_us\": {}}}",
+        i == 0 ? "" : ",", s.id, jsonString(s.label), overrides,
+        jsonString(plan.workloads[x.workload].name), num(x.fraction), num(x.savingSwitchLinks),
+        num(x.savingAllLinks), num(x.meanLatencyPct), num(x.p99LatencyPct),
+        x.appSlowdownPct ? num(*x.appSlowdownPct) : "null", x.broken.empty() ? "true" : "false",
+        jsonString(x.broken), jsonString(x.hash), num(x.run.relative_power_switch_links()),
+        num(x.run.mean_latency_cycles()), num(x.run.p99_latency_cycles()),
+        num(x.baseline.mean_latency_cycles()), num(x.baseline.p99_latency_cycles()),
+        num(x.run.app_runtime_us()), num(x.baseline.app_runtime_us()));
+  }
+  out += "\n  ]\n}\n";
+  return out;
+}
+
+std::string budgetText(const Budget& b) {
+  std::string t;
+  const auto add = [&](const std::optional<double>& v, const char* what) {
+    if (v) t += fmt::format("{}{} <= +{}%", t.empty() ? "" : ", ", what, *v);
+  };
+  add(b.meanLatencyPct, "mean latency");
+  add(b.p99LatencyPct, "p99 latency");
+  add(b.appSlowdownPct, "app slowdown");
+  return t;
+}
+
+const SettingResult* finalOf(const TuneResult& r, std::size_t id) {
+  for (const SettingResult& s : r.final()) {
+    if (s.setting == id) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Result<std::string> recommendedConfig(const TunePlan& plan, const TuneResult& result) {
+  if (!result.best) return Status(ErrorCode::kNotFound, "no setting within the budget");
+  const Setting& s = plan.settings[*result.best];
+  Result<config::Config> cfg = resolveConfig(plan, s, 0, 1.0);
+  if (!cfg) return cfg.status();
+  cfg->set_name(fmt::format("{}: recommended {}", plan.name, s.label));
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(*cfg, &text);
+  const SettingResult* x = finalOf(result, s.id);
+  std::string head = fmt::format(
+      "# Recommended by `ebb tune` ({}): {}\n# Budget versus all links on: {}.\n"
+      "# Mean link power saved over the workloads: {:.2f}% ({} links); largest penalty "
+      "{:+.2f}%.\n",
+      plan.name, s.label, budgetText(plan.budget), 100 * x->saving,
+      plan.allLinksObjective ? "all" : "switch", x->penaltyPct);
+  for (const RunResult& r : result.runs) {
+    if (r.setting != s.id || r.fraction < 1.0) continue;
+    head +=
+        fmt::format("#   {}: saved {:.2f}%, mean latency {:+.2f}%, p99 {:+.2f}%{}\n",
+                    plan.workloads[r.workload].name,
+                    100 * (plan.allLinksObjective ? r.savingAllLinks : r.savingSwitchLinks),
+                    r.meanLatencyPct, r.p99LatencyPct,
+                    r.appSlowdownPct ? fmt::format(", slowdown {:+.2f}%", *r.appSlowdownPct) : "");
+  }
+  head += fmt::format("# Workload: {} (`ebb replay` this file; --trace or --traffic for another)\n",
+                      plan.workloads[0].name);
+  return head + text;
+}
+
+Status writeTuneOutputs(const std::string& dir, const TunePlan& plan, const TuneResult& result) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return {ErrorCode::kIo, fmt::format("cannot create {}: {}", dir, ec.message())};
+  const fs::path d(dir);
+  for (const auto& [name, text] : {std::pair{"runs.csv", runsCsv(plan, result)},
+                                   std::pair{"runs.json", runsJson(plan, result)},
+                                   std::pair{"settings.csv", settingsCsv(plan, result)},
+                                   std::pair{"pareto.csv", paretoCsv(plan, result)}}) {
+    if (Status s = writeFile(d / name, text); !s.isOk()) return s;
+  }
+  fs::remove(d / "recommended.textproto", ec);
+  if (result.best) {
+    Result<std::string> rec = recommendedConfig(plan, result);
+    if (!rec) return rec.status();
+    if (Status s = writeFile(d / "recommended.textproto", *rec); !s.isOk()) return s;
+  }
+  if (!plan.plots) return Status::ok();
+  return writeTunePlots(dir, plan, result);
+}
+
+std::string formatTuneSummary(const TunePlan& plan, const TuneResult& r) {
+  const std::size_t outside = plan.settings.size() - plan.validSettings();
+  std::string out = fmt::format(
+      "ebb tune: {}\n  search:   {} settings ({} outside the threshold map), {} workload{}, {}\n"
+      "  budget:   {} versus all links on, on every workload\n",
+      plan.name, plan.settings.size(), outside, plan.workloads.size(),
+      plan.workloads.size() == 1 ? "" : "s", strategyText(plan, r), budgetText(plan.budget));
+  out += fmt::format(
+      "  runs:     {} gated runs at full length; {:.1f} full-length equivalents in all "
+      "(references and shortened replays included); {} computed now, {} from the cache\n",
+      r.fullRuns, r.fullEquivalents, r.counters.computed, r.counters.cached);
+  if (!r.best) {
+    out += "  => no setting meets the budget on every workload\n";
+    return out;
+  }
+  const Setting& s = plan.settings[*r.best];
+  const SettingResult* x = finalOf(r, s.id);
+  out += fmt::format(
+      "  => recommended: {}: link power saved {:.1f}% ({} links), penalty {:+.2f}%\n", s.label,
+      100 * x->saving, plan.allLinksObjective ? "all" : "switch", x->penaltyPct);
+  return out;
+}
+
+}  // namespace ebb::tools::tune

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "tools/tune_search.h"
+#include "tools/tune_spec.h"
+
+namespace ebb::tools::tune {
+
+// Writes under `dir`: runs.csv and runs.json (every run), settings.csv (every
+// setting at its last replay length), pareto.csv (saving vs penalty),
+// recommended.textproto (the best setting within budget, an `ebb replay`
+// config of the first workload) and, unless plan.plots is off, plots/ with
+// pareto.{png,svg} and thresholds.{png,svg} via gnuplot. E_IO names the file.
+Status writeTuneOutputs(const std::string& dir, const TunePlan& plan, const TuneResult& result);
+
+// The recommended setting as a ready-to-use config (with a comment header).
+Result<std::string> recommendedConfig(const TunePlan& plan, const TuneResult& result);
+
+// The human summary printed on stdout.
+std::string formatTuneSummary(const TunePlan& plan, const TuneResult& result);
+
+}  // namespace ebb::tools::tune

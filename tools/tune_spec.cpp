@@ -1,0 +1,256 @@
+#include "tools/tune_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "configs/config_loader.h"
+#include "configs/overrides.h"
+#include "fabric/minimal_tree.h"
+#include "tools/fabric_from_config.h"
+#include "tools/run_spec.h"
+#include "tools/tune_grid.h"
+
+namespace ebb::tools::tune {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Status invalid(const std::string& m) {
+  return {ErrorCode::kInvalidArgument, m};
+}
+
+std::string absolute(const std::string& path, const std::string& dir) {
+  fs::path p(path);
+  if (p.is_relative() && !dir.empty()) p = fs::path(dir) / p;
+  return fs::absolute(p).lexically_normal().string();
+}
+
+// Files named by a workload, absolute so that every run (and the
+// recommended config, wherever it is written) finds them.
+void absolutizeWorkload(config::WorkloadSpec& w, const std::string& dir) {
+  if (w.pattern_case() == config::WorkloadSpec::kTrafficFile && !w.traffic_file().empty()) {
+    w.set_traffic_file(absolute(w.traffic_file(), dir));
+  }
+  if (w.pattern_case() == config::WorkloadSpec::kTrace && !w.trace().path().empty()) {
+    w.mutable_trace()->set_path(absolute(w.trace().path(), dir));
+  }
+}
+
+std::string defaultName(const config::WorkloadSpec& w) {
+  switch (w.pattern_case()) {
+    case config::WorkloadSpec::kTrafficFile:
+      return fs::path(w.traffic_file()).stem().string();
+    case config::WorkloadSpec::kTrace:
+      return fs::path(w.trace().path()).stem().string();
+    case config::WorkloadSpec::kUniform:
+      return fmt::format("uniform-{}", w.uniform().rate());
+    default:
+      return "alonso-ramp";
+  }
+}
+
+Result<config::Config> baseOf(const config::TuneSpec& spec, const std::string& specDir) {
+  config::Config base;
+  std::string baseDir = specDir;
+  if (!spec.base_config().empty()) {
+    const std::string path = absolute(spec.base_config(), specDir);
+    Result<config::Config> loaded = config::loadConfigFile(path);
+    if (!loaded) return Status(loaded.status().code(), "base_config: " + loaded.status().message());
+    base = *loaded;
+    baseDir = fs::path(path).parent_path().string();
+  }
+  // The base's own relative paths are relative to its file.
+  absolutizeWorkload(*base.mutable_workload(), baseDir);
+  if (base.fabric().has_topology_file()) {
+    auto* t = base.mutable_fabric()->mutable_topology_file();
+    t->set_path(absolute(t->path(), baseDir));
+  }
+  if (spec.has_base()) {
+    config::Config inlineBase = spec.base();
+    absolutizeWorkload(*inlineBase.mutable_workload(), specDir);
+    if (inlineBase.fabric().has_topology_file()) {
+      auto* t = inlineBase.mutable_fabric()->mutable_topology_file();
+      t->set_path(absolute(t->path(), specDir));
+    }
+    base.MergeFrom(inlineBase);
+  }
+  if (spec.base_config().empty() && !spec.has_base()) {
+    return invalid("base_config: name an `ebb replay` config (or give an inline base { ... })");
+  }
+  return base;
+}
+
+Status checkBudget(const config::Budget& b, bool anyTrace, Budget& out) {
+  const auto check = [](bool has, double v, const char* field,
+                        std::optional<double>& dst) -> Status {
+    if (!has) return Status::ok();
+    if (!(v >= 0) || !std::isfinite(v)) {
+      return invalid(fmt::format("budget.{}: must be >= 0 (is {})", field, v));
+    }
+    dst = v;
+    return Status::ok();
+  };
+  if (Status s = check(b.has_latency_increase_pct(), b.latency_increase_pct(),
+                       "latency_increase_pct", out.meanLatencyPct);
+      !s.isOk()) {
+    return s;
+  }
+  out.p99LatencyPct = out.meanLatencyPct;
+  if (Status s = check(b.has_p99_latency_increase_pct(), b.p99_latency_increase_pct(),
+                       "p99_latency_increase_pct", out.p99LatencyPct);
+      !s.isOk()) {
+    return s;
+  }
+  if (Status s = check(b.has_app_slowdown_pct(), b.app_slowdown_pct(), "app_slowdown_pct",
+                       out.appSlowdownPct);
+      !s.isOk()) {
+    return s;
+  }
+  if (!out.meanLatencyPct && !out.p99LatencyPct && !out.appSlowdownPct) {
+    return invalid(
+        "budget: empty: set at least one of latency_increase_pct, p99_latency_increase_pct, "
+        "app_slowdown_pct");
+  }
+  if (out.appSlowdownPct && !anyTrace) {
+    return invalid(
+        "budget.app_slowdown_pct: needs a trace workload (workload { spec { trace { ... } } }); "
+        "only traces have an application runtime");
+  }
+  return Status::ok();
+}
+
+Status checkSearch(const config::Search& s, TunePlan& plan) {
+  plan.strategy = s.strategy() == config::Search::HALVING      ? Strategy::kHalving
+                  : s.strategy() == config::Search::COORDINATE ? Strategy::kCoordinate
+                                                               : Strategy::kGrid;
+  plan.maxPasses = s.max_passes() == 0 ? 10 : s.max_passes();
+  if (plan.maxPasses < 1) {
+    return invalid(fmt::format("search.max_passes: must be >= 1 (is {})", s.max_passes()));
+  }
+  plan.eta = s.eta() == 0 ? 3 : s.eta();
+  if (plan.eta < 2) return invalid(fmt::format("search.eta: must be >= 2 (is {})", s.eta()));
+  plan.minFraction = s.min_fraction() == 0 ? 1.0 / (plan.eta * plan.eta) : s.min_fraction();
+  if (!(plan.minFraction > 0 && plan.minFraction <= 1)) {
+    return invalid(fmt::format("search.min_fraction: must be in (0, 1] (is {})", s.min_fraction()));
+  }
+  return Status::ok();
+}
+
+// Every setting's run, on every workload, is a valid `ebb replay` config.
+Status checkRunnable(const TunePlan& plan) {
+  std::set<std::string> fabrics;
+  for (const Setting& s : plan.settings) {
+    if (!s.mapValid()) continue;
+    for (std::size_t w = 0; w < plan.workloads.size(); ++w) {
+      Result<config::Config> cfg = resolveConfig(plan, s, w, 1.0);
+      if (!cfg) return cfg.status();
+      Result<RunSpec> run = buildRunSpec(*cfg);
+      if (!run) {
+        return invalid(fmt::format("search_space: setting '{}' on workload '{}': {}", s.label,
+                                   plan.workloads[w].name, run.status().message()));
+      }
+      if (fabrics.insert(cfg->fabric().SerializeAsString()).second) {
+        Result<fabric::Topology> topo = topologyFromConfig(cfg->fabric(), "");
+        if (!topo) return topo.status();
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+std::size_t TunePlan::validSettings() const {
+  return static_cast<std::size_t>(std::count_if(settings.begin(), settings.end(),
+                                                [](const Setting& s) { return s.mapValid(); }));
+}
+
+std::vector<double> TunePlan::rungFractions() const {
+  if (strategy != Strategy::kHalving) return {1.0};
+  std::vector<double> f;
+  for (double x = minFraction; x < 1.0 - 1e-9; x *= eta)
+    f.push_back(x);
+  f.push_back(1.0);
+  return f;
+}
+
+Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& specDir) {
+  TunePlan plan;
+  plan.name = spec.name().empty() ? "tune" : spec.name();
+  Result<config::Config> base = baseOf(spec, specDir);
+  if (!base) return base.status();
+  plan.base = std::move(*base);
+  std::set<std::string> names;
+  for (int i = 0; i < spec.workload_size(); ++i) {
+    Workload w;
+    w.spec = spec.workload(i).spec();
+    absolutizeWorkload(w.spec, specDir);
+    w.name = spec.workload(i).name().empty() ? defaultName(w.spec) : spec.workload(i).name();
+    if (!names.insert(w.name).second) {
+      return invalid(fmt::format("workload[{}].name: '{}' is used twice", i, w.name));
+    }
+    plan.workloads.push_back(std::move(w));
+  }
+  if (plan.workloads.empty()) {
+    plan.workloads.push_back({defaultName(plan.base.workload()), plan.base.workload(), false});
+  }
+  bool anyTrace = false;
+  for (Workload& w : plan.workloads) {
+    w.isTrace = w.spec.pattern_case() == config::WorkloadSpec::kTrace;
+    anyTrace = anyTrace || w.isTrace;
+  }
+  if (Status s = checkBudget(spec.budget(), anyTrace, plan.budget); !s.isOk()) return s;
+  if (Status s = checkSearch(spec.search(), plan); !s.isOk()) return s;
+  if (Status s = expandGrid(spec.search_space(), plan); !s.isOk()) return s;
+  plan.allLinksObjective = spec.objective() == config::TuneSpec::ALL_LINKS;
+  plan.plots = !spec.skip_plots();
+  if (Status s = checkRunnable(plan); !s.isOk()) return s;
+  return plan;
+}
+
+Result<TunePlan> loadTunePlan(const std::string& specPath) {
+  Result<std::string> text = config::readFile(specPath);
+  if (!text) return text.status();
+  config::TuneSpec spec;
+  if (Status s = config::parseTextMessage(*text, specPath, spec); !s.isOk()) return s;
+  return buildTunePlan(spec, fs::path(specPath).parent_path().string());
+}
+
+Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std::size_t workload,
+                                     double fraction) {
+  config::Config cfg = plan.base;
+  *cfg.mutable_workload() = plan.workloads.at(workload).spec;
+  for (const auto& [path, value] : s.overrides) {
+    if (Status st = config::applyOverride(cfg, path + "=" + value); !st.isOk()) return st;
+  }
+  if (!s.isStatic) cfg.mutable_gating()->clear_u_off();
+  if (fraction < 1.0) {
+    auto* w = cfg.mutable_workload();
+    if (w->has_alonso_ramp()) {
+      const double scale = w->alonso_ramp().time_scale() == 0 ? 1.0 : w->alonso_ramp().time_scale();
+      w->mutable_alonso_ramp()->set_time_scale(scale * fraction);
+    } else if (w->has_uniform()) {
+      const double d = static_cast<double>(w->uniform().duration_cycles()) * fraction;
+      w->mutable_uniform()->set_duration_cycles(std::max<std::int64_t>(1, std::llround(d)));
+    }
+  }
+  cfg.set_name(fmt::format("{}: {} on {}", plan.name, s.label, plan.workloads[workload].name));
+  return cfg;
+}
+
+config::Config baselineConfig(const config::Config& resolved) {
+  config::Config b = resolved;
+  auto* g = b.mutable_gating();
+  g->set_policy(config::GatingSpec::ALL_ON);
+  g->clear_u_on();
+  g->clear_u_off();
+  b.clear_lpi();
+  return b;
+}
+
+}  // namespace ebb::tools::tune
