@@ -52,9 +52,7 @@ TEST(TuneRecommended, MeetsItsLatencyBudgetReplayedAloneOnAShortRamp) {
 
 TEST(TuneRecommended, MeetsItsBudgetReplayedAloneOnTheAmgTrace) {
   const std::string trace = std::string(EBB_TRACES_DIR) + "/amg2013-27/amg27_events.csv";
-  if (!fs::exists(trace)) {
-    GTEST_SKIP() << "no AMG trace at " << trace << " (set -DEBB_TRACES_DIR)";
-  }
+  ASSERT_TRUE(fs::exists(trace)) << "no AMG trace at " << trace;
   const auto dir = scratch("recommended-amg");
   // A 3-ary 3-tree has exactly the trace's 27 hosts. U_on = 0.6 adds about 8%
   // to the mean latency, so the budget rules it out.

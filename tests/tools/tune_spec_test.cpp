@@ -142,9 +142,8 @@ TEST(TuneSpec, ShippedExamplesLoad) {
   EXPECT_EQ(ramp->settings.size(), 363u);
   EXPECT_EQ(ramp->validSettings(), 270u);
   EXPECT_EQ(ramp->base.fabric().kary_n_tree().n(), 3u);
-  if (!std::filesystem::exists(std::string(EBB_TRACES_DIR) + "/amg2013-27/amg27_events.csv")) {
-    GTEST_SKIP() << "no AMG trace under " << EBB_TRACES_DIR;
-  }
+  ASSERT_TRUE(std::filesystem::exists(std::string(EBB_TRACES_DIR) + "/amg2013-27/amg27_events.csv"))
+      << "no AMG trace under " << EBB_TRACES_DIR;
   Result<TunePlan> amg = loadTunePlan(std::string(EBB_SOURCE_DIR) + "/configs/tune_amg.textproto");
   ASSERT_TRUE(amg) << amg.status().toString();
   EXPECT_TRUE(amg->workloads.at(0).isTrace);
