@@ -1,5 +1,7 @@
 #include "sim_backend/fabric_emulator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace ebb::sim {
@@ -142,9 +144,16 @@ LinkPowerState FabricEmulator::directionState(LinkId link, Direction dir) {
   return c.gate.state(sched_.now());
 }
 
+// A direction that is draining before it turns off (offPending) still sends
+// what it holds, once its gate is on.
+bool FabricEmulator::chCanSend(std::uint32_t ch) {
+  Channel& c = channels_[ch];
+  return (c.enabled || c.offPending) && c.gate.state(sched_.now()) == LinkPowerState::kOn;
+}
+
 void FabricEmulator::tryStart(std::uint32_t ch) {
   Channel& c = channels_[ch];
-  if (c.busy || c.head == kNone || !chUsable(ch)) return;
+  if (c.busy || c.head == kNone || !chCanSend(ch)) return;
   const std::uint32_t p = c.head;
   Packet& pk = packets_[p];
   int vc = -1;
@@ -238,8 +247,14 @@ void FabricEmulator::dispatch(const NetEvent& e) {
       break;
     case kTurnedOn: {
       Channel& c = channels_[e.a];
-      if (!c.enabled || c.gate.state(sched_.now()) != LinkPowerState::kOn) break;
+      if (!chCanSend(e.a)) break;
       c.lpi.resume(sched_.now());
+      // Turned off while turning on: it only drains what it holds, then goes off.
+      if (c.offPending) {
+        tryStart(e.a);
+        if (!c.busy && c.head == kNone) finishOff(e.a);
+        break;
+      }
       if (transitionCb_)
         transitionCb_(LinkId(e.a / 2), static_cast<Direction>(e.a % 2), LinkPowerState::kOn);
       tryStart(e.a);
@@ -265,12 +280,8 @@ void FabricEmulator::txDone(std::uint32_t ch) {
     const std::uint32_t vcBytes = (static_cast<std::uint32_t>(c.txVc) << 24) | c.txBytes;
     post(now + cfg_.linkLatencyPs, kCredit, in, vcBytes);
   }
-  if (c.offPending) {
-    c.offPending = false;
-    applyOff(ch);
-    return;
-  }
   tryStart(ch);
+  if (c.offPending && !c.busy && c.head == kNone) finishOff(ch);
 }
 
 void FabricEmulator::arrive(std::uint32_t p, std::uint32_t ch) {
@@ -332,10 +343,25 @@ std::uint32_t FabricEmulator::chooseUp(SwitchId sw) {
       upScratch_.push_back(ch);
     }
   }
-  if (upScratch_.empty()) return index(topo_.sw(sw).ports[ups.front()].link, Direction::kUp);
+  if (upScratch_.empty()) return fallbackUp(sw);
   if (upScratch_.size() == 1) return upScratch_.front();
   std::uniform_int_distribution<std::size_t> pick(0, upScratch_.size() - 1);
   return upScratch_[pick(rng_)];
+}
+
+// No usable up link: wait where the packet will move soonest: an up link that
+// is draining before it turns off, else one turning on, else the lowest (the
+// upward propagation rule turns one on).
+std::uint32_t FabricEmulator::fallbackUp(SwitchId sw) {
+  const auto& ups = topo_.sw(sw).upPorts;
+  std::uint32_t turningOn = kNone;
+  for (std::uint16_t port : ups) {
+    const std::uint32_t ch = index(topo_.sw(sw).ports[port].link, Direction::kUp);
+    if (channels_[ch].offPending) return ch;
+    if (channels_[ch].enabled && turningOn == kNone) turningOn = ch;
+  }
+  if (turningOn != kNone) return turningOn;
+  return index(topo_.sw(sw).ports[ups.front()].link, Direction::kUp);
 }
 
 TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
@@ -347,8 +373,11 @@ TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
       return c.offPending ? now + cfg_.turnOffPs : std::max(now, c.gate.transitionEnd());
     c.enabled = false;
     rerouteQueued(ch);
-    if (c.busy) {
-      c.offPending = true;  // applied when the packet being sent is out
+    // Lossless: what is being sent, or queued with nowhere else to go, goes
+    // out first (after the direction finishes turning on, if it was); the
+    // direction turns off once it holds nothing.
+    if (c.busy || c.head != kNone) {
+      c.offPending = true;
       return now + cfg_.turnOffPs;
     }
     applyOff(ch);
@@ -392,6 +421,11 @@ void FabricEmulator::setLpiEnabled(LinkId link, Direction dir, bool enabled) {
   if (suspended) c.lpi.suspend(now);
 }
 
+void FabricEmulator::finishOff(std::uint32_t ch) {
+  channels_[ch].offPending = false;
+  applyOff(ch);
+}
+
 void FabricEmulator::applyOff(std::uint32_t ch) {
   Channel& c = channels_[ch];
   const TimePs now = sched_.now();
@@ -413,6 +447,31 @@ void FabricEmulator::rerouteQueued(std::uint32_t ch) {
     push(out, p);
     tryStart(out);
   }
+}
+
+std::string FabricEmulator::describeWaiting(std::size_t maxLines) {
+  std::string out;
+  std::size_t lines = 0, more = 0;
+  for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
+    Channel& c = channels_[ch];
+    if (c.head == kNone || c.busy) continue;
+    if (lines == maxLines) {
+      ++more;
+      continue;
+    }
+    const LinkPowerState st = c.gate.state(sched_.now());
+    const char* why = c.offPending                ? "draining, then off"
+                      : !c.enabled                ? "direction off"
+                      : st != LinkPowerState::kOn ? "direction turning on"
+                      : c.waiting                 ? "no credits downstream"
+                                                  : "idle";
+    out += fmt::format("{}{} packets wait on {} ({}): {}", out.empty() ? "" : "; ", c.queued,
+                       topo_.describeLink(LinkId(ch / 2)),
+                       ch % 2 == static_cast<std::uint32_t>(Direction::kUp) ? "up" : "down", why);
+    ++lines;
+  }
+  if (more > 0) out += fmt::format("; and {} more directions", more);
+  return out.empty() ? "no packet waits in the network" : out;
 }
 
 policies::DirectionTimes FabricEmulator::directionTimes(LinkId link, Direction dir) {

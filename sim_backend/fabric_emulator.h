@@ -72,10 +72,11 @@ class FabricEmulator {
   void sendMessage(fabric::HostId src, fabric::HostId dst, std::int64_t bytes,
                    std::uint32_t tag = 0);
 
-  // Gating of one direction: off is unusable at once (a packet being sent
-  // finishes first), powered for T_off; on is powered at once, usable after T_on.
-  // Queued ascending packets move to another usable up link. Returns the time
-  // the change completes.
+  // Gating of one direction: off is unusable for new routing at once; queued
+  // ascending packets move to another usable up link, and what is still being
+  // sent or queued (nowhere else to go) drains first (lossless); then the
+  // direction is powered for T_off more. On is powered at once, usable after
+  // T_on. Returns the time the change is expected to complete.
   TimePs setDirection(fabric::LinkId link, fabric::Direction dir, bool on);
   policies::LinkPowerState directionState(fabric::LinkId link, fabric::Direction dir);
   // Sets a direction's state at start-up, without a transition (e.g. only the
@@ -94,6 +95,9 @@ class FabricEmulator {
   // Packets queued or in flight anywhere.
   std::uint64_t packetsInNetwork() const { return packetsLive_; }
   std::uint64_t queuedAtHosts() const { return queuedAtHosts_; }
+  // Where packets wait now and why (direction off, turning on, no credits),
+  // at most `maxLines` directions: for "the replay did not finish" errors.
+  std::string describeWaiting(std::size_t maxLines = 4);
 
   void onDelivery(DeliveryCallback cb) { deliveryCb_ = std::move(cb); }
   void onTransition(TransitionCallback cb) { transitionCb_ = std::move(cb); }
@@ -121,7 +125,7 @@ class FabricEmulator {
     std::uint32_t queued = 0;
     bool busy = false;
     bool enabled = true;
-    bool offPending = false;  // turn off once the packet being sent is out
+    bool offPending = false;  // turn off once nothing is being sent or queued (draining)
     bool waiting = false;
     TimePs waitSince = 0;
     std::uint32_t txInCh = kNone;  // the packet being sent: where to return its credit
@@ -148,6 +152,9 @@ class FabricEmulator {
   std::uint32_t route(fabric::SwitchId sw, fabric::HostId dst);
   std::uint32_t chooseUp(fabric::SwitchId sw);
   bool chUsable(std::uint32_t ch);
+  bool chCanSend(std::uint32_t ch);
+  std::uint32_t fallbackUp(fabric::SwitchId sw);
+  void finishOff(std::uint32_t ch);
   void applyOff(std::uint32_t ch);
   void rerouteQueued(std::uint32_t ch);
   void buildDownRoutes();

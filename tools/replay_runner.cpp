@@ -246,8 +246,8 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
     if (!mpi->done()) {
       throw Error(ErrorCode::kInvalidArgument,
                   fmt::format("{}: the replay did not finish within {} s of virtual time: a "
-                              "receive without a matching send?",
-                              spec.traceFile, toSeconds(limit)));
+                              "receive without a matching send? ({})",
+                              spec.traceFile, toSeconds(limit), emu.describeWaiting()));
     }
     end = std::max<TimePs>(sched.now(), 1);
   } else {

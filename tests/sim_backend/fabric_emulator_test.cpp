@@ -160,6 +160,37 @@ TEST(FabricEmulator, GatedDirectionCarriesNothingAndTurnsOnAfterTOn) {
   EXPECT_EQ(times.total(), r.sched.now());
 }
 
+// Lossless gating: an up direction switched off while it holds packets that
+// have nowhere else to go sends them first, then turns off; here it was still
+// turning on (the AMG + deep-sleep hang: packets stranded for good on a
+// direction that never came on).
+TEST(FabricEmulator, DirectionSwitchedOffWithQueuedPacketsDrainsThenTurnsOff) {
+  EmulatorConfig cfg;
+  Rig r(2, 2, cfg);
+  const auto& leaf = r.topo.sw(r.topo.leafOf(HostId(0)));
+  const LinkId up0 = leaf.ports[leaf.upPorts[0]].link;
+  const LinkId up1 = leaf.ports[leaf.upPorts[1]].link;
+  r.emu.initDirection(up0, Direction::kUp, false);
+  r.emu.initDirection(up1, Direction::kUp, false);
+  r.emu.setDirection(up0, Direction::kUp, true);
+  constexpr std::size_t kMessages = 3;
+  for (std::size_t i = 0; i < kMessages; ++i)
+    r.emu.sendMessage(HostId(0), HostId(3), 64);
+  r.sched.runUntil(cfg.turnOnPs / 2);
+  // Every packet has reached the leaf and waits for up0 to come on.
+  ASSERT_EQ(r.emu.queuedAtHosts(), 0u);
+  ASSERT_EQ(r.emu.packetsInNetwork(), kMessages);
+  r.emu.setDirection(up0, Direction::kUp, false);
+  EXPECT_FALSE(r.emu.usable(up0, Direction::kUp));
+  EXPECT_EQ(r.emu.directionState(up0, Direction::kUp), policies::LinkPowerState::kTurningOff);
+  r.sched.runAll();
+  EXPECT_EQ(r.deliveries.size(), kMessages);
+  EXPECT_EQ(r.emu.packetsInNetwork(), 0u);
+  EXPECT_EQ(r.emu.counters(up0, Direction::kUp).txPackets, kMessages);
+  EXPECT_EQ(r.emu.directionState(up0, Direction::kUp), policies::LinkPowerState::kOff);
+  EXPECT_EQ(r.emu.counters(up1, Direction::kUp).txPackets, 0u);
+}
+
 TEST(FabricEmulator, OnlyMinimalTreeLinksStillDeliverEverything) {
   EmulatorConfig cfg;
   Rig r(4, 3, cfg);
