@@ -227,7 +227,9 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
     prev = e;
     out.rows.push_back(std::move(row));
     if (progress) {
-      const int pct = static_cast<int>(100.0 * static_cast<double>(now) / static_cast<double>(end));
+      // Closed loop may run past the trace's span: 100% is said once.
+      const int pct = std::min(
+          100, static_cast<int>(100.0 * static_cast<double>(now) / static_cast<double>(end)));
       if (pct / 5 != lastProgress / 5) {
         lastProgress = pct;
         progress(std::min(1.0, static_cast<double>(now) / static_cast<double>(end)));
