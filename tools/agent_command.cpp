@@ -21,6 +21,7 @@ struct AgentOptions {
   std::string decisionLog;
   std::int64_t runForMs = -1;
   std::int64_t openTimeoutMs = 10000;
+  int sweeps = 0;
 };
 
 int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
@@ -60,6 +61,7 @@ int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   s->openTimeoutPs = o.openTimeoutMs * 1'000'000'000;
+  s->sweeps = o.sweeps;
   return runAgentDaemon(*s, *topo, out, err);
 }
 
@@ -93,6 +95,11 @@ void addAgentCommand(CLI::App& app, CommandAction& action) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--open-timeout-ms", o->openTimeoutMs,
                   "give up when the umad port does not open in this time (default 10000)");
+  cmd->add_option("--sweep", o->sweeps,
+                  "time N counter sweeps of the whole fabric (PortCountersExtended of every "
+                  "port, agent.max_outstanding MADs in flight), print them and exit; no agent "
+                  "runs, no Set is sent")
+      ->check(CLI::Range(1, 100000));
   cmd->callback([o, &action] {
     action = [o](std::ostream& out, std::ostream& err) { return runAgent(*o, out, err); };
   });

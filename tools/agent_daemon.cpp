@@ -15,6 +15,7 @@
 #include "agent/agent_host.h"
 #include "fabric/minimal_tree.h"
 #include "ib_backend/asio_scheduler.h"
+#include "tools/counter_sweep.h"
 #include "tools/metrics_server.h"
 
 namespace ebb::tools {
@@ -275,6 +276,12 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
       "{}; check period {} ms; mode: {}\n",
       topo.numSwitches(), reachable, topo.numLinks(), linksDown, s.managed.size(), s.policyName,
       s.agent.checkPeriodPs / kMs, mode);
+  if (s.sweeps > 0) {
+    const int rc =
+        runCounterSweeps(backend, io, topo, s.sweeps, s.transport.maxOutstanding, out, err);
+    mad->close();
+    return rc;
+  }
 
   std::ofstream log;
   if (!s.decisionLog.empty()) {

@@ -26,6 +26,7 @@ struct DaemonSettings {
   std::string decisionLog;                       // empty: none
   TimePs runForPs = 0;                           // 0: until a signal
   TimePs openTimeoutPs = 10'000'000'000'000;     // opening the umad port
+  int sweeps = 0;  // > 0: time this many counter sweeps of the whole fabric, then exit
   std::string policyName;
 };
 

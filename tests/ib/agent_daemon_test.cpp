@@ -483,6 +483,30 @@ TEST(AgentDaemon, DryRunDecidesButNeverSets) {
   }
 }
 
+// `ebb agent --sweep N`: every cabled port of every switch read N times over
+// PMA, nothing decided, no Set sent (the timing behind docs/performance.md).
+TEST(AgentDaemon, CounterSweepReadsEveryPortAndSetsNothing) {
+  IbsimFabric fab(tree());
+  std::size_t ports = 0;
+  for (const fabric::Switch& s : tree().switches()) {
+    for (const fabric::Port& p : s.ports)
+      ports += p.role == fabric::PortRole::kUnused ? 0u : 1u;
+  }
+  Daemon d(fab, "max_outstanding: 16", "sweep", {"--sweep", "3"});
+  const auto status = d.proc().wait(60s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(*status, 0) << d.out() << d.err();
+  const std::string out = d.out();
+  EXPECT_NE(out.find(fmt::format("counter sweep 3/3: {} switches, {} port reads in",
+                                 tree().numSwitches(), ports)),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("at most 16 MADs outstanding"), std::string::npos) << out;
+  EXPECT_EQ(out.find("failed"), std::string::npos) << out;
+  EXPECT_EQ(out.find(" set "), std::string::npos) << out;
+  EXPECT_TRUE(d.next(0ms).empty()) << "the sweep decided or set something";
+}
+
 // 5. ibsim dies mid-run: the daemon reports lost contact, stays up, exits
 // cleanly on SIGTERM.
 TEST(AgentDaemon, LostContactFailsSafeWithoutCrashing) {
