@@ -302,8 +302,10 @@ void FabricEmulator::deliver(std::uint32_t p) {
   if (--m.remaining == 0) {
     m.info.delivered = sched_.now();
     ++stats_.messagesDelivered;
+    // A copy: the callback may send (reusing this record or growing messages_).
+    const Delivery info = m.info;
     freeMessages_.push_back(msg);
-    if (deliveryCb_) deliveryCb_(m.info);
+    if (deliveryCb_) deliveryCb_(info);
   }
 }
 

@@ -84,6 +84,7 @@ std::uint32_t MpiReplay::takeNamed(std::uint32_t rank, std::uint32_t name) {
 }
 
 void MpiReplay::advance(std::uint32_t rank) {
+  if (stopped_) return;
   Rank& r = ranks_[rank];
   const auto& ops = trace_.ranks[rank];
   while (r.pc < ops.size()) {
@@ -138,6 +139,7 @@ void MpiReplay::advance(std::uint32_t rank) {
     r.finished = true;
     ++ranksDone_;
     finish_ = std::max(finish_, emu_.scheduler().now());
+    if (done() && doneCb_) doneCb_();
   }
 }
 

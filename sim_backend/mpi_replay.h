@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -30,6 +31,12 @@ class MpiReplay {
   // Forward every delivery here; true if it belonged to this replay.
   bool onDelivery(const Delivery& d);
   bool done() const { return ranksDone_ == ranks_.size(); }
+  std::size_t ranksDone() const { return ranksDone_; }
+  // Called once, when the last rank finishes (from inside the replay: the
+  // callback must not destroy this object).
+  void onDone(std::function<void()> cb) { doneCb_ = std::move(cb); }
+  // No rank runs another operation (a repeating job abandoned at the end).
+  void stop() { stopped_ = true; }
   // When the last rank finished (valid once done()).
   TimePs runtime() const { return finish_; }
   std::uint64_t messagesSent() const { return sent_; }
@@ -74,6 +81,8 @@ class MpiReplay {
   std::vector<std::map<std::pair<std::uint32_t, std::int32_t>, std::deque<std::uint32_t>>> posted_;
   std::vector<std::map<std::pair<std::uint32_t, std::int32_t>, std::uint32_t>> unexpected_;
   std::size_t ranksDone_ = 0;
+  std::function<void()> doneCb_;
+  bool stopped_ = false;
   TimePs finish_ = 0;
   std::uint64_t sent_ = 0;
   std::uint64_t bytes_ = 0;

@@ -30,6 +30,10 @@ struct ReplayOptions {
   std::string tracePath;
   std::string traceFormat = "amg-csv";
   std::string placement = "linear";
+  std::uint32_t ranks = 0;
+  double flopsPerS = 0;
+  std::string collectives;
+  double sizeScale = 0;
   std::vector<std::string> args;  // [CONFIG] [key=value ...]
   std::vector<std::string> overrides;
   bool quiet = false;
@@ -67,9 +71,15 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.tracePath.empty()) {
     auto* t = cfg->mutable_workload()->mutable_trace();
     t->set_path(std::filesystem::absolute(o.tracePath).string());
-    t->set_format(config::TraceSpec::AMG_CSV);
+    t->set_format(o.traceFormat == "simgrid-ti" ? config::TraceSpec::SIMGRID_TI
+                  : o.traceFormat == "otf2"     ? config::TraceSpec::OTF2
+                                                : config::TraceSpec::AMG_CSV);
     t->set_placement(o.placement == "random" ? config::TraceSpec::RANDOM
                                              : config::TraceSpec::LINEAR);
+    t->set_ranks(o.ranks);
+    t->set_flops_per_s(o.flopsPerS);
+    t->set_collectives(o.collectives);
+    t->set_size_scale(o.sizeScale);
   }
   if (!o.trafficPath.empty()) {
     // A path given on the command line is relative to the working directory.
@@ -118,7 +128,10 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     report.set_mean_latency_increase(
         ratio(run.summary.mean_latency_cycles(), b.mean_latency_cycles()) - 1.0);
     if (b.app_runtime_us() > 0) {
-      report.set_app_slowdown(run.summary.app_runtime_us() / b.app_runtime_us() - 1.0);
+      double worst = 0;
+      for (config::JobComparison& j : compareJobs(run.summary, b, &worst))
+        *report.add_jobs() = std::move(j);
+      report.set_app_slowdown(worst);
     }
     report.set_p99_latency_increase(
         ratio(run.summary.p99_latency_cycles(), b.p99_latency_cycles()) - 1.0);
@@ -155,15 +168,33 @@ void addReplayCommand(CLI::App& app, CommandAction& action) {
       ->check(CLI::ExistingFile);
   auto* trace = cmd->add_option("--trace", opts->tracePath,
                                 "Replay this MPI trace closed-loop (application runtime and "
-                                "slowdown versus all links on)")
-                    ->check(CLI::ExistingFile);
-  cmd->add_option("--trace-format", opts->traceFormat, "Trace format")
-      ->check(CLI::IsMember({"amg-csv"}))
+                                "slowdown versus all links on): a file, or a folder of per-rank "
+                                "files for simgrid-ti")
+                    ->check(CLI::ExistingPath);
+  cmd->add_option("--trace-format", opts->traceFormat,
+                  "Trace format: amg-csv (AMG2013 event CSV), simgrid-ti (SimGrid "
+                  "time-independent: a folder of per-rank files or one file), otf2 (the "
+                  "traces.otf2 anchor file)")
+      ->check(CLI::IsMember({"amg-csv", "simgrid-ti", "otf2"}))
       ->capture_default_str();
+  cmd->add_option("--ranks", opts->ranks,
+                  "Hosts given to the trace (default: its own rank count); a trace with more "
+                  "ranks is rejected");
+  cmd->add_option("--collectives", opts->collectives,
+                  "Collective algorithms, op=name,... e.g. alltoall=socket-phased,allreduce=ring "
+                  "(docs/traffic.md)");
+  cmd->add_option("--flops-per-s", opts->flopsPerS,
+                  "simgrid-ti: compute rate that turns flops into time (default 1e9)");
+  cmd->add_option("--size-scale", opts->sizeScale,
+                  "Multiply every message size of the trace by this (default 1)");
   cmd->add_option("--placement", opts->placement, "Ranks to hosts: linear or random (seeded)")
       ->check(CLI::IsMember({"linear", "random"}))
       ->capture_default_str();
   trace->excludes("--traffic");
+  for (const char* o : {"--trace-format", "--ranks", "--collectives", "--flops-per-s",
+                        "--size-scale", "--placement"}) {
+    cmd->get_option(o)->needs(trace);
+  }
   cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
   cmd->callback([opts, &action] {
     for (const std::string& a : opts->args) {

@@ -11,7 +11,6 @@
 #include "fabric/connectivity.h"
 #include "policies/power_model.h"
 #include "sim_backend/fabric_emulator.h"
-#include "sim_backend/mpi_replay.h"
 #include "sim_backend/sim_backend.h"
 #include "sim_backend/traffic.h"
 #include "sim_backend/traffic_file.h"
@@ -105,33 +104,24 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
     end = std::max<TimePs>(sum->lastTime + 1, spec.agent.checkPeriodPs);
     workload.rate = sim::RateProfile();
   }
-  sim::MpiTrace trace;
-  std::unique_ptr<sim::MpiReplay> mpi;
-  if (!spec.traceFile.empty()) {
-    Result<sim::MpiTrace> t = sim::readAmgCsv(spec.traceFile);
-    if (!t) throw Error(t.status());
-    trace = std::move(*t);
-    if (trace.ranks.size() > topo.numHosts()) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  fmt::format("{}: the trace has {} ranks but the fabric only {} hosts",
-                              spec.traceFile, trace.ranks.size(), topo.numHosts()));
-    }
-    std::vector<fabric::HostId> placement;
-    for (std::uint32_t h = 0; h < topo.numHosts(); ++h)
-      placement.push_back(fabric::HostId(h));
-    if (spec.randomPlacement) {
-      std::mt19937_64 rng(emCfg.seed);
-      std::shuffle(placement.begin(), placement.end(), rng);
-    }
-    placement.resize(trace.ranks.size());
-    mpi = std::make_unique<sim::MpiReplay>(emu, trace, placement);
-    // Progress is measured against the longest rank's compute time.
+  std::vector<LoadedJob> jobs;
+  std::unique_ptr<JobRunner> mpi;
+  if (!spec.jobs.jobs.empty()) {
+    Result<std::vector<LoadedJob>> loaded =
+        loadJobs(spec.jobs, static_cast<std::uint32_t>(topo.numHosts()), emCfg.seed);
+    if (!loaded) throw Error(loaded.status());
+    jobs = std::move(*loaded);
+    mpi = std::make_unique<JobRunner>(emu, jobs);
+    // Progress is measured against the longest job's compute time.
     end = spec.agent.checkPeriodPs;
-    for (const auto& ops : trace.ranks) {
-      TimePs c = 0;
-      for (const auto& op : ops)
-        c += op.kind == sim::MpiOpKind::kCompute ? op.duration : 0;
-      end = std::max(end, c);
+    for (const LoadedJob& j : jobs) {
+      if (j.def.repeat) continue;
+      for (const auto& ops : j.program.ranks) {
+        TimePs c = j.def.startPs;
+        for (const auto& op : ops)
+          c += op.kind == sim::MpiOpKind::kCompute ? op.duration : 0;
+        end = std::max(end, c);
+      }
     }
     workload.rate = sim::RateProfile();
   }
@@ -248,8 +238,9 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
     if (!mpi->done()) {
       throw Error(ErrorCode::kInvalidArgument,
                   fmt::format("{}: the replay did not finish within {} s of virtual time: a "
-                              "receive without a matching send? ({})",
-                              spec.traceFile, toSeconds(limit), emu.describeWaiting()));
+                              "receive without a matching send? ({}; {})",
+                              spec.workloadName, toSeconds(limit), mpi->describeUnfinished(),
+                              emu.describeWaiting()));
     }
     end = std::max<TimePs>(sched.now(), 1);
   } else {
@@ -290,8 +281,13 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
   s.set_events(sched.executed());
   s.set_packet_hops(emu.stats().packetHops);
   if (mpi) {
-    s.set_app_runtime_us(toMicroseconds(mpi->runtime()));
-    s.set_ranks(trace.ranks.size());
+    s.set_app_runtime_us(toMicroseconds(mpi->makespan()));
+    std::uint64_t ranks = 0;
+    for (config::JobResult& j : mpi->results()) {
+      ranks += j.ranks();
+      *s.add_jobs() = std::move(j);
+    }
+    s.set_ranks(ranks);
   }
   return out;
 }

@@ -151,9 +151,24 @@ std::string formatSummary(const config::Report& r) {
   if (r.run().ranks() > 0) {
     out += fmt::format(
         "  application runtime: {:.1f} us with {}{}\n", r.run().app_runtime_us(), r.run().policy(),
-        r.has_baseline() ? fmt::format(", {:.1f} us with all links on: slowdown {:+.2f}%",
-                                       r.baseline().app_runtime_us(), 100 * r.app_slowdown())
+        r.has_baseline() ? fmt::format(", {:.1f} us with all links on: slowdown {:+.2f}%{}",
+                                       r.baseline().app_runtime_us(), 100 * r.app_slowdown(),
+                                       r.jobs_size() > 1 ? " (the worst job)" : "")
                          : "");
+  }
+  if (r.run().jobs_size() > 1) {
+    for (const config::JobResult& j : r.run().jobs()) {
+      std::string base;
+      for (const config::JobComparison& c : r.jobs()) {
+        if (c.name() == j.name()) {
+          base = fmt::format("; all links on {:.1f} us: slowdown {:+.2f}%", c.baseline_runtime_us(),
+                             100 * c.slowdown());
+        }
+      }
+      out +=
+          fmt::format("    job {}: {} ranks, {:.1f} us{}{}\n", j.name(), j.ranks(), j.runtime_us(),
+                      j.runs() == 1 ? "" : fmt::format(" (mean of {} runs)", j.runs()), base);
+    }
   }
   if (r.run().actions_refused() > 0) {
     out += fmt::format("  safety guard refused {} actions (see decisions.jsonl)\n",

@@ -146,14 +146,28 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   r.workload.arrivals = w.arrivals() == config::WorkloadSpec::POISSON ? sim::Arrivals::kPoisson
                                                                       : sim::Arrivals::kBernoulli;
   r.workload.seed = em.seed;
-  if (w.pattern_case() == config::WorkloadSpec::kTrace) {
-    if (w.trace().path().empty()) return invalid("workload.trace.path: must name a trace");
-    std::filesystem::path p(w.trace().path());
-    if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
-    r.traceFile = p.string();
-    r.randomPlacement = w.trace().placement() == config::TraceSpec::RANDOM;
-    r.workloadName = fmt::format("MPI trace {} (amg-csv, {} placement)", r.traceFile,
-                                 r.randomPlacement ? "random" : "linear");
+  Result<JobsDef> jobs = jobsFromWorkload(w, baseDir);
+  if (!jobs) return jobs.status();
+  r.jobs = std::move(*jobs);
+  if (!r.jobs.jobs.empty()) {
+    const JobDef& j = r.jobs.jobs.front();
+    if (w.pattern_case() == config::WorkloadSpec::kMix) {
+      std::string names;
+      for (const JobDef& x : r.jobs.jobs)
+        names += (names.empty() ? "" : ", ") + x.name + (x.repeat ? " (repeats)" : "");
+      r.workloadName = fmt::format("mix of {} jobs: {} ({} host blocks)", r.jobs.jobs.size(), names,
+                                   r.jobs.randomHosts ? "random" : "linear");
+    } else if (j.source == JobDef::Source::kTrace) {
+      r.workloadName =
+          fmt::format("MPI trace {} ({}, {} placement)", j.path,
+                      w.trace().format() == config::TraceSpec::SIMGRID_TI ? "simgrid-ti"
+                      : w.trace().format() == config::TraceSpec::OTF2     ? "otf2"
+                                                                          : "amg-csv",
+                      j.randomRanks ? "random" : "linear");
+    } else {
+      r.workloadName = fmt::format("collective loop: {} {} x {} B on {} ranks", j.iterations, j.op,
+                                   j.bytes, j.ranks);
+    }
   } else if (w.pattern_case() == config::WorkloadSpec::kTrafficFile) {
     if (w.traffic_file().empty()) return invalid("workload.traffic_file: must name a file");
     std::filesystem::path p(w.traffic_file());

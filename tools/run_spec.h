@@ -7,6 +7,7 @@
 #include "configs/proto/ebb.pb.h"  // generated
 #include "sim_backend/emulator_config.h"
 #include "sim_backend/traffic.h"
+#include "tools/replay_jobs.h"
 
 namespace ebb::tools {
 
@@ -18,8 +19,7 @@ struct RunSpec {
   bool gating = true;  // false: all links on (no agents acting)
   sim::SyntheticSpec workload;
   std::string trafficFile;  // when set, the workload is this file, replayed open-loop
-  std::string traceFile;    // when set, an MPI trace (AMG CSV), replayed closed-loop
-  bool randomPlacement = false;
+  JobsDef jobs;             // when not empty: MPI traces and collective loops, replayed closed-loop
   std::string workloadName;
   bool baseline = true;
   bool plots = true;

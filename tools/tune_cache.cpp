@@ -1,7 +1,9 @@
 #include "tools/tune_cache.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <fmt/format.h>
@@ -55,6 +57,45 @@ Result<std::string> FileDigests::of(const std::string& path) {
     std::lock_guard lock(mu_);
     if (auto it = byPath_.find(path); it != byPath_.end()) return it->second;
   }
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    // A trace folder (SimGrid per-rank files): every file's name and digest.
+    std::vector<std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(path, ec)) {
+      if (e.is_regular_file()) files.push_back(e.path().string());
+    }
+    if (ec) return Status(ErrorCode::kIo, fmt::format("cannot list {}: {}", path, ec.message()));
+    std::sort(files.begin(), files.end());
+    std::string all;
+    for (const std::string& f : files) {
+      Result<std::string> d = of(f);
+      if (!d) return d.status();
+      all += fs::relative(f, path).string() + "=" + *d + ";";
+    }
+    const std::string hex = hashHex(all);
+    std::lock_guard lock(mu_);
+    byPath_[path] = hex;
+    return hex;
+  }
+  if (fs::path(path).extension() == ".otf2") {
+    // An OTF2 anchor: the events and definitions live beside it.
+    const fs::path stem = fs::path(path).parent_path() / fs::path(path).stem();
+    std::string all = "otf2";
+    for (const fs::path& p : {fs::path(stem.string() + ".def"), stem}) {
+      if (!fs::exists(p, ec)) continue;
+      Result<std::string> d = of(p.string());
+      if (!d) return d.status();
+      all += ";" + p.filename().string() + "=" + *d;
+    }
+    std::ifstream anchor(path, std::ios::binary);
+    if (!anchor) return Status(ErrorCode::kIo, fmt::format("cannot open {}", path));
+    std::string text((std::istreambuf_iterator<char>(anchor)), std::istreambuf_iterator<char>());
+    all += ";content=" + hashHex(text);
+    const std::string hex = hashHex(all);
+    std::lock_guard lock(mu_);
+    byPath_[path] = hex;
+    return hex;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(ErrorCode::kIo, fmt::format("cannot open {}", path));
   Hash128 h;
@@ -88,6 +129,12 @@ Result<RunKey> runKey(const config::Config& resolved, bool gated, FileDigests& d
   }
   if (w->pattern_case() == config::WorkloadSpec::kTrace) {
     if (Status s = digest(w->mutable_trace()->mutable_path()); !s.isOk()) return s;
+  }
+  if (w->pattern_case() == config::WorkloadSpec::kMix) {
+    for (auto& job : *w->mutable_mix()->mutable_jobs()) {
+      if (!job.has_trace()) continue;
+      if (Status s = digest(job.mutable_trace()->mutable_path()); !s.isOk()) return s;
+    }
   }
   if (c.fabric().has_topology_file()) {
     if (Status s = digest(c.mutable_fabric()->mutable_topology_file()->mutable_path()); !s.isOk()) {

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/replay_jobs.h"
+
 #include "tools/tune_descent.h"
 #include "tools/tune_evaluator.h"
 
@@ -43,7 +45,12 @@ RunResult compare(const TunePlan& plan, const config::RunSummary& run,
   r.meanLatencyPct = increasePct(run.mean_latency_cycles(), baseline.mean_latency_cycles());
   r.p99LatencyPct = increasePct(run.p99_latency_cycles(), baseline.p99_latency_cycles());
   if (baseline.app_runtime_us() > 0) {
-    r.appSlowdownPct = increasePct(run.app_runtime_us(), baseline.app_runtime_us());
+    // Mixes: the worst job (each job's slowdown must fit the budget).
+    double worst = 0;
+    compareJobs(run, baseline, &worst);
+    r.appSlowdownPct = run.jobs_size() > 0
+                           ? 100.0 * worst
+                           : increasePct(run.app_runtime_us(), baseline.app_runtime_us());
   }
   const Budget& b = plan.budget;
   const auto check = [&](const std::optional<double>& limit, double value, const char* what) {

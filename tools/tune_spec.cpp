@@ -39,6 +39,13 @@ void absolutizeWorkload(config::WorkloadSpec& w, const std::string& dir) {
   if (w.pattern_case() == config::WorkloadSpec::kTrace && !w.trace().path().empty()) {
     w.mutable_trace()->set_path(absolute(w.trace().path(), dir));
   }
+  if (w.pattern_case() == config::WorkloadSpec::kMix) {
+    for (auto& job : *w.mutable_mix()->mutable_jobs()) {
+      if (job.has_trace() && !job.trace().path().empty()) {
+        job.mutable_trace()->set_path(absolute(job.trace().path(), dir));
+      }
+    }
+  }
 }
 
 std::string defaultName(const config::WorkloadSpec& w) {
@@ -47,6 +54,10 @@ std::string defaultName(const config::WorkloadSpec& w) {
       return fs::path(w.traffic_file()).stem().string();
     case config::WorkloadSpec::kTrace:
       return fs::path(w.trace().path()).stem().string();
+    case config::WorkloadSpec::kMix:
+      return fmt::format("mix-{}", w.mix().jobs_size());
+    case config::WorkloadSpec::kCollective:
+      return fmt::format("{}-loop", w.collective().op());
     case config::WorkloadSpec::kUniform:
       return fmt::format("uniform-{}", w.uniform().rate());
     default:
@@ -201,7 +212,10 @@ Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& 
   }
   bool anyTrace = false;
   for (Workload& w : plan.workloads) {
-    w.isTrace = w.spec.pattern_case() == config::WorkloadSpec::kTrace;
+    // Closed loop: an application runtime to compare.
+    w.isTrace = w.spec.pattern_case() == config::WorkloadSpec::kTrace ||
+                w.spec.pattern_case() == config::WorkloadSpec::kMix ||
+                w.spec.pattern_case() == config::WorkloadSpec::kCollective;
     anyTrace = anyTrace || w.isTrace;
   }
   if (Status s = checkBudget(spec.budget(), anyTrace, plan.budget); !s.isOk()) return s;

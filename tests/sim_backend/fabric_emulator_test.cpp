@@ -55,6 +55,35 @@ TEST(FabricEmulator, ZeroLoadLatencyIsTheAnalyticValue) {
   }
 }
 
+// A delivery callback may send at once (a ping-pong reply): the record it was
+// given must stay intact although the message slot is reused by the reply.
+TEST(FabricEmulator, DeliveryRecordSurvivesASendInsideTheCallback) {
+  agent::VirtualScheduler sched;
+  const fabric::Topology topo = fabric::KAryNTree::make(2, 2).value().build();
+  FabricEmulator emu(topo, EmulatorConfig{}, sched);
+  std::vector<Delivery> seen;
+  emu.onDelivery([&](const Delivery& d) {
+    const TimePs created = d.created;
+    const std::int64_t bytes = d.bytes;
+    if (seen.size() < 3) emu.sendMessage(d.dst, d.src, d.bytes + 100, d.tag + 1);
+    // Read after the send: still this message, not the reply.
+    EXPECT_EQ(d.created, created);
+    EXPECT_EQ(d.bytes, bytes);
+    seen.push_back(d);
+  });
+  emu.sendMessage(HostId(0), HostId(3), 64, 7);
+  sched.runAll();
+  ASSERT_EQ(seen.size(), 4u);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].tag, 7u + i);
+    EXPECT_EQ(seen[i].bytes, static_cast<std::int64_t>(64 + 100 * i));
+    EXPECT_LT(seen[i].created, seen[i].delivered);
+    if (i > 0) {
+      EXPECT_EQ(seen[i].created, seen[i - 1].delivered);
+    }
+  }
+}
+
 TEST(FabricEmulator, MultiPacketMessagePipelines) {
   EmulatorConfig cfg;
   Rig r(2, 2, cfg);

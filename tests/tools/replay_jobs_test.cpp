@@ -1,0 +1,349 @@
+// Closed-loop workloads of `ebb replay`: traces of every format from the
+// config or the command line, generated collective loops, and multi-job
+// mixes on disjoint hosts with per-job runtime and slowdown.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "configs/config_loader.h"
+#include "fabric/kary_tree.h"
+#include "fabric/minimal_tree.h"
+#include "sim_backend/collectives.h"
+#include "tools/command.h"
+#include "tools/replay_jobs.h"
+#include "tools/replay_runner.h"
+#include "tools/run_spec.h"
+
+namespace ebb::tools {
+namespace {
+
+const std::string kTraces = EBB_TRACES_DIR;
+const std::string kAmg = kTraces + "/amg2013-27/amg27_events.csv";
+
+struct Fixture {
+  Fixture() : topo(fabric::KAryNTree::make(4, 3).value().build()), mt(build(topo)) {}
+  static fabric::MinimalTree build(const fabric::Topology& t) {
+    return fabric::MinimalTree::build(t).value();
+  }
+  fabric::Topology topo;
+  fabric::MinimalTree mt;
+};
+
+Result<RunSpec> specOf(const std::string& text) {
+  auto cfg = config::parseTextConfig(text, "test");
+  if (!cfg) return cfg.status();
+  return buildRunSpec(*cfg);
+}
+
+RunSpec spec(const std::string& text) {
+  Result<RunSpec> s = specOf(text);
+  EXPECT_TRUE(s) << s.status().toString();
+  return s ? *s : RunSpec{};
+}
+
+const config::JobResult* job(const config::RunSummary& s, const std::string& name) {
+  for (const auto& j : s.jobs()) {
+    if (j.name() == name) return &j;
+  }
+  return nullptr;
+}
+
+// The bytes a program sends, counted from its ops.
+std::uint64_t programBytes(const sim::MpiTrace& t) {
+  std::uint64_t b = 0;
+  for (const auto& ops : t.ranks) {
+    for (const auto& op : ops) {
+      if (op.kind == sim::MpiOpKind::kIsend || op.kind == sim::MpiOpKind::kSend) {
+        b += static_cast<std::uint64_t>(op.bytes);
+      }
+    }
+  }
+  return b;
+}
+
+const char* kMix = R"(
+  gating { policy: DYNAMIC u_on: 0.15 }
+  workload { mix {
+    jobs { name: "amg" trace { path: ")" EBB_TRACES_DIR R"(/amg2013-27/amg27_events.csv" } }
+    jobs { name: "a2a" collective { op: "alltoall" bytes: 4096 ranks: 16 iterations: 20
+                                    compute_us: 200 } }
+    jobs { name: "ar" collective { op: "allreduce" algorithm: "ring" bytes: 65536 ranks: 8
+                                   iterations: 3 compute_us: 100 } start_us: 1000 }
+  } }
+)";
+
+TEST(ReplayJobs, MixRunsEveryJobOnItsOwnHostsWithItsOwnTotals) {
+  Fixture f;
+  const RunSpec s = spec(kMix);
+  ASSERT_EQ(s.jobs.jobs.size(), 3u);
+  Result<std::vector<LoadedJob>> loaded = loadJobs(s.jobs, 64, 1);
+  ASSERT_TRUE(loaded) << loaded.status().toString();
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {});
+  ASSERT_EQ(out.summary.jobs_size(), 3);
+  EXPECT_EQ(out.summary.ranks(), 27u + 16u + 8u);
+  std::set<std::uint32_t> used;
+  std::uint64_t messages = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const config::JobResult& r = out.summary.jobs(static_cast<int>(i));
+    const LoadedJob& l = (*loaded)[i];
+    EXPECT_EQ(r.name(), l.def.name);
+    EXPECT_EQ(r.runs(), 1u) << r.name();
+    EXPECT_GT(r.runtime_us(), 0.0) << r.name();
+    // Every message of the job's program, and nothing else, was sent.
+    EXPECT_EQ(r.messages(), l.program.sends) << r.name();
+    EXPECT_EQ(r.bytes(), programBytes(l.program)) << r.name();
+    messages += r.messages();
+    ASSERT_EQ(r.hosts_size(), static_cast<int>(l.program.ranks.size()));
+    for (std::uint32_t h : r.hosts()) {
+      EXPECT_TRUE(used.insert(h).second) << "host " << h << " given twice";
+    }
+  }
+  // Linear blocks in job order.
+  EXPECT_EQ(out.summary.jobs(0).hosts(0), 0u);
+  EXPECT_EQ(out.summary.jobs(1).hosts(0), 27u);
+  EXPECT_EQ(out.summary.jobs(2).hosts(0), 43u);
+  EXPECT_EQ(out.summary.messages_delivered(), messages);
+  // The AMG job alone: 15 524 sends, as in the trace.
+  EXPECT_EQ(job(out.summary, "amg")->messages(), 15524u);
+  // The delayed job's runtime counts from its start.
+  EXPECT_DOUBLE_EQ(job(out.summary, "ar")->start_us(), 1000.0);
+  EXPECT_LT(job(out.summary, "ar")->runtime_us(), out.summary.app_runtime_us());
+  // 20 iterations of 200 us compute at least.
+  EXPECT_GT(job(out.summary, "a2a")->runtime_us(), 20 * 200.0);
+}
+
+TEST(ReplayJobs, EachJobGetsItsSlowdownAgainstAllLinksOn) {
+  Fixture f;
+  // Deep sleep with no hold: every message that finds a link asleep waits for
+  // it, so each job's runtime grows.
+  const RunSpec s = spec(std::string(kMix) + " lpi { mode: DEEP_SLEEP }");
+  const RunOutput run = runEmulation(s, f.topo, f.mt, true, {});
+  const RunOutput base = runEmulation(s, f.topo, f.mt, false, {});
+  double worst = -1;
+  const auto cmp = compareJobs(run.summary, base.summary, &worst);
+  ASSERT_EQ(cmp.size(), 3u);
+  double maxSeen = cmp[0].slowdown();
+  for (const auto& c : cmp) {
+    EXPECT_GT(c.baseline_runtime_us(), 0.0) << c.name();
+    EXPECT_DOUBLE_EQ(c.slowdown(), c.runtime_us() / c.baseline_runtime_us() - 1.0);
+    EXPECT_GT(c.slowdown(), 0.0) << c.name() << ": deep sleep costs every job something";
+    maxSeen = std::max(maxSeen, c.slowdown());
+  }
+  EXPECT_DOUBLE_EQ(worst, maxSeen);
+}
+
+TEST(ReplayJobs, ShortJobRepeatsUntilTheLongJobEnds) {
+  Fixture f;
+  const RunSpec s = spec(R"(
+    gating { policy: ALL_ON }
+    workload { mix {
+      jobs { name: "long" collective { op: "alltoall" bytes: 1024 ranks: 16 iterations: 10
+                                       compute_us: 100 } }
+      jobs { name: "short" collective { op: "bcast" bytes: 4096 ranks: 8 iterations: 1
+                                        compute_us: 50 } repeat: true }
+    } })");
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {});
+  const config::JobResult* longJob = job(out.summary, "long");
+  const config::JobResult* shortJob = job(out.summary, "short");
+  ASSERT_NE(longJob, nullptr);
+  ASSERT_NE(shortJob, nullptr);
+  EXPECT_EQ(longJob->runs(), 1u);
+  // 1000 us of the long job against about 50 us runs of the short one.
+  EXPECT_GE(shortJob->runs(), 10u);
+  EXPECT_LE(static_cast<double>(shortJob->runs()) * shortJob->runtime_us(),
+            longJob->runtime_us() + 1e-6);
+  // Each run sends the whole bcast: 7 messages per binomial bcast of 8 ranks.
+  EXPECT_GE(shortJob->messages(), 7 * shortJob->runs());
+  EXPECT_LT(shortJob->messages(), 7 * (shortJob->runs() + 1));
+  // The run ends with the job that does not repeat.
+  EXPECT_DOUBLE_EQ(out.summary.app_runtime_us(), longJob->runtime_us());
+  EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
+}
+
+TEST(ReplayJobs, DelayedStartShiftsTheJobNotItsRuntime) {
+  Fixture f;
+  const std::string body =
+      R"(collective { op: "allreduce" bytes: 8192 ranks: 16 iterations: 4 compute_us: 20 } )";
+  const RunSpec now = spec("gating { policy: ALL_ON } workload { mix { jobs { " + body + "} } }");
+  const RunSpec later =
+      spec("gating { policy: ALL_ON } workload { mix { jobs { " + body + "start_us: 300 } } }");
+  const RunOutput a = runEmulation(now, f.topo, f.mt, true, {});
+  const RunOutput b = runEmulation(later, f.topo, f.mt, true, {});
+  ASSERT_EQ(a.summary.jobs_size(), 1);
+  ASSERT_EQ(b.summary.jobs_size(), 1);
+  // An idle fabric with every link on: the same job takes the same time.
+  EXPECT_DOUBLE_EQ(a.summary.jobs(0).runtime_us(), b.summary.jobs(0).runtime_us());
+  EXPECT_DOUBLE_EQ(b.summary.app_runtime_us(), 300 + a.summary.app_runtime_us());
+}
+
+TEST(ReplayJobs, RandomHostBlocksAreDisjointAndSeeded) {
+  JobsDef def;
+  JobDef a;
+  a.source = JobDef::Source::kCollective;
+  a.op = "alltoall";
+  a.bytes = 8;
+  a.ranks = 20;
+  a.field = "a";
+  JobDef b = a;
+  b.ranks = 30;
+  def.jobs = {a, b};
+  def.randomHosts = true;
+  auto one = loadJobs(def, 64, 7);
+  auto same = loadJobs(def, 64, 7);
+  auto other = loadJobs(def, 64, 8);
+  ASSERT_TRUE(one && same && other);
+  std::set<std::uint32_t> hosts;
+  bool linear = true;
+  for (const LoadedJob& j : *one) {
+    for (std::size_t r = 0; r < j.hosts.size(); ++r) {
+      EXPECT_TRUE(hosts.insert(j.hosts[r].value()).second);
+      EXPECT_LT(j.hosts[r].value(), 64u);
+    }
+  }
+  for (std::size_t r = 0; r < 20; ++r)
+    linear = linear && (*one)[0].hosts[r].value() == r;
+  EXPECT_FALSE(linear);
+  EXPECT_EQ(hosts.size(), 50u);
+  EXPECT_EQ((*one)[1].hosts, (*same)[1].hosts);
+  EXPECT_NE((*one)[1].hosts, (*other)[1].hosts);
+}
+
+TEST(ReplayJobs, CollectiveLoopIsTheAlgorithmRepeatedWithComputeGaps) {
+  JobDef j;
+  j.source = JobDef::Source::kCollective;
+  j.op = "alltoall";
+  j.bytes = 1000;
+  j.ranks = 8;
+  j.iterations = 3;
+  j.computePs = 5'000'000;
+  auto t = collectiveLoopProgram(j);
+  ASSERT_TRUE(t) << t.status().toString();
+  // Pairwise: each iteration every rank sends `bytes` to each of the 7 others.
+  EXPECT_EQ(t->sends, 3u * 8u * 7u);
+  EXPECT_EQ(t->sendBytes, 3u * 8u * 7u * 1000u);
+  for (const auto& ops : t->ranks) {
+    int computes = 0;
+    for (const auto& op : ops) {
+      if (op.kind == sim::MpiOpKind::kCompute) {
+        ++computes;
+        EXPECT_EQ(op.duration, 5'000'000);
+      }
+    }
+    EXPECT_EQ(computes, 3);
+  }
+}
+
+struct BadWorkload {
+  std::string text;
+  const char* expect;
+};
+
+TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
+  const std::string amg = "path: \"" + kAmg + "\"";
+  const BadWorkload cases[] = {
+      {"workload { mix { } }", "workload.mix.jobs: a mix needs at least one job"},
+      {"workload { mix { jobs { name: \"x\" } } }", "workload.mix.jobs[0]: needs a trace"},
+      {"workload { mix { jobs { collective { op: \"alltoall\" ranks: 4 } repeat: true } } }",
+       "at least one job must not repeat"},
+      {"workload { collective { op: \"scan\" ranks: 4 } }", "unknown collective 'scan'"},
+      {"workload { collective { op: \"bcast\" algorithm: \"magic\" ranks: 4 } }",
+       "workload.collective.algorithm"},
+      {"workload { collective { op: \"bcast\" ranks: 1 } }", "workload.collective.ranks"},
+      {"workload { collective { op: \"bcast\" ranks: 4 compute_us: -1 } }", "compute_us"},
+      {"workload { trace { " + amg + " flops_per_s: -5 } }", "workload.trace.flops_per_s"},
+      {"workload { trace { " + amg + " size_scale: -1 } }", "workload.trace.size_scale"},
+      {"workload { trace { " + amg + " collectives: \"alltoall=fast\" } }",
+       "workload.trace.collectives"},
+      {"workload { trace { } }", "workload.trace.path: must name a trace"},
+      {"workload { mix { jobs { trace { " + amg + " } start_us: -2 } } }",
+       "workload.mix.jobs[0].start_us"},
+  };
+  for (const BadWorkload& c : cases) {
+    Result<RunSpec> s = specOf(c.text);
+    ASSERT_FALSE(s) << c.text;
+    EXPECT_EQ(s.status().code(), ErrorCode::kInvalidArgument) << c.text;
+    EXPECT_NE(s.status().message().find(c.expect), std::string::npos) << s.status().message();
+  }
+}
+
+TEST(ReplayJobs, TooFewHostsOrRanksBeyondThePlacementAreErrors) {
+  Fixture f;
+  // 27 ranks but only 16 placed.
+  const RunSpec narrow = spec("workload { trace { path: \"" + kAmg + "\" ranks: 16 } }");
+  try {
+    runEmulation(narrow, f.topo, f.mt, true, {});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has 27 ranks, beyond the 16 placed"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("amg27_events.csv"), std::string::npos) << e.what();
+  }
+  // 27 + 40 hosts on a 64-host fabric.
+  const RunSpec big = spec(R"(workload { mix {
+      jobs { trace { path: ")" +
+                           kAmg + R"(" } }
+      jobs { collective { op: "alltoall" bytes: 8 ranks: 40 } } } })");
+  try {
+    runEmulation(big, f.topo, f.mt, true, {});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the jobs need 67 hosts"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the fabric has only 64"), std::string::npos) << e.what();
+  }
+  // A missing trace: an I/O error naming it.
+  const RunSpec missing = spec("workload { trace { path: \"/nonexistent/x.csv\" } }");
+  try {
+    runEmulation(missing, f.topo, f.mt, true, {});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/x.csv"), std::string::npos) << e.what();
+  }
+}
+
+int ebb(std::vector<const char*> args, std::string* outText, std::string* errText) {
+  args.insert(args.begin(), "ebb");
+  std::ostringstream out, err;
+  const int code = runEbb(static_cast<int>(args.size()), args.data(), out, err);
+  *outText = out.str();
+  *errText = err.str();
+  return code;
+}
+
+TEST(ReplayJobs, CommandLineTracesOfEveryFormatReportPerJob) {
+  const std::string dir =
+      (std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_jobs").string();
+  std::filesystem::create_directories(dir);
+  const std::string cfg = std::string(EBB_SOURCE_DIR) + "/configs/kary4x3.textproto";
+  const std::string otf2 = kTraces + "/stencil4d-otf2/traces-32/traces.otf2";
+  std::string out, err;
+  // OTF2 with a named collective algorithm and a random placement.
+  ASSERT_EQ(ebb({"replay", cfg.c_str(), "--trace", otf2.c_str(), "--trace-format", "otf2",
+                 "--placement", "random", "--collectives", "allreduce=ring", "--ranks", "40",
+                 "--out", dir.c_str(), "--quiet", "report.skip_plots=true"},
+                &out, &err),
+            kExitOk)
+      << err;
+  EXPECT_NE(out.find("(otf2, random placement)"), std::string::npos) << out;
+  EXPECT_NE(out.find("application runtime:"), std::string::npos) << out;
+  std::ifstream report(dir + "/report.json");
+  const std::string json((std::istreambuf_iterator<char>(report)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"jobs\""), std::string::npos);
+  EXPECT_NE(json.find("\"baseline_runtime_us\""), std::string::npos);
+  // Ranks beyond the placement: exit 1 with the file named.
+  EXPECT_EQ(ebb({"replay", cfg.c_str(), "--trace", otf2.c_str(), "--trace-format", "otf2",
+                 "--ranks", "8", "--out", dir.c_str(), "--quiet"},
+                &out, &err),
+            kExitError);
+  EXPECT_NE(err.find("has 32 ranks, beyond the 8 placed"), std::string::npos) << err;
+  // Trace options without a trace: a command-line error.
+  EXPECT_EQ(ebb({"replay", "--ranks", "8", "--quiet"}, &out, &err), kExitUsage);
+  EXPECT_NE(err.find("--trace"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace ebb::tools

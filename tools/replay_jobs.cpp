@@ -1,0 +1,425 @@
+#include "tools/replay_jobs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "sim_backend/fabric_emulator.h"
+#include "sim_backend/mpi_replay.h"
+#include "sim_backend/otf2_trace.h"
+#include "sim_backend/simgrid_trace.h"
+
+namespace ebb::tools {
+
+namespace {
+
+Status invalid(const std::string& msg) {
+  return {ErrorCode::kInvalidArgument, msg};
+}
+
+const char* formatName(config::TraceSpec::Format f) {
+  switch (f) {
+    case config::TraceSpec::SIMGRID_TI:
+      return "simgrid-ti";
+    case config::TraceSpec::OTF2:
+      return "otf2";
+    default:
+      return "amg-csv";
+  }
+}
+
+TimePs usToPs(double us) {
+  return static_cast<TimePs>(std::llround(us * 1e6));
+}
+
+Result<JobDef> jobFromTrace(const config::TraceSpec& t, const std::string& baseDir,
+                            const std::string& field) {
+  JobDef j;
+  j.field = field;
+  j.source = JobDef::Source::kTrace;
+  if (t.path().empty()) return invalid(field + ".path: must name a trace");
+  std::filesystem::path p(t.path());
+  if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
+  j.path = p.string();
+  j.format =
+      t.format() == config::TraceSpec::FORMAT_UNSPECIFIED ? config::TraceSpec::AMG_CSV : t.format();
+  j.randomRanks = t.placement() == config::TraceSpec::RANDOM;
+  j.ranks = t.ranks();
+  if (t.flops_per_s() != 0) {
+    if (!(t.flops_per_s() > 0) || !std::isfinite(t.flops_per_s())) {
+      return invalid(fmt::format("{}.flops_per_s: must be > 0 (is {})", field, t.flops_per_s()));
+    }
+    j.flopsPerS = t.flops_per_s();
+  }
+  if (t.size_scale() != 0) {
+    if (!(t.size_scale() > 0) || !std::isfinite(t.size_scale())) {
+      return invalid(fmt::format("{}.size_scale: must be > 0 (is {})", field, t.size_scale()));
+    }
+    j.sizeScale = t.size_scale();
+  }
+  if (!t.collectives().empty()) {
+    if (Status s = sim::parseAlgorithms(j.algos, t.collectives()); !s.isOk()) {
+      return invalid(field + ".collectives: " + s.message());
+    }
+  }
+  j.name = p.filename().string();
+  if (j.name == "traces.otf2" || j.format == config::TraceSpec::SIMGRID_TI) {
+    // Folders and OTF2 anchors are named by their folder.
+    j.name = (std::filesystem::is_directory(p) ? p : p.parent_path()).filename().string();
+  }
+  return j;
+}
+
+Result<JobDef> jobFromCollective(const config::CollectiveLoopSpec& c, const std::string& field) {
+  JobDef j;
+  j.field = field;
+  j.source = JobDef::Source::kCollective;
+  static const char* kOps[] = {"alltoall", "bcast",     "gather", "scatter",
+                               "reduce",   "allreduce", "barrier"};
+  if (std::find(std::begin(kOps), std::end(kOps), c.op()) == std::end(kOps)) {
+    return invalid(fmt::format(
+        "{}.op: unknown collective '{}' (alltoall, bcast, gather, scatter, reduce, allreduce, "
+        "barrier)",
+        field, c.op()));
+  }
+  j.op = c.op();
+  if (!c.algorithm().empty()) {
+    if (Status s = sim::setAlgorithm(j.algos, c.op(), c.algorithm()); !s.isOk()) {
+      return invalid(field + ".algorithm: " + s.message());
+    }
+  }
+  if (c.bytes() < 0)
+    return invalid(fmt::format("{}.bytes: must be >= 0 (is {})", field, c.bytes()));
+  j.bytes = c.bytes();
+  if (c.ranks() < 2)
+    return invalid(fmt::format("{}.ranks: must be >= 2 (is {})", field, c.ranks()));
+  j.ranks = c.ranks();
+  j.iterations = c.iterations() == 0 ? 1 : c.iterations();
+  if (c.compute_us() < 0 || !std::isfinite(c.compute_us())) {
+    return invalid(fmt::format("{}.compute_us: must be >= 0 (is {})", field, c.compute_us()));
+  }
+  j.computePs = usToPs(c.compute_us());
+  j.name = fmt::format("{}-{}x{}B", j.op, j.ranks, j.bytes);
+  return j;
+}
+
+Status applyJobFields(JobDef& j, const config::JobSpec& s) {
+  if (!s.name().empty()) j.name = s.name();
+  if (s.start_us() < 0 || !std::isfinite(s.start_us())) {
+    return invalid(fmt::format("{}.start_us: must be >= 0 (is {})", j.field, s.start_us()));
+  }
+  j.startPs = usToPs(s.start_us());
+  j.repeat = s.repeat();
+  return Status::ok();
+}
+
+// Every message size times `scale` (at least one byte where there was one).
+void scaleSizes(sim::MpiTrace& t, double scale) {
+  if (scale == 1.0) return;
+  for (auto& ops : t.ranks) {
+    for (auto& op : ops) {
+      if (op.bytes <= 0) continue;
+      op.bytes = std::max<std::int64_t>(
+          1, static_cast<std::int64_t>(std::llround(static_cast<double>(op.bytes) * scale)));
+    }
+  }
+  t.countOps();
+}
+
+Result<sim::MpiTrace> readTrace(const JobDef& j) {
+  switch (j.format) {
+    case config::TraceSpec::SIMGRID_TI: {
+      sim::SimgridOptions o;
+      o.flopsPerS = j.flopsPerS;
+      o.algos = j.algos;
+      return sim::readSimgridTrace(j.path, o);
+    }
+    case config::TraceSpec::OTF2:
+      return sim::readOtf2Trace(j.path, j.algos);
+    default:
+      return sim::readAmgCsv(j.path);
+  }
+}
+
+}  // namespace
+
+Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::string& baseDir) {
+  JobsDef out;
+  switch (w.pattern_case()) {
+    case config::WorkloadSpec::kTrace: {
+      Result<JobDef> j = jobFromTrace(w.trace(), baseDir, "workload.trace");
+      if (!j) return j.status();
+      out.jobs.push_back(std::move(*j));
+      break;
+    }
+    case config::WorkloadSpec::kCollective: {
+      Result<JobDef> j = jobFromCollective(w.collective(), "workload.collective");
+      if (!j) return j.status();
+      out.jobs.push_back(std::move(*j));
+      break;
+    }
+    case config::WorkloadSpec::kMix: {
+      const auto& mix = w.mix();
+      if (mix.jobs().empty()) return invalid("workload.mix.jobs: a mix needs at least one job");
+      out.randomHosts = mix.placement() == config::TraceSpec::RANDOM;
+      bool anyOnce = false;
+      for (int i = 0; i < mix.jobs_size(); ++i) {
+        const config::JobSpec& s = mix.jobs(i);
+        const std::string field = fmt::format("workload.mix.jobs[{}]", i);
+        Result<JobDef> j = s.has_trace() ? jobFromTrace(s.trace(), baseDir, field + ".trace")
+                           : s.has_collective()
+                               ? jobFromCollective(s.collective(), field + ".collective")
+                               : Result<JobDef>(invalid(field + ": needs a trace or a collective"));
+        if (!j) return j.status();
+        j->field = field;
+        if (Status st = applyJobFields(*j, s); !st.isOk()) return st;
+        anyOnce = anyOnce || !j->repeat;
+        out.jobs.push_back(std::move(*j));
+      }
+      if (!anyOnce) {
+        return invalid(
+            "workload.mix.jobs: every job repeats, so the run would never end; "
+            "at least one job must not repeat");
+      }
+      std::vector<std::string> names;
+      for (auto& j : out.jobs) {
+        // Names are the report's keys: make them unique.
+        std::string name = j.name;
+        for (int n = 2; std::find(names.begin(), names.end(), name) != names.end(); ++n)
+          name = fmt::format("{}#{}", j.name, n);
+        j.name = name;
+        names.push_back(name);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return out;
+}
+
+Result<sim::MpiTrace> collectiveLoopProgram(const JobDef& job) {
+  sim::MpiTrace t;
+  t.ranks.resize(job.ranks);
+  for (std::uint32_t it = 0; it < job.iterations; ++it) {
+    if (job.computePs > 0) {
+      for (auto& ops : t.ranks) {
+        sim::MpiOp op;
+        op.kind = sim::MpiOpKind::kCompute;
+        op.duration = job.computePs;
+        ops.push_back(op);
+      }
+    }
+    // Negative tags: one per iteration, never matching another's messages.
+    const auto tag = -static_cast<std::int32_t>(it + 1);
+    if (Status s = sim::expandCollective(t.ranks, job.algos, job.op, job.bytes, tag); !s.isOk()) {
+      return invalid(job.field + ": " + s.message());
+    }
+  }
+  t.countOps();
+  return t;
+}
+
+Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabricHosts,
+                                        std::uint64_t seed) {
+  std::vector<LoadedJob> out;
+  std::uint32_t needed = 0;
+  for (const JobDef& j : def.jobs) {
+    LoadedJob l;
+    l.def = j;
+    Result<sim::MpiTrace> prog =
+        j.source == JobDef::Source::kTrace ? readTrace(j) : collectiveLoopProgram(j);
+    if (!prog) return prog.status();
+    l.program = std::move(*prog);
+    if (l.program.ranks.empty()) {
+      return invalid(fmt::format("{}: {} has no ranks", j.field, j.path));
+    }
+    scaleSizes(l.program, j.sizeScale);
+    const auto ranks = static_cast<std::uint32_t>(l.program.ranks.size());
+    if (j.ranks != 0 && ranks > j.ranks) {
+      return invalid(
+          fmt::format("{}: {} ({}) has {} ranks, beyond the {} placed (ranks): rank {} has no host",
+                      j.field, j.path, formatName(j.format), ranks, j.ranks, j.ranks));
+    }
+    l.def.ranks = std::max(ranks, j.ranks);
+    needed += l.def.ranks;
+    out.push_back(std::move(l));
+  }
+  if (needed > fabricHosts) {
+    std::string what;
+    for (const auto& l : out)
+      what += fmt::format("{}{} {}", what.empty() ? "" : ", ", l.def.name, l.def.ranks);
+    return invalid(fmt::format("the jobs need {} hosts ({}) but the fabric has only {}", needed,
+                               what, fabricHosts));
+  }
+  std::vector<fabric::HostId> hosts;
+  for (std::uint32_t h = 0; h < fabricHosts; ++h)
+    hosts.push_back(fabric::HostId(h));
+  std::mt19937_64 rng(seed);
+  if (def.randomHosts) std::shuffle(hosts.begin(), hosts.end(), rng);
+  std::size_t next = 0;
+  for (auto& l : out) {
+    std::vector<fabric::HostId> block(
+        hosts.begin() + static_cast<std::ptrdiff_t>(next),
+        hosts.begin() + static_cast<std::ptrdiff_t>(next + l.def.ranks));
+    next += l.def.ranks;
+    if (l.def.randomRanks) std::shuffle(block.begin(), block.end(), rng);
+    block.resize(l.program.ranks.size());
+    l.hosts = std::move(block);
+  }
+  return out;
+}
+
+struct JobRunner::Running {
+  std::unique_ptr<sim::MpiReplay> replay;
+  std::unique_ptr<sim::MpiReplay> previous;  // kept until the next run has started
+  TimePs startedAt = 0;
+  TimePs runtimeSum = 0;
+  TimePs lastEnd = 0;
+  std::uint64_t runs = 0;
+  std::uint64_t messages = 0;  // of replays no longer current
+  std::uint64_t bytes = 0;
+};
+
+JobRunner::JobRunner(sim::FabricEmulator& emu, const std::vector<LoadedJob>& jobs)
+    : emu_(emu), jobs_(jobs) {
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    running_.push_back(std::make_unique<Running>());
+    pending_ += jobs_[i].def.repeat ? 0u : 1u;
+  }
+}
+
+JobRunner::~JobRunner() = default;
+
+void JobRunner::start() {
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    emu_.scheduler().at(emu_.scheduler().now() + jobs_[i].def.startPs, agent::Phase::kControl,
+                        [this, i] { launch(i); });
+  }
+}
+
+void JobRunner::launch(std::size_t job) {
+  Running& r = *running_[job];
+  const LoadedJob& j = jobs_[job];
+  if (r.replay) {
+    r.messages += r.replay->messagesSent();
+    r.bytes += r.replay->bytesSent();
+  }
+  // The finished replay may still get deliveries of sends nobody waited for:
+  // its own tag range keeps them apart; it is dropped one run later.
+  r.previous = std::move(r.replay);
+  r.replay = std::make_unique<sim::MpiReplay>(emu_, j.program, j.hosts, nextTag_);
+  nextTag_ += static_cast<std::uint32_t>(sim::MpiReplay::tagsNeeded(j.program));
+  r.startedAt = emu_.scheduler().now();
+  r.replay->onDone([this, job] { finished(job); });
+  r.replay->start();
+}
+
+void JobRunner::finished(std::size_t job) {
+  Running& r = *running_[job];
+  ++r.runs;
+  r.lastEnd = r.replay->runtime();
+  r.runtimeSum += r.lastEnd - r.startedAt;
+  if (!jobs_[job].def.repeat) {
+    if (--pending_ == 0) {
+      // The run is over: repeating jobs stop where they are.
+      for (std::size_t i = 0; i < jobs_.size(); ++i) {
+        if (jobs_[i].def.repeat && running_[i]->replay) running_[i]->replay->stop();
+      }
+    }
+  } else if (pending_ > 0) {
+    // Not from inside the replay that just ended.
+    emu_.scheduler().at(emu_.scheduler().now(), agent::Phase::kControl, [this, job] {
+      if (pending_ > 0) launch(job);
+    });
+  }
+}
+
+void JobRunner::onDelivery(const sim::Delivery& d) {
+  for (auto& r : running_) {
+    if (r->replay && r->replay->onDelivery(d)) return;
+    if (r->previous && r->previous->onDelivery(d)) return;
+  }
+}
+
+bool JobRunner::done() const {
+  return pending_ == 0;
+}
+
+std::uint64_t JobRunner::messagesSent() const {
+  std::uint64_t n = 0;
+  for (const auto& r : running_)
+    n += r->messages + (r->replay ? r->replay->messagesSent() : 0);
+  return n;
+}
+
+std::uint64_t JobRunner::bytesSent() const {
+  std::uint64_t n = 0;
+  for (const auto& r : running_)
+    n += r->bytes + (r->replay ? r->replay->bytesSent() : 0);
+  return n;
+}
+
+TimePs JobRunner::makespan() const {
+  TimePs end = 0;
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    if (!jobs_[i].def.repeat) end = std::max(end, running_[i]->lastEnd);
+  }
+  return end;
+}
+
+std::vector<config::JobResult> JobRunner::results() const {
+  std::vector<config::JobResult> out;
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    const Running& r = *running_[i];
+    const LoadedJob& j = jobs_[i];
+    config::JobResult x;
+    x.set_name(j.def.name);
+    x.set_ranks(j.program.ranks.size());
+    for (fabric::HostId h : j.hosts)
+      x.add_hosts(h.value());
+    x.set_start_us(toMicroseconds(j.def.startPs));
+    x.set_runs(r.runs);
+    x.set_runtime_us(r.runs ? toMicroseconds(r.runtimeSum) / static_cast<double>(r.runs) : 0.0);
+    x.set_messages(r.messages + (r.replay ? r.replay->messagesSent() : 0));
+    x.set_bytes(r.bytes + (r.replay ? r.replay->bytesSent() : 0));
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+std::string JobRunner::describeUnfinished() const {
+  std::string s;
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    const Running& r = *running_[i];
+    if (jobs_[i].def.repeat || r.runs > 0) continue;
+    s += fmt::format("{}{}: {} of {} ranks finished", s.empty() ? "" : "; ", jobs_[i].def.name,
+                     r.replay ? r.replay->ranksDone() : 0, jobs_[i].program.ranks.size());
+  }
+  return s;
+}
+
+std::vector<config::JobComparison> compareJobs(const config::RunSummary& run,
+                                               const config::RunSummary& baseline, double* worst) {
+  std::vector<config::JobComparison> out;
+  double w = 0;
+  for (const auto& j : run.jobs()) {
+    for (const auto& b : baseline.jobs()) {
+      if (b.name() != j.name()) continue;
+      config::JobComparison c;
+      c.set_name(j.name());
+      c.set_runtime_us(j.runtime_us());
+      c.set_baseline_runtime_us(b.runtime_us());
+      c.set_slowdown(b.runtime_us() > 0 ? j.runtime_us() / b.runtime_us() - 1.0 : 0.0);
+      w = out.empty() ? c.slowdown() : std::max(w, c.slowdown());
+      out.push_back(std::move(c));
+    }
+  }
+  if (worst) *worst = w;
+  return out;
+}
+
+}  // namespace ebb::tools
