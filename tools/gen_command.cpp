@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -5,9 +6,12 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "agent/virtual_scheduler.h"
 #include "fabric/kary_tree.h"
+#include "sim_backend/fabric_emulator.h"
 #include "sim_backend/traffic_gen.h"
 #include "tools/command.h"
+#include "tools/replay_jobs.h"
 
 namespace ebb::tools {
 
@@ -29,9 +33,85 @@ struct GenOptions {
   double hotspotFraction = 0.2;
   std::uint32_t incastSenders = 8;
   std::int64_t incastPeriodCycles = 10'000;
+  std::string collective = "alltoall";
+  std::string algorithm;
+  std::uint32_t ranks = 0;
+  std::uint32_t iterations = 10;
+  double computeUs = 10;
   std::string out;
   bool binary = false;
 };
+
+// A collective loop: the program replayed closed-loop on the emulator with
+// every link on, and each message written at the time it was sent there, so
+// the file carries the algorithm's steps and the compute gaps at realistic
+// times (open loop from then on).
+int runCollectiveGen(const GenOptions& o, const fabric::KAryNTree& tree, std::ostream& out,
+                     std::ostream& err) {
+  config::WorkloadSpec w;
+  auto* c = w.mutable_collective();
+  c->set_op(o.collective);
+  c->set_algorithm(o.algorithm);
+  c->set_bytes(o.messageBytes);
+  c->set_ranks(o.ranks == 0 ? static_cast<std::uint32_t>(tree.numHosts()) : o.ranks);
+  c->set_iterations(o.iterations);
+  c->set_compute_us(o.computeUs);
+  Result<JobsDef> jobs = jobsFromWorkload(w, "");
+  if (!jobs) {
+    err << "ebb gen: " << jobs.status().toString() << "\n";
+    return kExitError;
+  }
+  Result<std::vector<LoadedJob>> loaded =
+      loadJobs(*jobs, static_cast<std::uint32_t>(tree.numHosts()), o.seed);
+  if (!loaded) {
+    err << "ebb gen: " << loaded.status().toString() << "\n";
+    return kExitError;
+  }
+  const fabric::Topology topo = tree.build();
+  agent::VirtualScheduler sched;
+  sim::EmulatorConfig cfg;
+  cfg.cyclePs = o.cyclePs;
+  cfg.flitBytes = o.flitBytes;
+  cfg.seed = o.seed;
+  if (Status s = cfg.validate(); !s.isOk()) {
+    err << "ebb gen: " << s.toString() << "\n";
+    return kExitError;
+  }
+  sim::FabricEmulator emu(topo, cfg, sched);
+  JobRunner runner(emu, *loaded);
+  std::vector<sim::TrafficMessage> sent;
+  emu.onDelivery([&](const sim::Delivery& d) {
+    runner.onDelivery(d);
+    sent.push_back({d.created, d.src.value(), d.dst.value(), d.bytes, 0});
+  });
+  runner.start();
+  sched.runAll();
+  if (!runner.done()) {
+    err << "ebb gen: the collective loop did not finish: " << runner.describeUnfinished() << "\n";
+    return kExitError;
+  }
+  std::stable_sort(sent.begin(), sent.end(),
+                   [](const auto& a, const auto& b) { return a.time < b.time; });
+  auto writer = sim::TrafficWriter::create(o.out, o.binary);
+  if (!writer) {
+    err << "ebb gen: " << writer.status().toString() << "\n";
+    return kExitError;
+  }
+  Status st;
+  for (const auto& m : sent) {
+    if (st = (*writer)->write(m); !st.isOk()) break;
+  }
+  Status closed = (*writer)->close();
+  if (!st.isOk() || !closed.isOk()) {
+    err << "ebb gen: " << (st.isOk() ? closed : st).toString() << "\n";
+    return kExitError;
+  }
+  out << fmt::format("wrote {} messages ({} x {}{}, {} ranks, {:.1f} us with all links on) to {}\n",
+                     sent.size(), o.iterations, o.collective,
+                     o.algorithm.empty() ? "" : " (" + o.algorithm + ")", c->ranks(),
+                     toMicroseconds(runner.makespan()), o.out);
+  return kExitOk;
+}
 
 int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
   auto tree = fabric::KAryNTree::make(o.k, o.n);
@@ -39,6 +119,7 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb gen: --k/--n: " << tree.status().toString() << "\n";
     return kExitError;
   }
+  if (o.pattern == "collective") return runCollectiveGen(o, *tree, out, err);
   static const std::map<std::string, sim::GenPattern> patterns = {
       {"uniform", sim::GenPattern::kUniform},
       {"ramp", sim::GenPattern::kUniform},
@@ -90,10 +171,11 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
   CLI::App* cmd = app.add_subcommand(
       "gen",
       "Write a native traffic file (docs/traffic.md) of a synthetic pattern for a k-ary n-tree: "
-      "uniform, ramp (the alonso-ramp), permutation, hotspot or incast. Replay it with "
-      "'ebb replay --traffic FILE'.");
+      "uniform, ramp (the alonso-ramp), permutation, hotspot, incast, or a collective loop "
+      "(an MPI collective by a named algorithm, repeated with compute gaps, timed by a "
+      "closed-loop run with every link on). Replay it with 'ebb replay --traffic FILE'.");
   cmd->add_option("--pattern", o->pattern, "Traffic pattern")
-      ->check(CLI::IsMember({"uniform", "ramp", "permutation", "hotspot", "incast"}))
+      ->check(CLI::IsMember({"uniform", "ramp", "permutation", "hotspot", "incast", "collective"}))
       ->capture_default_str();
   cmd->add_option("--k", o->k, "Arity of the k-ary n-tree")->capture_default_str();
   cmd->add_option("--n", o->n, "Levels of the k-ary n-tree")->capture_default_str();
@@ -114,6 +196,19 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--incast-senders", o->incastSenders, "incast: senders per round")
       ->capture_default_str();
   cmd->add_option("--incast-period-cycles", o->incastPeriodCycles, "incast: cycles between rounds")
+      ->capture_default_str();
+  cmd->add_option("--collective", o->collective,
+                  "collective: alltoall, bcast, gather, scatter, reduce, allreduce or barrier "
+                  "(--message-bytes is its size)")
+      ->capture_default_str();
+  cmd->add_option("--algorithm", o->algorithm,
+                  "collective: the algorithm, e.g. pairwise, socket-phased, binomial, "
+                  "scatter-allgather, linear, segmented, ring, recursive-doubling, "
+                  "reduce-scatter-allgather (docs/traffic.md)");
+  cmd->add_option("--ranks", o->ranks, "collective: ranks on hosts 0..ranks-1 (default: all)");
+  cmd->add_option("--iterations", o->iterations, "collective: how many times")
+      ->capture_default_str();
+  cmd->add_option("--compute-us", o->computeUs, "collective: compute before each iteration")
       ->capture_default_str();
   cmd->add_option("--out", o->out, "The traffic file to write")->required();
   cmd->add_flag("--binary", o->binary,

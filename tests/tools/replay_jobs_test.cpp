@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
 #include "sim_backend/collectives.h"
+#include "sim_backend/traffic_file.h"
 #include "tools/command.h"
 #include "tools/replay_jobs.h"
 #include "tools/replay_runner.h"
@@ -343,6 +345,51 @@ TEST(ReplayJobs, CommandLineTracesOfEveryFormatReportPerJob) {
   // Trace options without a trace: a command-line error.
   EXPECT_EQ(ebb({"replay", "--ranks", "8", "--quiet"}, &out, &err), kExitUsage);
   EXPECT_NE(err.find("--trace"), std::string::npos) << err;
+}
+
+// `ebb gen --pattern collective`: the pairwise alltoall of 16 ranks, 3 times
+// with 50 us of compute before each: every ordered pair exactly 3 times with
+// the given size, in time order, the iterations at least the gap apart.
+TEST(ReplayJobs, GenCollectiveWritesTheLoopAtClosedLoopTimes) {
+  const std::string dir =
+      (std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "gen_collective").string();
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/a2a.txt";
+  std::string out, err;
+  ASSERT_EQ(ebb({"gen", "--pattern", "collective", "--k", "4", "--n", "2", "--collective",
+                 "alltoall", "--algorithm", "pairwise", "--message-bytes", "1000", "--iterations",
+                 "3", "--compute-us", "50", "--out", file.c_str()},
+                &out, &err),
+            kExitOk)
+      << err;
+  auto reader = sim::TrafficReader::open(file);
+  ASSERT_TRUE(reader) << reader.status().toString();
+  std::map<std::pair<std::uint32_t, std::uint32_t>, int> pairs;
+  std::vector<TimePs> times;
+  for (;;) {
+    auto m = (*reader)->next();
+    ASSERT_TRUE(m) << m.status().toString();
+    if (!*m) break;
+    EXPECT_EQ((*m)->bytes, 1000);
+    EXPECT_NE((*m)->src, (*m)->dst);
+    ++pairs[{(*m)->src, (*m)->dst}];
+    times.push_back((*m)->time);
+  }
+  EXPECT_EQ(times.size(), 3u * 16u * 15u);
+  EXPECT_EQ(pairs.size(), 16u * 15u);
+  for (const auto& [pair, n] : pairs) {
+    EXPECT_EQ(n, 3) << pair.first << "->" << pair.second;
+  }
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
+  // The first message after 50 us of compute; the last after 3 gaps.
+  EXPECT_GE(times.front(), 50'000'000);
+  EXPECT_GE(times.back(), 150'000'000);
+  EXPECT_NE(out.find("wrote 720 messages"), std::string::npos) << out;
+  // A bad collective is a clear error.
+  EXPECT_EQ(ebb({"gen", "--pattern", "collective", "--collective", "scan", "--out", file.c_str()},
+                &out, &err),
+            kExitError);
+  EXPECT_NE(err.find("unknown collective 'scan'"), std::string::npos) << err;
 }
 
 }  // namespace
