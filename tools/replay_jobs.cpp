@@ -279,6 +279,7 @@ struct JobRunner::Running {
   TimePs startedAt = 0;
   TimePs runtimeSum = 0;
   TimePs lastEnd = 0;
+  TimePs stoppedAt = -1;  // a repeating run abandoned when the others ended
   std::uint64_t runs = 0;
   std::uint64_t messages = 0;  // of replays no longer current
   std::uint64_t bytes = 0;
@@ -327,7 +328,10 @@ void JobRunner::finished(std::size_t job) {
     if (--pending_ == 0) {
       // The run is over: repeating jobs stop where they are.
       for (std::size_t i = 0; i < jobs_.size(); ++i) {
-        if (jobs_[i].def.repeat && running_[i]->replay) running_[i]->replay->stop();
+        if (jobs_[i].def.repeat && running_[i]->replay && !running_[i]->replay->done()) {
+          running_[i]->replay->stop();
+          running_[i]->stoppedAt = emu_.scheduler().now();
+        }
       }
     }
   } else if (pending_ > 0) {
@@ -383,7 +387,12 @@ std::vector<config::JobResult> JobRunner::results() const {
       x.add_hosts(h.value());
     x.set_start_us(toMicroseconds(j.def.startPs));
     x.set_runs(r.runs);
-    x.set_runtime_us(r.runs ? toMicroseconds(r.runtimeSum) / static_cast<double>(r.runs) : 0.0);
+    if (r.runs > 0) {
+      x.set_runtime_us(toMicroseconds(r.runtimeSum) / static_cast<double>(r.runs));
+    } else if (r.stoppedAt >= 0) {
+      x.set_runtime_us(toMicroseconds(r.stoppedAt - r.startedAt));
+      x.set_incomplete(true);
+    }
     x.set_messages(r.messages + (r.replay ? r.replay->messagesSent() : 0));
     x.set_bytes(r.bytes + (r.replay ? r.replay->bytesSent() : 0));
     out.push_back(std::move(x));
@@ -414,6 +423,10 @@ std::vector<config::JobComparison> compareJobs(const config::RunSummary& run,
       c.set_runtime_us(j.runtime_us());
       c.set_baseline_runtime_us(b.runtime_us());
       c.set_slowdown(b.runtime_us() > 0 ? j.runtime_us() / b.runtime_us() - 1.0 : 0.0);
+      // An unfinished run took at least this long; an unfinished baseline
+      // bounds nothing, so no slowdown is claimed then.
+      c.set_lower_bound(j.incomplete() || b.incomplete());
+      if (b.incomplete()) c.set_slowdown(0.0);
       w = out.empty() ? c.slowdown() : std::max(w, c.slowdown());
       out.push_back(std::move(c));
     }

@@ -161,8 +161,9 @@ std::string formatSummary(const config::Report& r) {
       std::string base;
       for (const config::JobComparison& c : r.jobs()) {
         if (c.name() == j.name()) {
-          base = fmt::format("; all links on {:.1f} us: slowdown {:+.2f}%", c.baseline_runtime_us(),
-                             100 * c.slowdown());
+          base =
+              fmt::format("; all links on {:.1f} us: slowdown {}{:+.2f}%", c.baseline_runtime_us(),
+                          c.lower_bound() ? "at least " : "", 100 * c.slowdown());
         }
       }
       out +=

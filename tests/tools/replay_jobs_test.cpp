@@ -166,6 +166,34 @@ TEST(ReplayJobs, ShortJobRepeatsUntilTheLongJobEnds) {
   EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
 }
 
+// A repeating job longer than the run: no run completes, and the report says
+// so with how long its run had been going (a lower bound), not a zero.
+TEST(ReplayJobs, RepeatingJobThatNeverCompletesIsReportedAsABound) {
+  Fixture f;
+  const RunSpec s = spec(R"(
+    gating { policy: ALL_ON }
+    workload { mix {
+      jobs { name: "short" collective { op: "bcast" bytes: 64 ranks: 4 compute_us: 10 } }
+      jobs { name: "long" collective { op: "alltoall" bytes: 1024 ranks: 16 iterations: 50
+                                       compute_us: 100 } repeat: true }
+    } })");
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {});
+  const config::JobResult* longJob = job(out.summary, "long");
+  ASSERT_NE(longJob, nullptr);
+  EXPECT_EQ(longJob->runs(), 0u);
+  EXPECT_TRUE(longJob->incomplete());
+  EXPECT_DOUBLE_EQ(longJob->runtime_us(), out.summary.app_runtime_us());
+  double worst = 0;
+  config::RunSummary base = out.summary;
+  base.mutable_jobs(1)->set_incomplete(false);
+  base.mutable_jobs(1)->set_runtime_us(longJob->runtime_us() / 2);
+  const auto cmp = compareJobs(out.summary, base, &worst);
+  ASSERT_EQ(cmp.size(), 2u);
+  EXPECT_TRUE(cmp[1].lower_bound());
+  EXPECT_DOUBLE_EQ(cmp[1].slowdown(), 1.0);
+  EXPECT_FALSE(cmp[0].lower_bound());
+}
+
 TEST(ReplayJobs, DelayedStartShiftsTheJobNotItsRuntime) {
   Fixture f;
   const std::string body =
