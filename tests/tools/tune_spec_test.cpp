@@ -230,6 +230,36 @@ TEST(TuneCache, KeysFollowTheResolvedConfigAndFileContentsNotPaths) {
   EXPECT_NE(key("a.csv", 0.2, true), key("a.csv", 0.2, false));
 }
 
+// Trace folders (SimGrid) and the traces of a mix are keyed by content too:
+// a changed rank file changes the key, a copied folder does not.
+TEST(TuneCache, TraceFoldersAndMixJobsAreKeyedByContent) {
+  const auto dir = scratch("folder_keys");
+  for (const char* sub : {"x", "y", "z"}) {
+    std::filesystem::create_directories(dir / sub);
+    std::ofstream(dir / sub / "r0.txt") << "0 compute 10\n";
+    std::ofstream(dir / sub / "r1.txt") << "1 compute 10\n";
+  }
+  std::ofstream(dir / "z" / "r1.txt") << "1 compute 20\n";
+  FileDigests digests;
+  const auto key = [&](const std::string& folder, bool mix) {
+    config::Config c;
+    config::TraceSpec t;
+    t.set_path((dir / folder).string());
+    t.set_format(config::TraceSpec::SIMGRID_TI);
+    if (mix) {
+      *c.mutable_workload()->mutable_mix()->add_jobs()->mutable_trace() = t;
+    } else {
+      *c.mutable_workload()->mutable_trace() = t;
+    }
+    return runKey(c, true, digests).value().hash;
+  };
+  EXPECT_EQ(key("x", false), key("y", false));
+  EXPECT_NE(key("x", false), key("z", false));
+  EXPECT_EQ(key("x", true), key("y", true));
+  EXPECT_NE(key("x", true), key("z", true));
+  EXPECT_NE(key("x", true), key("x", false));
+}
+
 TEST(TuneCache, StoredRunsLoadBackAndHalfFilesAreMisses) {
   const auto dir = scratch("cache");
   const RunCache cache((dir / "cache").string());
