@@ -154,7 +154,9 @@ TEST(GenAndReplay, AmgTraceReplaysClosedLoopWithRuntimeAndSlowdown) {
   const auto out2 = scratch("amg-small");
   r = ebb({"replay", small.string(), "--trace", trace, "--out", out2.string(), "--quiet"});
   EXPECT_EQ(r.code, kExitError);
-  EXPECT_NE(r.err.find("27 ranks but the fabric only 4 hosts"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("need 27 hosts (amg27_events.csv 27) but the fabric has only 4"),
+            std::string::npos)
+      << r.err;
   EXPECT_FALSE(std::filesystem::exists(out2 / "report.json"));
 }
 
