@@ -46,6 +46,7 @@ void SimBackend::requestCounters(fabric::SwitchId sw, Done<agent::CounterSample>
   agent::CounterSample sample;
   sample.sampledAt = emu_.scheduler().now();
   const fabric::Switch& s = emu_.topology().sw(sw);
+  sample.ports.reserve(s.ports.size());
   for (std::uint16_t p = 0; p < s.ports.size(); ++p) {
     if (s.ports[p].role == fabric::PortRole::kUnused) continue;
     const ChannelCounters& c = emu_.counters(s.ports[p].link, txDir({sw, p}));

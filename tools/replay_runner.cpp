@@ -42,13 +42,14 @@ EnergyTotals energyNow(sim::FabricEmulator& emu, const policies::PowerModel& pm)
   for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
     for (Direction d : {Direction::kUp, Direction::kDown}) {
       const policies::DirectionTimes t = emu.directionTimes(LinkId(l), d);
-      const double en = pm.energy(t);
+      const policies::EnergyBreakdown b = pm.breakdown(t);
+      const double en = b.total();
       e.allLinks += en;
       if (topo.isSwitchLink(LinkId(l))) e.switchLinks += en;
-      policies::DirectionTimes on;
-      on.lpi = t.lpi;
-      e.lpiEnergy += pm.energy(on);
-      e.lpiTime += static_cast<double>(on.total());
+      for (std::size_t i = 0; i < t.lpi.size(); ++i) {
+        e.lpiEnergy += b.lpi[i];
+        e.lpiTime += static_cast<double>(t.lpi[i]);
+      }
     }
   }
   return e;
