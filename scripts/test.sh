@@ -18,7 +18,8 @@ jobs=${EBB_JOBS:-$(nproc)}
 export CTEST_OUTPUT_ON_FAILURE=1
 
 echo "== build (RelWithDebInfo) and test"
-bash scripts/build.sh build
+# Explicit: scripts/run.sh configures the same folder without tests.
+bash scripts/build.sh build -DEBB_BUILD_TESTS=ON -DEBB_BUILD_BENCH=ON
 ctest --test-dir build -j "$jobs" --timeout 300
 
 if [ "$sanitize" = 1 ]; then
