@@ -14,6 +14,10 @@ using fabric::LinkId;
 using fabric::PortId;
 using fabric::SwitchId;
 
+const char* gatingActionName(GatingAction a) {
+  return a == GatingAction::kReduceWidth ? "reduce_width" : "disable_port";
+}
+
 struct IbBackend::Walk {
   std::function<void(Status)> done;
   int inFlight = 0;
@@ -102,6 +106,7 @@ void IbBackend::visit(std::shared_ptr<Walk> w, SwitchId s) {
         }
       }
       recomputeRoutes();
+      if (opts_.action == GatingAction::kReduceWidth) recoverWidths();
       for (std::size_t i = 0; i < sw_.size(); ++i) {
         if (sw_[i].reachable && sw_[i].lid == 0) {
           w->error = Status(ErrorCode::kUnavailable,
@@ -214,16 +219,33 @@ void IbBackend::recomputeRoutes() {
 fabric::LinkStates IbBackend::linkStates() const {
   fabric::LinkStates ls(topo_.numLinks(), true);
   for (std::size_t l = 0; l < linkUp_.size(); ++l) {
-    ls.setLink(LinkId(static_cast<std::uint32_t>(l)), linkUp_[l] != 0);
+    ls.setLink(LinkId(static_cast<std::uint32_t>(l)),
+               linkUp_[l] != 0 && narrowed_.count(static_cast<std::uint32_t>(l)) == 0);
   }
   return ls;
 }
 
+std::vector<LinkId> IbBackend::gatedLinks() const {
+  std::vector<LinkId> out = disabled_;
+  for (const auto& [l, n] : narrowed_) {
+    if (n.bySelf) out.emplace_back(l);
+  }
+  return out;
+}
+
 double IbBackend::bandwidthOf(SwitchId s, std::uint16_t port) const {
   const auto& ports = sw_[s.value()].ports;
-  double gbps = ports[port].gbps();
-  for (const PortInfo& pi : ports) {
-    if (gbps <= 0) gbps = std::max(gbps, pi.gbps());
+  const fabric::Switch& me = topo_.sw(s);
+  auto narrowed = [&](std::size_t p) {
+    return me.ports[p].role != fabric::PortRole::kUnused &&
+           narrowed_.count(me.ports[p].link.value()) > 0;
+  };
+  // A link at reduced width counts at the width of its full-width neighbours.
+  double gbps = narrowed(port) ? 0.0 : ports[port].gbps();
+  if (gbps <= 0) {
+    for (std::size_t p = 0; p < ports.size(); ++p) {
+      if (!narrowed(p)) gbps = std::max(gbps, ports[p].gbps());
+    }
   }
   if (gbps <= 0) gbps = 32.0;  // 4x QDR
   return gbps / 8000.0;        // Gb/s -> bytes per picosecond
@@ -234,8 +256,10 @@ void IbBackend::discoverPorts(SwitchId sw, Done<std::vector<agent::PortDescripti
   const fabric::Switch& me = topo_.sw(sw);
   for (std::uint16_t p = 0; p < me.ports.size(); ++p) {
     if (me.ports[p].role == fabric::PortRole::kUnused) continue;
-    const LinkPowerState st =
-        linkUp_[me.ports[p].link.value()] ? LinkPowerState::kOn : LinkPowerState::kOff;
+    const LinkId l = me.ports[p].link;
+    const LinkPowerState st = linkUp_[l.value()] && narrowed_.count(l.value()) == 0
+                                  ? LinkPowerState::kOn
+                                  : LinkPowerState::kOff;
     out.push_back({p, me.ports[p].role, bandwidthOf(sw, p), st, st});
   }
   later<std::vector<agent::PortDescription>>(std::move(done), std::move(out));
@@ -413,7 +437,7 @@ void IbBackend::setPhys(PortId end, PhysState phys, std::function<void(Status)> 
                     ErrorCode::kInvalidArgument,
                     fmt::format("{} reads {} after Set Disabled", where, physStateName(now.phys))));
               }
-              if (setObserver_) setObserver_(end, phys);
+              if (setObserver_) setObserver_(PortSetEvent{end, phys, 0, 0});
               done(Status::ok());
             });
       });
@@ -436,6 +460,12 @@ void IbBackend::applyLinkState(PortId port, bool on, Done<LinkPowerState> done) 
                         topo_.describePort(port))));
   }
   const LinkId l = pp.link;
+  // Width reduction keeps the link up; a link found down is enabled as in
+  // the disable mode.
+  if (opts_.action == GatingAction::kReduceWidth &&
+      (linkUp_[l.value()] || narrowed_.count(l.value()))) {
+    return applyWidth(l, on, std::move(done));
+  }
   if (!on && !linkUp_[l.value()])
     return later<LinkPowerState>(std::move(done), LinkPowerState::kOff);
   if (on && linkUp_[l.value()]) return later<LinkPowerState>(std::move(done), LinkPowerState::kOn);
@@ -573,7 +603,25 @@ void IbBackend::restoreAll(std::function<void(Status)> done, RestoreObserver onS
   r->done = std::move(done);
   r->onSet = std::move(onSet);
   r->deadline = sched_.now() + opts_.restoreTimeoutPs;
-  sched_.after(0, agent::Phase::kBackend, [this, r] { restoreWave(r); });
+  // Links at reduced width first (they stay up: no waves needed), then the
+  // disabled ones.
+  std::vector<LinkId> narrow;
+  for (const auto& [l, n] : narrowed_) {
+    if (n.bySelf) narrow.emplace_back(l);
+  }
+  auto left = std::make_shared<std::size_t>(narrow.size());
+  if (narrow.empty()) {
+    sched_.after(0, agent::Phase::kBackend, [this, r] { restoreWave(r); });
+    return;
+  }
+  for (LinkId l : narrow) {
+    const PortId first = narrowed_.at(l.value()).ends.front().end;
+    widenLink(l, [this, r, l, first, left](Status s) {
+      if (!s.isOk() && r->firstError.isOk()) r->firstError = s;
+      if (s.isOk() && r->onSet) r->onSet(l, first);
+      if (--*left == 0) restoreWave(r);
+    });
+  }
 }
 
 // One wave: Set Polling on every disabled link with a reachable end; links
@@ -598,7 +646,13 @@ void IbBackend::restoreWave(std::shared_ptr<Restore> r) {
       pollUntilUp(l, end);
     });
   }
-  if (disabled_.empty() && r->inFlight.empty()) return r->done(Status::ok());
+  if (disabled_.empty() && r->inFlight.empty()) {
+    if (!r->firstError.isOk()) {
+      return r->done(
+          Status(r->firstError.code(), "could not restore every link: " + r->firstError.message()));
+    }
+    return r->done(Status::ok());
+  }
   if (sched_.now() >= r->deadline && r->inFlight.empty()) {
     std::string left;
     for (LinkId l : disabled_)
@@ -610,6 +664,200 @@ void IbBackend::restoreWave(std::shared_ptr<Restore> r) {
                     r->firstError.isOk() ? "" : "; first error: " + r->firstError.message())));
   }
   sched_.after(opts_.linkPollPs, agent::Phase::kBackend, [this, r] { restoreWave(r); });
+}
+
+// ---- Width reduction (GatingAction::kReduceWidth) ----
+//
+// A link is gated by writing its narrowest supported width into
+// PortInfo.LinkWidthEnabled at each end ebb may set (lower end first), after
+// reading the width enabled there: that value, never an assumed one, is what
+// brings the link back. The link stays up, so no route changes.
+
+namespace {
+// A port someone narrowed: only the narrowest width enabled while it supports wider.
+bool readsNarrowed(const PortInfo& pi) {
+  const std::uint8_t narrowest = narrowestWidth(pi.widthSupported);
+  return pi.widthEnabled == narrowest && (pi.widthSupported & ~narrowest) != 0;
+}
+}  // namespace
+
+// At start: links found at reduced width count as gated (off for the
+// agents). The width to restore an end to is the far end's, when that one was
+// not reduced, else its LinkWidthSupported (what OpenSM's default
+// force_link_width 255 writes on real hardware).
+void IbBackend::recoverWidths() {
+  for (std::size_t i = 0; i < topo_.numLinks(); ++i) {
+    const fabric::Link& L = topo_.links()[i];
+    if (L.lowerIsHost || !linkUp_[i]) continue;
+    if (!sw_[L.lower.sw.value()].visited || !sw_[L.upper.sw.value()].visited) continue;
+    const PortInfo& lo = sw_[L.lower.sw.value()].ports[L.lower.index];
+    const PortInfo& up = sw_[L.upper.sw.value()].ports[L.upper.index];
+    Narrowed n;
+    if (readsNarrowed(lo)) {
+      n.ends.push_back(
+          {L.lower, lo.widthEnabled, readsNarrowed(up) ? lo.widthSupported : up.widthEnabled});
+    }
+    if (readsNarrowed(up)) {
+      n.ends.push_back(
+          {L.upper, up.widthEnabled, readsNarrowed(lo) ? up.widthSupported : lo.widthEnabled});
+    }
+    if (!n.ends.empty()) narrowed_[static_cast<std::uint32_t>(i)] = std::move(n);
+  }
+}
+
+void IbBackend::applyWidth(LinkId l, bool on, Done<LinkPowerState> done) {
+  const bool narrow = narrowed_.count(l.value()) > 0;
+  if (!on && narrow) return later<LinkPowerState>(std::move(done), LinkPowerState::kOff);
+  if (on && !narrow) return later<LinkPowerState>(std::move(done), LinkPowerState::kOn);
+  if (widthBusy_.count(l.value())) {
+    return later<LinkPowerState>(
+        std::move(done),
+        Status(ErrorCode::kUnavailable,
+               fmt::format("link {}: a width Set is still on the wire", topo_.describeLink(l))));
+  }
+  if (opts_.dryRun) {
+    ++stats_.setsSuppressed;
+    return later<LinkPowerState>(std::move(done), on ? LinkPowerState::kOn : LinkPowerState::kOff);
+  }
+  const fabric::Link& L = topo_.link(l);
+  widthBusy_.insert(l.value());
+  if (on) {
+    return widenLink(l, [this, l, done = std::move(done)](Status st) {
+      widthBusy_.erase(l.value());
+      if (!st.isOk()) return done(st);
+      if (callback_) callback_->onLinkStateChanged(topo_.link(l).upper, LinkPowerState::kOn);
+      done(LinkPowerState::kOn);
+    });
+  }
+  std::vector<PortId> ends;
+  for (PortId e : {L.lower, L.upper}) {
+    if (sw_[e.sw.value()].reachable && allowed(e.sw)) ends.push_back(e);
+  }
+  if (ends.empty()) {
+    widthBusy_.erase(l.value());
+    return later<LinkPowerState>(
+        std::move(done),
+        Status(ErrorCode::kUnavailable,
+               fmt::format("link {}: neither end is both reachable and allow-listed",
+                           topo_.describeLink(l))));
+  }
+  narrowEnds(l, std::move(ends), {}, [this, l, done = std::move(done)](Status st) {
+    widthBusy_.erase(l.value());
+    if (!st.isOk()) return done(st);
+    if (callback_) callback_->onLinkStateChanged(topo_.link(l).upper, LinkPowerState::kOff);
+    done(LinkPowerState::kOff);
+  });
+}
+
+// Narrows the ends one after the other. What was narrowed is recorded even
+// when a later end fails, so that turning the link on (or a fail-safe)
+// restores it.
+void IbBackend::narrowEnds(LinkId l, std::vector<PortId> ends, std::vector<NarrowEnd> did,
+                           std::function<void(Status)> done) {
+  if (ends.empty()) {
+    narrowed_[l.value()] = Narrowed{std::move(did), true};
+    return done(Status::ok());
+  }
+  const PortId end = ends.front();
+  ends.erase(ends.begin());
+  setWidth(end, 0,
+           [this, l, ends = std::move(ends), did = std::move(did),
+            done = std::move(done)](Result<NarrowEnd> r) mutable {
+             if (!r) {
+               if (!did.empty()) narrowed_[l.value()] = Narrowed{std::move(did), true};
+               return done(r.status());
+             }
+             ++stats_.widthReduced;
+             did.push_back(*r);
+             narrowEnds(l, std::move(ends), std::move(did), std::move(done));
+           });
+}
+
+// Restores every reduced end of `l` to its width before; ends that fail stay
+// recorded (a later attempt or the exit restore tries again).
+void IbBackend::widenLink(LinkId l, std::function<void(Status)> done) {
+  auto it = narrowed_.find(l.value());
+  if (it == narrowed_.end()) return done(Status::ok());
+  struct State {
+    std::size_t left = 0;
+    std::vector<NarrowEnd> failed;
+    Status firstError;
+    bool bySelf = false;
+    std::function<void(Status)> done;
+  };
+  auto st = std::make_shared<State>();
+  st->left = it->second.ends.size();
+  st->bySelf = it->second.bySelf;
+  st->done = std::move(done);
+  const std::vector<NarrowEnd> ends = it->second.ends;
+  for (const NarrowEnd& e : ends) {
+    setWidth(e.end, e.restoreTo, [this, l, e, st](Result<NarrowEnd> r) {
+      if (r) {
+        ++stats_.widthRestored;
+      } else {
+        st->failed.push_back(e);
+        if (st->firstError.isOk()) st->firstError = r.status();
+      }
+      if (--st->left > 0) return;
+      if (st->failed.empty()) {
+        narrowed_.erase(l.value());
+        return st->done(Status::ok());
+      }
+      narrowed_[l.value()] = Narrowed{st->failed, st->bySelf};
+      st->done(st->firstError);
+    });
+  }
+}
+
+// Read-modify-write of one port's LinkWidthEnabled (0: its narrowest
+// supported width). Completes with the width written and the one read before.
+void IbBackend::setWidth(PortId end, std::uint8_t width, Done<NarrowEnd> done) {
+  const auto mod = static_cast<std::uint32_t>(end.index + 1);
+  const std::string where = topo_.describePort(end);
+  const std::uint64_t mKey = opts_.mKey;
+  sendSmp(
+      end.sw,
+      [mod, mKey](const MadAddress& to) {
+        return buildRequest(to, Method::kGet, Attr::kPortInfo, mod, mKey);
+      },
+      [this, end, width, where, mKey, done = std::move(done)](Result<MadBytes> r) {
+        if (!r) return done(Status(r.status().code(), where + ": " + r.status().message()));
+        const PortInfo before = parsePortInfo(*r);
+        const std::uint8_t want = width != 0 ? width : narrowestWidth(before.widthSupported);
+        if (before.widthSupported != 0 && (want & ~before.widthSupported) != 0) {
+          return done(Status(
+              ErrorCode::kInvalidArgument,
+              fmt::format("{}: LinkWidthEnabled {} is not within LinkWidthSupported {}", where,
+                          linkWidthName(want), linkWidthName(before.widthSupported))));
+        }
+        ++stats_.setsSent;
+        const MadBytes current = *r;
+        sendSmp(
+            end.sw,
+            [end, want, mKey, current](const MadAddress& to) {
+              return buildPortInfoSet(to, static_cast<std::uint8_t>(end.index + 1), current,
+                                      PhysState::kNoChange, want, mKey);
+            },
+            [this, end, want, before, where, done](Result<MadBytes> sr) {
+              if (!sr) {
+                return done(Status(sr.status().code(),
+                                   fmt::format("setting {} LinkWidthEnabled {}: {}", where,
+                                               linkWidthName(want), sr.status().message())));
+              }
+              const PortInfo now = parsePortInfo(*sr);
+              if (now.widthEnabled != want) {
+                return done(
+                    Status(ErrorCode::kInvalidArgument,
+                           fmt::format("{} reads LinkWidthEnabled {} after Set {}", where,
+                                       linkWidthName(now.widthEnabled), linkWidthName(want))));
+              }
+              sw_[end.sw.value()].ports[end.index] = now;
+              if (setObserver_) {
+                setObserver_(PortSetEvent{end, PhysState::kNoChange, want, before.widthEnabled});
+              }
+              done(NarrowEnd{end, want, before.widthEnabled});
+            });
+      });
 }
 
 void IbBackend::applyLpiEnabled(PortId port, bool, Done<bool> done) {

@@ -16,7 +16,14 @@
 
 namespace ebb::ib {
 
+// How a link is gated (MECHANISMS.md §6): taken down whole (PortPhysicalState
+// Disabled, Polling to bring it back), or kept up at its narrowest width
+// (LinkWidthEnabled, the width it had to bring it back).
+enum class GatingAction { kDisablePort, kReduceWidth };
+const char* gatingActionName(GatingAction a);  // "disable_port", "reduce_width"
+
 struct IbBackendOptions {
+  GatingAction action = GatingAction::kDisablePort;
   bool dryRun = false;                  // decide and log, never send a Set
   std::set<std::uint64_t> allowGuids;   // switches ebb may Set; empty = read-only
   std::uint64_t mKey = 0;               // M_Key for SMPs to protected switches
@@ -36,7 +43,18 @@ struct IbBackendStats {
   // Counter reads that failed past lostContactPs while the switch still
   // answered by directed route (no LID route to it): its agent holds.
   std::uint64_t countersHeld = 0;
-  TimePs lastSweepPs = 0;  // duration of the last counter read of one switch
+  TimePs lastSweepPs = 0;           // duration of the last counter read of one switch
+  std::uint64_t widthReduced = 0;   // LinkWidthEnabled Sets to the narrowest width
+  std::uint64_t widthRestored = 0;  // LinkWidthEnabled Sets back to the width read before
+};
+
+// One PortInfo Set the fabric accepted (the daemon's audit log).
+struct PortSetEvent {
+  fabric::PortId port;
+  PhysState phys = PhysState::kNoChange;  // kNoChange: a width Set
+  std::uint8_t widthEnabled = 0;          // width Sets: LinkWidthEnabled written
+  std::uint8_t widthBefore = 0;           // width Sets: LinkWidthEnabled read just before
+  bool isWidth() const { return widthEnabled != 0; }
 };
 
 // The Backend over a real (or ibsim) InfiniBand subnet (MECHANISMS.md §6).
@@ -63,6 +81,21 @@ class IbBackend final : public agent::Backend {
   std::optional<fabric::SwitchId> attachSwitch() const { return first_; }
   bool reachable(fabric::SwitchId sw) const { return sw_[sw.value()].reachable; }
   const std::vector<fabric::LinkId>& disabledLinks() const { return disabled_; }
+  // Links this backend gated in this run, either action (restoreAll brings them back).
+  std::vector<fabric::LinkId> gatedLinks() const;
+  // Links at reduced width (by this run or found so at start), with the
+  // LinkWidthEnabled of each reduced end and the value that restores it.
+  struct NarrowEnd {
+    fabric::PortId end;
+    std::uint8_t widthEnabled = 0;  // as set (or read at start)
+    std::uint8_t restoreTo = 0;     // as read before the Set (or inferred at start)
+  };
+  struct Narrowed {
+    std::vector<NarrowEnd> ends;
+    bool bySelf = false;  // reduced by this run; false: found reduced at start
+  };
+  const std::map<std::uint32_t, Narrowed>& narrowedLinks() const { return narrowed_; }
+  const GatingAction& gatingAction() const { return opts_.action; }
   // Sets Polling on every link this backend disabled, in waves: a link whose
   // ends are both out of reach (a dark switch) waits until links enabled
   // before it have trained and opened a route. `onSet` hears of each Set
@@ -75,7 +108,7 @@ class IbBackend final : public agent::Backend {
   agent::Capabilities capabilities() const override { return {false, false, true}; }
   void setCallback(agent::BackendCallback* callback) override { callback_ = callback; }
   // Hears of every PortInfo Set the fabric accepted (the daemon's audit log).
-  using SetObserver = std::function<void(fabric::PortId, PhysState)>;
+  using SetObserver = std::function<void(const PortSetEvent&)>;
   void setSetObserver(SetObserver observer) { setObserver_ = std::move(observer); }
   void discoverPorts(fabric::SwitchId sw, Done<std::vector<agent::PortDescription>> done) override;
   void requestCounters(fabric::SwitchId sw, Done<agent::CounterSample> done) override;
@@ -110,6 +143,13 @@ class IbBackend final : public agent::Backend {
   void enableLink(fabric::LinkId l, TimePs deadline, Done<agent::LinkPowerState> done);
   struct Restore;
   void restoreWave(std::shared_ptr<Restore> r);
+  // Width reduction.
+  void recoverWidths();
+  void applyWidth(fabric::LinkId l, bool on, Done<agent::LinkPowerState> done);
+  void setWidth(fabric::PortId end, std::uint8_t width, Done<NarrowEnd> done);
+  void narrowEnds(fabric::LinkId l, std::vector<fabric::PortId> ends, std::vector<NarrowEnd> did,
+                  std::function<void(Status)> done);
+  void widenLink(fabric::LinkId l, std::function<void(Status)> done);
   template <class T>
   void later(Done<T> done, Result<T> r);
 
@@ -125,9 +165,11 @@ class IbBackend final : public agent::Backend {
   std::vector<std::uint64_t> gen_;  // by link: bumped by every Set, stops stale polls
   std::vector<fabric::LinkId> disabled_;
   std::map<std::uint32_t, fabric::PortId> disabledEnd_;  // by link: the end ebb set Disabled
-  std::set<std::uint32_t> pendingGate_;    // links being re-enabled to reach a dark switch
-  DrPath attach_;                          // route to the first switch
-  std::optional<fabric::SwitchId> first_;  // the switch we attach at (or next to)
+  std::set<std::uint32_t> pendingGate_;         // links being re-enabled to reach a dark switch
+  std::map<std::uint32_t, Narrowed> narrowed_;  // by link: reduced width (kReduceWidth)
+  std::set<std::uint32_t> widthBusy_;           // links with a width Set on the wire
+  DrPath attach_;                               // route to the first switch
+  std::optional<fabric::SwitchId> first_;       // the switch we attach at (or next to)
 };
 
 }  // namespace ebb::ib

@@ -67,6 +67,35 @@ const char* physStateName(PhysState s) {
   return "?";
 }
 
+namespace {
+// Widths by lanes, narrowest first.
+constexpr std::pair<std::uint8_t, int> kWidths[] = {
+    {kWidth1x, 1}, {kWidth2x, 2}, {kWidth4x, 4}, {kWidth8x, 8}, {kWidth12x, 12}};
+}  // namespace
+
+std::string linkWidthName(std::uint8_t mask) {
+  std::string s;
+  for (const auto& [bit, lanes] : kWidths) {
+    if (mask & bit) s += fmt::format("{}{}x", s.empty() ? "" : "|", lanes);
+  }
+  return s.empty() ? "none" : s;
+}
+
+std::uint8_t narrowestWidth(std::uint8_t supported) {
+  for (const auto& [bit, lanes] : kWidths) {
+    if (supported & bit) return bit;
+  }
+  return kWidth1x;
+}
+
+int widestLanes(std::uint8_t mask) {
+  int best = 0;
+  for (const auto& [bit, lanes] : kWidths) {
+    if (mask & bit) best = lanes;
+  }
+  return best;
+}
+
 DrPath DrPath::extended(std::uint8_t port) const {
   DrPath p;
   p.hops.resize(std::max<std::size_t>(hops.size(), 1) + 1, 0);

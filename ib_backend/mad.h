@@ -53,6 +53,21 @@ enum class PortState : std::uint8_t {
 
 const char* physStateName(PhysState s);
 
+// PortInfo.LinkWidth{Enabled,Supported,Active} bits (IBA 14.2.5.6, 2x from
+// MgtWG RefIDs 9306-9309): 1=1x 2=4x 4=8x 8=12x 16=2x. In LinkWidthEnabled
+// 0 means "no change" and 255 "set to LinkWidthSupported".
+inline constexpr std::uint8_t kWidth1x = 0x01;
+inline constexpr std::uint8_t kWidth4x = 0x02;
+inline constexpr std::uint8_t kWidth8x = 0x04;
+inline constexpr std::uint8_t kWidth12x = 0x08;
+inline constexpr std::uint8_t kWidth2x = 0x10;
+// "1x|4x" (narrowest first); "none" for 0.
+std::string linkWidthName(std::uint8_t mask);
+// The narrowest width in `supported` (1x when it is empty: every port supports 1x).
+std::uint8_t narrowestWidth(std::uint8_t supported);
+// Lanes of the widest width in `mask` (0 for none).
+int widestLanes(std::uint8_t mask);
+
 // A directed route: the exit port at each hop from the local port (IBA
 // 14.2.2.2; element 0 is unused). At most 63 hops.
 struct DrPath {

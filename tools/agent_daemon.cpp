@@ -104,6 +104,9 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   if (Status st = s.agent.validate(); !st.isOk()) return invalid(st.message());
 
   s.backend.dryRun = a.dry_run();
+  s.backend.action = a.gating_action() == config::AgentDaemonSpec::REDUCE_WIDTH
+                         ? ib::GatingAction::kReduceWidth
+                         : ib::GatingAction::kDisablePort;
   s.backend.linkPollPs = (a.link_poll_ms() == 0 ? 100 : a.link_poll_ms()) * kMs;
   if (a.restore_timeout_ms() > 0) s.backend.restoreTimeoutPs = a.restore_timeout_ms() * kMs;
   if (a.lost_contact_ms() > 0) s.backend.lostContactPs = a.lost_contact_ms() * kMs;
@@ -155,16 +158,26 @@ std::string renderMetrics(const fabric::Topology& topo, const ib::IbBackend& bac
                           const DaemonCounters& c) {
   std::string m;
   const fabric::LinkStates ls = backend.linkStates();
+  const auto& narrowed = backend.narrowedLinks();
   std::map<int, std::pair<int, int>> byLevel;  // upper-switch level -> on, off
-  int on = 0, all = 0;
+  int all = 0;
+  double power = 0;  // in links at full width
   for (std::size_t l = 0; l < topo.numLinks(); ++l) {
     const fabric::Link& L = topo.links()[l];
     if (L.lowerIsHost) continue;
     const bool up = ls.isFullyOn(fabric::LinkId(static_cast<std::uint32_t>(l)));
     auto& e = byLevel[topo.sw(L.upper.sw).level];
     (up ? e.first : e.second) += 1;
-    on += up ? 1 : 0;
     ++all;
+    if (up) {
+      power += 1.0;
+    } else if (auto it = narrowed.find(static_cast<std::uint32_t>(l)); it != narrowed.end()) {
+      // Reduced width: the lanes still on, as a share of the lanes before
+      // (SerDes power goes with lanes; the port logic stays on).
+      const auto& e0 = it->second.ends.front();
+      const int before = ib::widestLanes(e0.restoreTo);
+      power += before > 0 ? static_cast<double>(ib::widestLanes(e0.widthEnabled)) / before : 1.0;
+    }
   }
   m += "# HELP ebb_links Switch-to-switch links by the level of their upper switch and state.\n"
        "# TYPE ebb_links gauge\n";
@@ -175,7 +188,13 @@ std::string renderMetrics(const fabric::Topology& topo, const ib::IbBackend& bac
   m += "# HELP ebb_link_power_relative Estimated switch-link power relative to all links on.\n"
        "# TYPE ebb_link_power_relative gauge\n";
   m += fmt::format("ebb_link_power_relative {:.6f}\n",
-                   all == 0 ? 1.0 : static_cast<double>(on) / all);
+                   all == 0 ? 1.0 : power / static_cast<double>(all));
+  m += fmt::format(
+      "# HELP ebb_gating_action How links are gated (disable_port or reduce_width).\n"
+      "# TYPE ebb_gating_action gauge\nebb_gating_action{{action=\"{}\"}} 1\n"
+      "# HELP ebb_links_reduced_width Switch links at reduced width (LinkWidthEnabled).\n"
+      "# TYPE ebb_links_reduced_width gauge\nebb_links_reduced_width {}\n",
+      ib::gatingActionName(backend.gatingAction()), narrowed.size());
   m += "# HELP ebb_decisions_total Gating decisions by source, action and outcome.\n"
        "# TYPE ebb_decisions_total counter\n";
   for (const auto& [key, n] : c.decisions)
@@ -202,9 +221,13 @@ std::string renderMetrics(const fabric::Topology& topo, const ib::IbBackend& bac
       "# TYPE ebb_smp_reroutes_total counter\nebb_smp_reroutes_total {}\n"
       "# HELP ebb_counters_held_total Counter reads with no LID route while the switch answered "
       "by directed route (its agent holds).\n"
-      "# TYPE ebb_counters_held_total counter\nebb_counters_held_total {}\n",
+      "# TYPE ebb_counters_held_total counter\nebb_counters_held_total {}\n"
+      "# HELP ebb_width_sets_total LinkWidthEnabled Sets by what they did.\n"
+      "# TYPE ebb_width_sets_total counter\nebb_width_sets_total{{action=\"reduce\"}} {}\n"
+      "ebb_width_sets_total{{action=\"restore\"}} {}\n",
       b.setsSent, b.setsSuppressed, static_cast<double>(b.lastSweepPs) * 1e-12,
-      host.agents().size(), c.failSafe, b.reroutes, b.countersHeld);
+      host.agents().size(), c.failSafe, b.reroutes, b.countersHeld, b.widthReduced,
+      b.widthRestored);
   return m;
 }
 
@@ -273,9 +296,13 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
                                         : "active";
   out << fmt::format(
       "ebb agent: {} switches ({} reachable), {} links ({} down); {} switches watched; policy "
-      "{}; check period {} ms; mode: {}\n",
+      "{}; check period {} ms; mode: {}; gating action: {}\n",
       topo.numSwitches(), reachable, topo.numLinks(), linksDown, s.managed.size(), s.policyName,
-      s.agent.checkPeriodPs / kMs, mode);
+      s.agent.checkPeriodPs / kMs, mode,
+      s.backend.action == ib::GatingAction::kReduceWidth
+          ? fmt::format("reduce width (LinkWidthEnabled; {} links found reduced)",
+                        backend.narrowedLinks().size())
+          : std::string("disable port (PortPhysicalState)"));
   if (s.sweeps > 0) {
     const int rc =
         runCounterSweeps(backend, io, topo, s.sweeps, s.transport.maxOutstanding, out, err);
@@ -292,36 +319,62 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
     }
   }
   DaemonCounters counters;
+  const char* gatingAction = ib::gatingActionName(s.backend.action);
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::string> lastRefusal;
   auto sink = [&](const agent::DecisionRecord& d) {
     const std::string name = topo.sw(d.port.sw).name;
-    const std::string key = fmt::format("source=\"{}\",action=\"{}\",refused=\"{}\"", d.source,
-                                        d.turnOn ? "on" : "off", d.refused.empty() ? "no" : "yes");
+    const std::string key =
+        fmt::format("source=\"{}\",action=\"{}\",refused=\"{}\",gating_action=\"{}\"", d.source,
+                    d.turnOn ? "on" : "off", d.refused.empty() ? "no" : "yes", gatingAction);
     ++counters.decisions[key];
     // A refused decision repeats every period while its cause lasts: log it
     // once, until the switch decides something else for that port.
     std::string& last = lastRefusal[{d.port.sw.value(), d.port.index}];
     if (!d.refused.empty() && d.refused == last) return;
     last = d.refused;
-    if (log.is_open()) log << agent::toJsonLine(d, name) << "\n" << std::flush;
+    if (log.is_open()) {
+      // The agent's record, plus how the decision is carried out.
+      std::string line = agent::toJsonLine(d, name);
+      if (!line.empty() && line.back() == '}') {
+        line.pop_back();
+        line += fmt::format(",\"gating_action\":\"{}\"}}", gatingAction);
+      }
+      log << line << "\n" << std::flush;
+    }
     out << fmt::format("{:.3f}s {} {} {}{}\n", static_cast<double>(d.time) * 1e-12,
                        topo.describePort(d.port), d.turnOn ? "on" : "off", d.source,
                        d.refused.empty() ? "" : ": " + d.refused)
         << std::flush;
   };
   // What ebb did to the fabric, beside what it decided: one line per Set.
-  backend.setSetObserver([&](fabric::PortId port, ib::PhysState phys) {
+  backend.setSetObserver([&](const ib::PortSetEvent& e) {
+    const fabric::PortId port = e.port;
     const std::string name = topo.sw(port.sw).name;
+    std::string what, text;
+    if (e.isWidth()) {
+      const bool reduce = ib::widestLanes(e.widthEnabled) < ib::widestLanes(e.widthBefore);
+      what = fmt::format(
+          "\"action\":\"{}\",\"link_width_enabled\":{},\"link_width_enabled_before\":{},"
+          "\"width\":\"{}\",\"width_before\":\"{}\"",
+          reduce ? "reduce_width" : "restore_width", e.widthEnabled, e.widthBefore,
+          ib::linkWidthName(e.widthEnabled), ib::linkWidthName(e.widthBefore));
+      text = fmt::format("LinkWidthEnabled {} (was {})", ib::linkWidthName(e.widthEnabled),
+                         ib::linkWidthName(e.widthBefore));
+    } else {
+      what = fmt::format("\"action\":\"{}\",\"phys_state\":\"{}\"",
+                         e.phys == ib::PhysState::kDisabled ? "disable_port" : "enable_port",
+                         ib::physStateName(e.phys));
+      text = ib::physStateName(e.phys);
+    }
     if (log.is_open()) {
       log << fmt::format(
                  "{{\"time_ps\":{},\"event\":\"port_set\",\"switch\":{},\"switch_name\":\"{}\","
-                 "\"port\":{},\"phys_state\":\"{}\"}}\n",
-                 sched.now(), port.sw.value(), agent::jsonEscape(name), port.ibPortNumber(),
-                 ib::physStateName(phys))
+                 "\"port\":{},{}}}\n",
+                 sched.now(), port.sw.value(), agent::jsonEscape(name), port.ibPortNumber(), what)
           << std::flush;
     }
     out << fmt::format("{:.3f}s {} set {}\n", static_cast<double>(sched.now()) * 1e-12,
-                       topo.describePort(port), ib::physStateName(phys))
+                       topo.describePort(port), text)
         << std::flush;
   });
   agent::AgentHost host(topo, mt, s.agent, backend, sched, initial, sink);
@@ -360,16 +413,21 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
     out << "ebb agent: stopping (" << why << ")\n" << std::flush;
     host.stopAll();
     if (metrics) metrics->stop();
-    if (s.keepStateOnExit || backend.disabledLinks().empty()) {
-      if (!backend.disabledLinks().empty()) {
-        out << fmt::format("ebb agent: keeping {} links disabled (keep_state_on_exit)\n",
-                           backend.disabledLinks().size());
+    const char* gated =
+        s.backend.action == ib::GatingAction::kReduceWidth ? "at reduced width" : "disabled";
+    if (s.keepStateOnExit || backend.gatedLinks().empty()) {
+      if (!backend.gatedLinks().empty()) {
+        out << fmt::format("ebb agent: keeping {} links {} (keep_state_on_exit)\n",
+                           backend.gatedLinks().size(), gated);
       }
       io.stop();
       return;
     }
-    const std::size_t n = backend.disabledLinks().size();
-    out << fmt::format("ebb agent: re-enabling the {} links it disabled\n", n) << std::flush;
+    const std::size_t n = backend.gatedLinks().size();
+    const bool width = s.backend.action == ib::GatingAction::kReduceWidth;
+    out << (width ? fmt::format("ebb agent: restoring the width of the {} links it reduced\n", n)
+                  : fmt::format("ebb agent: re-enabling the {} links it disabled\n", n))
+        << std::flush;
     // Each Set is logged as a decision with source "restore".
     auto logSet = [&](fabric::LinkId, fabric::PortId end) {
       agent::DecisionRecord d;
@@ -381,9 +439,12 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
       sink(d);
     };
     backend.restoreAll(
-        [&, n](Status st) {
+        [&, n, width](Status st) {
           if (st.isOk()) {
-            out << fmt::format("ebb agent: re-enabled the {} links it had disabled\n", n);
+            out << (width ? fmt::format("ebb agent: restored the width of the {} links it had "
+                                        "reduced\n",
+                                        n)
+                          : fmt::format("ebb agent: re-enabled the {} links it had disabled\n", n));
           } else {
             err << "ebb agent: could not re-enable every link: " << st.toString() << "\n";
             exitCode = 1;

@@ -49,8 +49,10 @@ struct Decision {
   bool on = false;
   bool refused = false;
   std::string source;
-  std::string event;  // "" for a decision
-  std::string phys;   // port_set: "Disabled" or "Polling"
+  std::string event;         // "" for a decision
+  std::string phys;          // port_set: "Disabled" or "Polling"
+  std::string setAction;     // port_set: disable_port, enable_port, reduce_width, restore_width
+  std::string gatingAction;  // decisions: disable_port or reduce_width
   bool accepted() const { return event.empty() && !refused && !sw.empty(); }
   bool isSet(const char* state) const { return event == "port_set" && phys == state; }
 };
@@ -147,6 +149,11 @@ class Daemon {
       d.source = field(line, "source");
       d.event = field(line, "event");
       d.phys = field(line, "phys_state");
+      if (d.event == "port_set") {
+        d.setAction = field(line, "action");
+      } else {
+        d.gatingAction = field(line, "gating_action");
+      }
       out.push_back(d);
     }
     from = pos;
@@ -457,6 +464,104 @@ TEST(AgentDaemon, SigtermReenablesPortsThatStillReadDisabled) {
     EXPECT_EQ(after[p], "Polling") << p.first << "[" << p.second << "]";
   }
   EXPECT_EQ(d.out().find("could not re-enable"), std::string::npos) << d.out() << d.err();
+}
+
+// One field of `smpquery -D portinfo` ("LinkWidthActive" -> "1X"), or why not.
+std::string readPortInfo(IbsimFabric& fab, const std::string& route, int ibPort,
+                         const std::string& key) {
+  const std::regex re("\n" + key + R"(:\.*([^\n]+))");
+  const CommandResult r =
+      fab.runClient({"smpquery", "-D", "portinfo", route, std::to_string(ibPort)}, "H2", 30s);
+  std::smatch m;
+  const std::string text = "\n" + r.out;
+  if (r.exitCode == 0 && std::regex_search(text, m, re)) return m[1].str();
+  return fmt::format("unreadable by smpquery -D portinfo {} {}: {}", route, ibPort, r.err);
+}
+
+// Width reduction instead of disabling (agent.gating_action REDUCE_WIDTH):
+// ebb writes 1x into LinkWidthEnabled at both ends of a non-MT link after
+// reading what was there; ibsim applies it to LinkWidthActive at both ends at
+// once and the link stays LinkUp (nothing for the test to play). ibsim sends
+// trap 144, OpenSM heavy-sweeps and writes LinkWidthEnabled 255 (its default
+// force_link_width), which ibsim ignores: the width stays reduced. SIGTERM
+// writes back the width read before.
+TEST(AgentDaemon, ReduceWidthKeepsLinksUpAtOneLaneAndRestoresTheWidthOnSigterm) {
+  IbsimFabric fab(tree());
+  const auto mt = fabric::MinimalTree::build(tree()).value();
+  Daemon d(fab, "gating_action: REDUCE_WIDTH", "width");
+  std::vector<PortName> reduced;
+  std::size_t decisions = 0;
+  std::map<fabric::LinkId, int> endsSet;  // by link: reduce_width Sets logged
+  auto halfDone = [&] {
+    return std::any_of(endsSet.begin(), endsSet.end(), [](const auto& e) { return e.second < 2; });
+  };
+  for (int i = 0; i < 20 && (reduced.size() < 6 || halfDone()); ++i) {
+    for (const Decision& x : d.next(2s)) {
+      EXPECT_TRUE(x.setAction.empty() || x.setAction == "reduce_width")
+          << x.setAction << " " << x.sw << "[" << x.port << "]";
+      if (x.event == "port_set" && x.setAction == "reduce_width") {
+        reduced.emplace_back(x.sw, x.port);
+        ++endsSet[linkOf(x.sw, x.port)];
+        EXPECT_FALSE(mt.containsLink(linkOf(x.sw, x.port)))
+            << "ebb narrowed the MT link at " << x.sw << "[" << x.port << "]";
+      }
+      if (x.accepted()) {
+        ++decisions;
+        EXPECT_EQ(x.gatingAction, "reduce_width");
+      }
+    }
+  }
+  ASSERT_FALSE(reduced.empty()) << d.out() << d.err();
+  EXPECT_GT(decisions, 0u);
+  EXPECT_NE(d.out().find("gating action: reduce width"), std::string::npos) << d.out();
+  // Both ends of each reduced link were set (every switch is allow-listed).
+  EXPECT_FALSE(halfDone());
+  std::set<fabric::LinkId> links;
+  for (const auto& [l, n] : endsSet)
+    links.insert(l);
+  EXPECT_EQ(reduced.size(), 2 * links.size());
+  // ibsim sends no trap 144 for it (the port the SMP entered by has no LID),
+  // so make OpenSM heavy-sweep another way: a host cable out and back (trap
+  // 128). Its sweep writes LinkWidthEnabled 255 (force_link_width), which
+  // ibsim ignores: the widths stay reduced.
+  const auto upCount = [](const std::string& t) {
+    std::size_t n = 0;
+    for (auto at = t.find("SUBNET UP"); at != std::string::npos; at = t.find("SUBNET UP", at + 1))
+      ++n;
+    return n;
+  };
+  const std::size_t sweeps = upCount(fab.openSmLog());
+  fab.unlink("H63", 1);
+  fab.relink("H63", 1);
+  EXPECT_TRUE(waitForFile(
+      fab.scratchDir() + "/opensm.log", [&](const std::string& t) { return upCount(t) > sweeps; },
+      10s))
+      << "OpenSM did not sweep again";
+  for (const PortName& p : reduced) {
+    const std::string route = routeFromH1(*tree().findSwitch(p.first), {});
+    EXPECT_EQ(readPortInfo(fab, route, p.second, "LinkWidthEnabled"), "1X")
+        << p.first << "[" << p.second << "]";
+    EXPECT_EQ(readPortInfo(fab, route, p.second, "LinkWidthActive"), "1X")
+        << p.first << "[" << p.second << "]";
+    EXPECT_EQ(readPortInfo(fab, route, p.second, "PhysLinkState"), "LinkUp")
+        << p.first << "[" << p.second << "]";
+  }
+  EXPECT_EQ(d.err().find("failed safe"), std::string::npos) << d.err();
+  EXPECT_EQ(d.proc().stop(20s), 0) << d.err();
+  std::smatch m;
+  const std::string out = d.out();
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(restored the width of the (\d+) links)")))
+      << out;
+  EXPECT_GE(std::stoul(m[1].str()), links.size());
+  EXPECT_EQ(std::stoul(m[1].str()), d.countFrom("restore"));
+  // Back to what ebb read before: ibsim's "1X or 4X" for a 4xQDR cable.
+  for (const PortName& p : reduced) {
+    const std::string route = routeFromH1(*tree().findSwitch(p.first), {});
+    EXPECT_EQ(readPortInfo(fab, route, p.second, "LinkWidthEnabled"), "1X or 4X")
+        << p.first << "[" << p.second << "]";
+    EXPECT_EQ(readPortInfo(fab, route, p.second, "LinkWidthActive"), "4X")
+        << p.first << "[" << p.second << "]";
+  }
 }
 
 // 4. Dry run: decisions are made and logged, no Set is sent.

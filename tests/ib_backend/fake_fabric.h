@@ -3,6 +3,8 @@
 // directed routes walk the topology's cables and stop at a port that is not
 // LinkUp (as hardware and ibsim do); NodeInfo, PortInfo Get/Set and
 // PortCountersExtended answer from per-port state the test can change.
+// Widths as the IBA has them: LinkWidthActive is the widest width enabled at
+// both ends (a Set of LinkWidthEnabled takes effect at once: no retraining).
 #include <infiniband/mad.h>
 
 #include <map>
@@ -19,12 +21,29 @@ class FakeFabric {
   FakeFabric(const fabric::Topology& topo, fabric::HostId local) : topo_(topo), local_(local) {
     for (std::size_t s = 0; s < topo.numSwitches(); ++s) {
       phys_.emplace_back(topo.switches()[s].ports.size(), PhysState::kLinkUp);
+      widthEnabled_.emplace_back(topo.switches()[s].ports.size(), kWidth1x | kWidth4x);
       xmitWords_.emplace_back(topo.switches()[s].ports.size(), 0);
     }
   }
 
   PhysState& phys(fabric::PortId p) { return phys_[p.sw.value()][p.index]; }
   std::uint64_t& xmitWords(fabric::PortId p) { return xmitWords_[p.sw.value()][p.index]; }
+  std::uint8_t& widthEnabled(fabric::PortId p) { return widthEnabled_[p.sw.value()][p.index]; }
+  std::uint8_t widthSupported = kWidth1x | kWidth4x | kWidth12x;
+  // The widest width enabled at both ends of the link at `p` (a host port
+  // enables 1x|4x).
+  std::uint8_t widthActive(fabric::PortId p) const {
+    const fabric::Link& L = topo_.link(topo_.sw(p.sw).ports[p.index].link);
+    const std::uint8_t lower = L.lowerIsHost ? std::uint8_t{kWidth1x | kWidth4x}
+                                             : widthEnabled_[L.lower.sw.value()][L.lower.index];
+    const auto common =
+        static_cast<std::uint8_t>(widthEnabled_[L.upper.sw.value()][L.upper.index] & lower);
+    for (std::uint8_t w : {kWidth12x, kWidth8x, kWidth4x, kWidth2x, kWidth1x}) {
+      if (common & w) return w;
+    }
+    return 0;
+  }
+  int widthSets = 0;
   bool linkUp(fabric::LinkId l) const {
     const fabric::Link& L = topo_.link(l);
     const bool upper = phys_[L.upper.sw.value()][L.upper.index] == PhysState::kLinkUp;
@@ -108,12 +127,28 @@ class FakeFabric {
       if (want != 0) phys_[at->value()][mod - 1] = static_cast<PhysState>(want);
       if (want == static_cast<std::uint32_t>(PhysState::kPolling))
         pollingSince_[{at->value(), mod - 1}] = 0;
+      const auto width = mad_get_field(raw + 64, 0, IB_PORT_LINK_WIDTH_ENABLED_F);
+      if (width != 0) {
+        ++widthSets;
+        widthEnabled_[at->value()][mod - 1] =
+            width == 255 ? widthSupported : static_cast<std::uint8_t>(width);
+      }
     }
     const PhysState ps = mod == 0 ? PhysState::kLinkUp : phys_[at->value()][mod - 1];
     mad_set_field(d, 0, IB_PORT_LID_F, at->value() + 1);
     mad_set_field(d, 0, IB_PORT_PHYS_STATE_F, static_cast<std::uint32_t>(ps));
     mad_set_field(d, 0, IB_PORT_STATE_F, ps == PhysState::kLinkUp ? 4u : 1u);
-    mad_set_field(d, 0, IB_PORT_LINK_WIDTH_ACTIVE_F, 2);
+    if (mod == 0) {
+      mad_set_field(d, 0, IB_PORT_LINK_WIDTH_ACTIVE_F, kWidth4x);
+    } else {
+      const fabric::PortId here{*at, static_cast<std::uint16_t>(mod - 1)};
+      mad_set_field(d, 0, IB_PORT_LINK_WIDTH_ENABLED_F, widthEnabled(here));
+      mad_set_field(d, 0, IB_PORT_LINK_WIDTH_SUPPORTED_F, widthSupported);
+      mad_set_field(d, 0, IB_PORT_LINK_WIDTH_ACTIVE_F,
+                    topo_.sw(*at).ports[mod - 1].role == fabric::PortRole::kUnused
+                        ? kWidth4x
+                        : widthActive(here));
+    }
     mad_set_field(d, 0, IB_PORT_LINK_SPEED_ACTIVE_F, 4);
     return r;
   }
@@ -134,6 +169,7 @@ class FakeFabric {
   fabric::HostId local_;
   std::vector<std::vector<PhysState>> phys_;
   std::vector<std::vector<std::uint64_t>> xmitWords_;
+  std::vector<std::vector<std::uint8_t>> widthEnabled_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, int> pollingSince_;
 };
 

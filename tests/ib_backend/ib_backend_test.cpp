@@ -209,6 +209,149 @@ TEST(IbBackend, ADarkSwitchComesBackThroughItsGatewayLink) {
   }
 }
 
+IbBackendOptions widthMode(bool dryRun = false) {
+  IbBackendOptions o = Rig::allowAll();
+  o.action = GatingAction::kReduceWidth;
+  o.dryRun = dryRun;
+  return o;
+}
+
+// Width reduction: both ends narrowed to 1x after reading their widths, the
+// link stays up (no route changes), and turning it on writes back exactly
+// what was read at each end.
+TEST(IbBackend, ReducesWidthAtBothEndsAndRestoresTheWidthsItRead) {
+  Rig rig(widthMode());
+  const PortId p = nonMtUpPorts(tree().switchesAtLevel(2).front()).front();
+  const LinkId l = tree().sw(p.sw).ports[p.index].link;
+  const PortId upper = tree().link(l).upper;
+  rig.fab.widthEnabled(upper) = kWidth1x | kWidth4x | kWidth12x;  // differs from the lower end
+  ASSERT_TRUE(rig.init().isOk());
+  EXPECT_EQ(rig.fab.widthActive(p), kWidth4x);
+  auto r = rig.set(p, false);
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_EQ(*r, LinkPowerState::kOff);
+  EXPECT_EQ(rig.fab.widthEnabled(p), kWidth1x);
+  EXPECT_EQ(rig.fab.widthEnabled(upper), kWidth1x);
+  EXPECT_EQ(rig.fab.widthActive(p), kWidth1x);
+  EXPECT_EQ(rig.fab.phys(p), PhysState::kLinkUp);  // never disabled
+  EXPECT_EQ(rig.fab.phys(upper), PhysState::kLinkUp);
+  EXPECT_EQ(rig.fab.widthSets, 2);
+  EXPECT_EQ(rig.backend->stats().widthReduced, 2u);
+  EXPECT_FALSE(rig.backend->linkStates().isFullyOn(l));  // off for the agents
+  EXPECT_EQ(rig.backend->gatedLinks().size(), 1u);
+  EXPECT_TRUE(rig.backend->disabledLinks().empty());
+  for (std::uint32_t s = 0; s < tree().numSwitches(); ++s)
+    EXPECT_TRUE(rig.backend->reachable(SwitchId(s)));
+  ASSERT_FALSE(rig.cb.changes.empty());
+  EXPECT_EQ(rig.cb.changes.back().second, LinkPowerState::kOff);
+  // Off again: nothing more to do, nothing sent.
+  r = rig.set(p, false);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(rig.fab.widthSets, 2);
+
+  r = rig.set(p, true);
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_EQ(*r, LinkPowerState::kOn);
+  EXPECT_EQ(rig.fab.widthEnabled(p), kWidth1x | kWidth4x);
+  EXPECT_EQ(rig.fab.widthEnabled(upper), kWidth1x | kWidth4x | kWidth12x);
+  EXPECT_EQ(rig.fab.widthActive(p), kWidth4x);
+  EXPECT_EQ(rig.backend->stats().widthRestored, 2u);
+  EXPECT_TRUE(rig.backend->linkStates().isFullyOn(l));
+  EXPECT_TRUE(rig.backend->gatedLinks().empty());
+  EXPECT_EQ(rig.cb.changes.back().second, LinkPowerState::kOn);
+}
+
+// Only the lower switch allow-listed: only its end is narrowed; the link
+// trains to the widest width both ends enable, 1x.
+TEST(IbBackend, ReducesOnlyTheEndsItMaySet) {
+  const PortId p = nonMtUpPorts(tree().switchesAtLevel(2).front()).front();
+  const PortId upper = tree().link(tree().sw(p.sw).ports[p.index].link).upper;
+  IbBackendOptions o = widthMode();
+  o.allowGuids = {tree().sw(p.sw).guid};
+  Rig rig(o);
+  ASSERT_TRUE(rig.init().isOk());
+  auto r = rig.set(p, false);
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_EQ(rig.fab.widthEnabled(p), kWidth1x);
+  EXPECT_EQ(rig.fab.widthEnabled(upper), kWidth1x | kWidth4x);
+  EXPECT_EQ(rig.fab.widthActive(upper), kWidth1x);
+  EXPECT_EQ(rig.fab.widthSets, 1);
+}
+
+// State from the fabric: a link found at 1x while it supports more counts as
+// reduced (off); it is restored to its far end's width, or to
+// LinkWidthSupported when both ends were reduced. The disable mode ignores widths.
+TEST(IbBackend, FindsReducedLinksAtStartAndInfersTheirWidth) {
+  const auto ports = nonMtUpPorts(tree().switchesAtLevel(2).front());
+  ASSERT_GE(ports.size(), 1u);
+  const PortId oneEnd = ports.front();
+  const LinkId l1 = tree().sw(oneEnd.sw).ports[oneEnd.index].link;
+  const PortId mid = nonMtUpPorts(tree().switchesAtLevel(1).back()).front();
+  const LinkId l2 = tree().sw(mid.sw).ports[mid.index].link;
+  auto prepare = [&](Rig& rig) {
+    rig.fab.widthEnabled(oneEnd) = kWidth1x;
+    rig.fab.widthEnabled(mid) = kWidth1x;
+    rig.fab.widthEnabled(tree().link(l2).upper) = kWidth1x;
+  };
+  Rig disable;
+  prepare(disable);
+  ASSERT_TRUE(disable.init().isOk());
+  EXPECT_TRUE(disable.backend->linkStates().isFullyOn(l1));
+  EXPECT_TRUE(disable.backend->narrowedLinks().empty());
+
+  Rig rig(widthMode());
+  prepare(rig);
+  ASSERT_TRUE(rig.init().isOk());
+  EXPECT_FALSE(rig.backend->linkStates().isFullyOn(l1));
+  EXPECT_FALSE(rig.backend->linkStates().isFullyOn(l2));
+  EXPECT_EQ(rig.backend->narrowedLinks().size(), 2u);
+  EXPECT_TRUE(rig.backend->gatedLinks().empty()) << "found reduced: not this run's to restore";
+  auto r = rig.set(oneEnd, true);
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_EQ(rig.fab.widthEnabled(oneEnd), kWidth1x | kWidth4x);  // the far end's
+  r = rig.set(mid, true);
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_EQ(rig.fab.widthEnabled(mid), rig.fab.widthSupported);
+  EXPECT_EQ(rig.fab.widthEnabled(tree().link(l2).upper), rig.fab.widthSupported);
+  EXPECT_TRUE(rig.backend->linkStates().isFullyOn(l1));
+  EXPECT_TRUE(rig.backend->linkStates().isFullyOn(l2));
+}
+
+// Dry run sends no width Set; restoreAll (fail-safe exit, SIGTERM) writes back
+// every width this run reduced.
+TEST(IbBackend, WidthDryRunSendsNothingAndRestoreAllBringsWidthsBack) {
+  Rig dry(widthMode(true));
+  ASSERT_TRUE(dry.init().isOk());
+  const auto ports = nonMtUpPorts(tree().switchesAtLevel(2).front());
+  auto r = dry.set(ports.front(), false);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, LinkPowerState::kOff);
+  EXPECT_EQ(dry.mad->setsTransmitted(), 0u);
+  EXPECT_EQ(dry.backend->stats().setsSuppressed, 1u);
+
+  Rig rig(widthMode());
+  ASSERT_TRUE(rig.init().isOk());
+  std::vector<PortId> narrowed;
+  for (SwitchId leaf : tree().switchesAtLevel(2)) {
+    const PortId p = nonMtUpPorts(leaf).front();
+    ASSERT_TRUE(rig.set(p, false));
+    narrowed.push_back(p);
+  }
+  EXPECT_EQ(rig.backend->gatedLinks().size(), narrowed.size());
+  std::vector<LinkId> told;
+  Status restored(ErrorCode::kInternal, "not done");
+  rig.backend->restoreAll([&](Status s) { restored = s; },
+                          [&](LinkId l, PortId) { told.push_back(l); });
+  rig.sched.runUntil(rig.sched.now() + 2000 * kMs);
+  EXPECT_TRUE(restored.isOk()) << restored.toString();
+  EXPECT_EQ(told.size(), narrowed.size());
+  EXPECT_TRUE(rig.backend->gatedLinks().empty());
+  for (const PortId& p : narrowed) {
+    EXPECT_EQ(rig.fab.widthEnabled(p), kWidth1x | kWidth4x) << tree().describePort(p);
+    EXPECT_EQ(rig.fab.widthActive(p), kWidth4x) << tree().describePort(p);
+  }
+}
+
 TEST(IbBackend, CountersAreReadHeldOrLost) {
   Rig rig;
   ASSERT_TRUE(rig.init().isOk());

@@ -147,6 +147,74 @@ TEST(Mad, PortInfoSetChangesOnlyThePhysicalState) {
   EXPECT_EQ(mad_get_field(payload(narrow).data(), 0, IB_PORT_PHYS_STATE_F), 0u);
 }
 
+// The width Set on the wire, byte by byte, against the IBA layout (vol. 1
+// 14.2.5.6, PortInfo): the attribute starts at MAD byte 64; LinkWidthEnabled
+// is PortInfo byte 29, LinkWidthSupported 30, LinkWidthActive 31; byte 32
+// holds LinkSpeedSupported:4 PortState:4, byte 33 PortPhysicalState:4
+// LinkDownDefaultState:4, byte 35 LinkSpeedActive:4 LinkSpeedEnabled:4.
+TEST(Mad, WidthSetPutsLinkWidthEnabledAtPortInfoByte29AndChangesNothingElse) {
+  const MadAddress to = dr({0, 1, 5});
+  MadBytes reply = toBytes(replyTo(buildRequest(to, Method::kGet, Attr::kPortInfo, 5)));
+  std::uint8_t* d = payload(reply).data();
+  d[16] = 0x00;  // LID 0x0017, big endian
+  d[17] = 0x17;
+  d[29] = 0x03;  // LinkWidthEnabled 1x|4x
+  d[30] = 0x1f;  // LinkWidthSupported 1x|4x|8x|12x|2x
+  d[31] = 0x02;  // LinkWidthActive 4x
+  d[32] = 0x74;  // LinkSpeedSupported 7, PortState Active
+  d[33] = 0x52;  // PortPhysicalState LinkUp, LinkDownDefaultState Polling
+  d[35] = 0x47;  // LinkSpeedActive QDR, LinkSpeedEnabled 7
+  const PortInfo before = parsePortInfo(reply);
+  EXPECT_EQ(before.widthEnabled, kWidth1x | kWidth4x);
+  EXPECT_EQ(before.widthSupported, 0x1f);
+  EXPECT_EQ(before.widthActive, kWidth4x);
+  EXPECT_EQ(before.phys, PhysState::kLinkUp);
+  EXPECT_EQ(before.lid, 0x17);
+
+  const MadBytes set = buildPortInfoSet(to, 5, reply, PhysState::kNoChange, kWidth1x, 0x99);
+  // Header: base version 1, directed-route SMP class 0x81, class version 1,
+  // SubnSet (0x02), attribute PortInfo 0x0015, modifier = the port.
+  EXPECT_EQ(set[0], 0x01);
+  EXPECT_EQ(set[1], 0x81);
+  EXPECT_EQ(set[2], 0x01);
+  EXPECT_EQ(set[3], 0x02);
+  EXPECT_EQ(set[16], 0x00);
+  EXPECT_EQ(set[17], 0x15);
+  EXPECT_EQ(set[20] | set[21] | set[22], 0x00);
+  EXPECT_EQ(set[23], 0x05);
+  EXPECT_EQ(set[31], 0x99);  // M_Key, last byte (MAD bytes 24..31)
+  // The attribute.
+  EXPECT_EQ(set[64 + 29], 0x01);  // LinkWidthEnabled: 1x
+  EXPECT_EQ(set[64 + 30], 0x1f);  // LinkWidthSupported: as read (read-only)
+  EXPECT_EQ(set[64 + 31], 0x02);  // LinkWidthActive: as read (read-only)
+  EXPECT_EQ(set[64 + 32], 0x70);  // PortState 0: no change (the SM owns it)
+  EXPECT_EQ(set[64 + 33], 0x02);  // PortPhysicalState 0: no change; LinkDownDefault kept
+  EXPECT_EQ(set[64 + 35], 0x40);  // LinkSpeedEnabled 0: no change
+  EXPECT_EQ(set[64 + 16], 0x00);  // LID written back as read
+  EXPECT_EQ(set[64 + 17], 0x17);
+  // Nothing else of the attribute differs from what was read.
+  for (std::size_t i = 0; i < 64; ++i) {
+    if (i == 29 || i == 32 || i == 33 || i == 35) continue;
+    EXPECT_EQ(set[64 + i], reply[64 + i]) << "PortInfo byte " << i;
+  }
+  // Restoring writes the value read before, e.g. 1x|4x.
+  const MadBytes back = buildPortInfoSet(to, 5, reply, PhysState::kNoChange, 0x03);
+  EXPECT_EQ(back[64 + 29], 0x03);
+}
+
+TEST(Mad, LinkWidthNamesAndNarrowest) {
+  EXPECT_EQ(linkWidthName(0x03), "1x|4x");
+  EXPECT_EQ(linkWidthName(0x1f), "1x|2x|4x|8x|12x");
+  EXPECT_EQ(linkWidthName(0), "none");
+  EXPECT_EQ(narrowestWidth(0x1f), kWidth1x);
+  EXPECT_EQ(narrowestWidth(kWidth4x | kWidth12x), kWidth4x);
+  EXPECT_EQ(narrowestWidth(kWidth2x | kWidth4x), kWidth2x);
+  EXPECT_EQ(narrowestWidth(0), kWidth1x);
+  EXPECT_EQ(widestLanes(0x03), 4);
+  EXPECT_EQ(widestLanes(kWidth1x), 1);
+  EXPECT_EQ(widestLanes(0), 0);
+}
+
 TEST(Mad, ParsesPortCountersExtended) {
   MadAddress to;
   to.mgmtClass = MgmtClass::kPerf;
