@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   clang-format
+  clang libclang-rt-14-dev
   libprotobuf-dev protobuf-compiler
   libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev

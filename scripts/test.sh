@@ -2,12 +2,21 @@
 # Installs dependencies, builds ebb, and runs the whole test suite:
 #   1. clang-format check of every C++ file;
 #   2. Release-ish build + all tests (unit and ibsim/OpenSM integration);
-#   3. ASan+UBSan build + all tests.
-# Usage: scripts/test.sh [--no-sanitize]   (EBB_JOBS sets build parallelism)
+#   3. ASan+UBSan build + all tests;
+#   4. libFuzzer: every text reader fuzzed briefly (scripts/fuzz.sh, docs/fuzzing.md).
+# Usage: scripts/test.sh [--no-sanitize] [--no-fuzz]   (EBB_JOBS sets build parallelism;
+#   EBB_FUZZ_SECONDS the fuzzing time per reader, default 15)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitize=1
-[ "${1:-}" = "--no-sanitize" ] && sanitize=0
+fuzz=1
+for arg in "$@"; do
+  case $arg in
+    --no-sanitize) sanitize=0 ;;
+    --no-fuzz) fuzz=0 ;;
+    *) echo "usage: scripts/test.sh [--no-sanitize] [--no-fuzz]" >&2; exit 2 ;;
+  esac
+done
 
 bash scripts/setup.sh
 
@@ -28,5 +37,11 @@ if [ "$sanitize" = 1 ]; then
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan -j "$jobs" --timeout 600
+fi
+if [ "$fuzz" = 1 ]; then
+  echo "== fuzz (libFuzzer + ASan + UBSan, clang++)"
+  bash scripts/fuzz.sh "${EBB_FUZZ_SECONDS:-15}"
+else
+  echo "== fuzz: not run (--no-fuzz)"
 fi
 echo "== all tests passed"

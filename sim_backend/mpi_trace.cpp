@@ -24,6 +24,9 @@ std::vector<std::string> splitCsv(const std::string& line) {
   return out;
 }
 
+// About 106 days: picoseconds up to it fit an int64 (TimePs).
+constexpr double kMaxSeconds = 9.2e6;
+
 struct Row {
   std::uint32_t rank;
   MpiOp op;
@@ -71,6 +74,12 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
     r.exit = std::strtod(f[3].c_str(), &end);
     if (f[3].empty() || *end || !std::isfinite(r.exit) || r.exit < r.enter) {
       return bad(fmt::format("t_exit_s '{}' is not a time at or after t_enter_s", f[3]));
+    }
+    // Times become picoseconds in 64 bits (found by fuzz/amg_csv_fuzz.cpp:
+    // a larger time wrapped to a negative compute duration).
+    if (r.exit > kMaxSeconds) {
+      return bad(fmt::format("t_exit_s '{}' is beyond {:g} s, the longest time ebb represents",
+                             f[3], kMaxSeconds));
     }
     if (op == "isend" || op == "irecv" || op == "send" || op == "recv") {
       r.op.kind = op == "isend"   ? MpiOpKind::kIsend

@@ -19,6 +19,11 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr std::int64_t kDouble = 8;
+// Sizes (in doubles) and flops; times 8 bytes, sums over ranks and
+// picoseconds of compute stay within 64 bits.
+constexpr double kMaxArgument = 1e15;
+// Picoseconds fit an int64 (TimePs) up to about 106 days.
+constexpr double kMaxPs = 9.2e18;
 
 struct Call {
   std::string op;  // lower case
@@ -67,6 +72,12 @@ Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& c
       if (v < 0 || !std::isfinite(v)) {
         return {ErrorCode::kParse,
                 fmt::format("{}: argument '{}' of {} must be >= 0", where, a, op)};
+      }
+      // Found by fuzz/simgrid_ti_fuzz.cpp: a larger value wrapped to a
+      // negative count on its way to 64-bit integers.
+      if (v > kMaxArgument) {
+        return {ErrorCode::kParse,
+                fmt::format("{}: argument '{}' of {} is beyond {:g}", where, a, op, kMaxArgument)};
       }
       c.args.push_back(static_cast<std::int64_t>(std::llround(v)));
     }
@@ -139,6 +150,18 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
   t.ranks.resize(P);
   SimgridStats st;
   std::vector<std::size_t> pos(P, 0);
+  // `flops` of compute as time; an error when that does not fit a TimePs.
+  const auto computePs = [&](const Call& c, std::int64_t flops, TimePs& ps) -> Status {
+    const double v = static_cast<double>(flops) / flopsPerS * 1e12;
+    if (!(v <= kMaxPs)) {
+      return {ErrorCode::kParse,
+              fmt::format("{}: {} flops at {:g} flops/s last beyond {:g} s, the longest time ebb "
+                          "represents",
+                          c.where, flops, flopsPerS, kMaxPs / 1e12)};
+    }
+    ps = static_cast<TimePs>(v);
+    return Status::ok();
+  };
   const auto computeUntilCollective = [&](std::uint32_t r) -> Status {
     auto& calls = byRank[r];
     while (pos[r] < calls.size() && !isCollective(calls[pos[r]].op)) {
@@ -146,7 +169,8 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
       if (c.op == "compute") {
         if (Status s = need(c, 1); !s.isOk()) return s;
         st.computeFlops += static_cast<std::uint64_t>(c.args[0]);
-        const auto ps = static_cast<TimePs>(static_cast<double>(c.args[0]) / flopsPerS * 1e12);
+        TimePs ps = 0;
+        if (Status s = computePs(c, c.args[0], ps); !s.isOk()) return s;
         if (ps > 0) t.ranks[r].push_back({MpiOpKind::kCompute, ps, 0, 0, 0, 0});
       } else if (c.op == "send" || c.op == "recv" || c.op == "isend" || c.op == "irecv") {
         // "<peer> <size>" or "<peer> <tag> <size>" (newer SimGrid).
@@ -223,10 +247,9 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
       // The reduction's own computation (second argument, flops).
       for (std::uint32_t r = 0; r < P; ++r) {
         if (calls[r]->args.size() > 1 && calls[r]->args[1] > 0) {
-          t.ranks[r].push_back(
-              {MpiOpKind::kCompute,
-               static_cast<TimePs>(static_cast<double>(calls[r]->args[1]) / flopsPerS * 1e12), 0, 0,
-               0, 0});
+          TimePs ps = 0;
+          if (Status s = computePs(*calls[r], calls[r]->args[1], ps); !s.isOk()) return s;
+          t.ranks[r].push_back({MpiOpKind::kCompute, ps, 0, 0, 0, 0});
         }
       }
     } else if (op == "alltoall") {

@@ -196,5 +196,28 @@ TEST(AmgCsv, BadInputNamesTheFileAndLine) {
   EXPECT_EQ(blocking->ranks[1][0].kind, MpiOpKind::kRecv);
 }
 
+// Found by fuzz/amg_csv_fuzz.cpp: a time beyond what picoseconds in 64 bits
+// hold became a negative compute duration instead of an error.
+TEST(AmgCsv, TimesBeyondWhatEbbRepresentsAreAnError) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ebb-amg-range-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "t.csv").string();
+  std::ofstream(path) << "0,isend,0.1,0.2,1,64,0,1\n0,irecv,0.3,2009166510,1,64,0,2\n";
+  auto t = readAmgCsv(path);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.status().code(), ErrorCode::kParse);
+  EXPECT_NE(t.status().message().find("t.csv:2: t_exit_s '2009166510' is beyond"),
+            std::string::npos)
+      << t.status().message();
+  // The longest time that fits (9.2e6 s, about 106 days) still reads.
+  std::ofstream(path) << "0,isend,0.1,9.2e6,1,64,0,1\n";
+  auto longest = readAmgCsv(path);
+  ASSERT_TRUE(longest) << longest.status().toString();
+  ASSERT_EQ(longest->ranks[0].size(), 3u);  // compute, isend, compute
+  EXPECT_GT(longest->ranks[0][2].duration, 0);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ebb::sim

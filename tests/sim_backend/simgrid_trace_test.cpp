@@ -161,5 +161,43 @@ TEST(SimgridTrace, BadInputNamesTheFileAndLine) {
   EXPECT_FALSE(readSimgridTrace((dir / "missing").string(), 1e9));
 }
 
+// Found by fuzz/simgrid_ti_fuzz.cpp: a huge argument wrapped to a negative
+// count, and compute beyond what picoseconds in 64 bits hold overflowed.
+TEST(SimgridTrace, ArgumentsAndComputeBeyondWhatEbbRepresentsAreAnError) {
+  const fs::path dir = fs::temp_directory_path() / ("ebb-ti-range-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path file = dir / "ti_trace0.txt";
+  std::ofstream(file) << "0 init\n0 compute 2385555555555555555555555555555555555550\n";
+  auto t = readSimgridTrace(file.string(), 1e9);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.status().code(), ErrorCode::kParse);
+  EXPECT_NE(t.status().message().find("ti_trace0.txt:2: argument "
+                                      "'2385555555555555555555555555555555555550' of compute is "
+                                      "beyond 1e+15"),
+            std::string::npos)
+      << t.status().message();
+  // In range as flops, but too long at a slow rate.
+  std::ofstream(file) << "0 init\n0 compute 1e15\n";
+  t = readSimgridTrace(file.string(), 1.0);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.status().message().find("ti_trace0.txt:2: 1000000000000000 flops at 1 flops/s last "
+                                      "beyond"),
+            std::string::npos)
+      << t.status().message();
+  std::ofstream(file) << "0 init\n0 allReduce 8 1e15\n";
+  t = readSimgridTrace(file.string(), 1.0);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.status().message().find("ti_trace0.txt:2: 1000000000000000 flops"), std::string::npos)
+      << t.status().message();
+  // The same at 1 GF/s is 11.6 days of compute and reads.
+  std::ofstream(file) << "0 init\n0 compute 1e15\n";
+  t = readSimgridTrace(file.string(), 1e9);
+  ASSERT_TRUE(t) << t.status().toString();
+  ASSERT_EQ(t->ranks[0].size(), 1u);
+  EXPECT_EQ(t->ranks[0][0].duration, 1'000'000'000'000'000'000);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ebb::sim
