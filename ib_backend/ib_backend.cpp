@@ -493,7 +493,9 @@ void IbBackend::applyLinkState(PortId port, bool on, Done<LinkPowerState> done) 
                            topo_.describeLink(l))));
   }
   const std::uint64_t gen = ++gen_[l.value()];
+  disabling_.insert(l.value());
   setPhys(*end, PhysState::kDisabled, [this, l, end, gen, done = std::move(done)](Status st) {
+    disabling_.erase(l.value());
     if (!st.isOk()) return done(st);
     disabledEnd_[l.value()] = *end;  // only this end can bring the link back
     if (std::find(disabled_.begin(), disabled_.end(), l) == disabled_.end()) disabled_.push_back(l);
@@ -562,6 +564,7 @@ void IbBackend::enableLink(LinkId l, TimePs deadline, Done<LinkPowerState> done)
 // ReLink); ebb re-reads the port until it is LinkUp.
 void IbBackend::pollUntilUp(LinkId l, PortId end) {
   const std::uint64_t gen = gen_[l.value()];
+  enabling_.insert(l.value());
   sched_.after(opts_.linkPollPs, agent::Phase::kBackend, [this, l, end, gen] {
     if (gen != gen_[l.value()]) return;
     if (!sw_[end.sw.value()].reachable) return pollUntilUp(l, end);
@@ -582,6 +585,7 @@ void IbBackend::pollUntilUp(LinkId l, PortId end) {
 
 void IbBackend::linkChanged(LinkId l, bool up) {
   linkUp_[l.value()] = up ? 1 : 0;
+  enabling_.erase(l.value());
   recomputeRoutes();
   if (!callback_) return;
   const fabric::Link& L = topo_.link(l);
@@ -664,6 +668,93 @@ void IbBackend::restoreWave(std::shared_ptr<Restore> r) {
                     r->firstError.isOk() ? "" : "; first error: " + r->firstError.message())));
   }
   sched_.after(opts_.linkPollPs, agent::Phase::kBackend, [this, r] { restoreWave(r); });
+}
+
+std::optional<SwitchId> IbBackend::switchByLid(std::uint16_t lid) const {
+  if (lid == 0) return std::nullopt;
+  for (std::size_t i = 0; i < sw_.size(); ++i) {
+    if (sw_[i].lid == lid) return SwitchId(static_cast<std::uint32_t>(i));
+  }
+  return std::nullopt;
+}
+
+void IbBackend::rereadPorts(SwitchId s, Done<std::vector<PortChange>> done) {
+  ++stats_.rereads;
+  const fabric::Switch& me = topo_.sw(s);
+  if (!sw_[s.value()].reachable) {
+    return later<std::vector<PortChange>>(
+        std::move(done),
+        Status(ErrorCode::kUnavailable,
+               fmt::format("{} is out of reach over the links that are up", me.name)));
+  }
+  struct Read {
+    std::size_t left = 0;
+    std::vector<PortChange> changes;
+    Status error;
+    Done<std::vector<PortChange>> done;
+  };
+  auto rd = std::make_shared<Read>();
+  rd->done = std::move(done);
+  for (const fabric::Port& p : me.ports)
+    rd->left += p.role == fabric::PortRole::kUnused ? 0u : 1u;
+  if (rd->left == 0) return later<std::vector<PortChange>>(std::move(rd->done), rd->changes);
+  const std::uint64_t mKey = opts_.mKey;
+  for (std::uint16_t p = 0; p < me.ports.size(); ++p) {
+    if (me.ports[p].role == fabric::PortRole::kUnused) continue;
+    const auto mod = static_cast<std::uint32_t>(p + 1);
+    sendSmp(
+        s,
+        [mod, mKey](const MadAddress& to) {
+          return buildRequest(to, Method::kGet, Attr::kPortInfo, mod, mKey);
+        },
+        [this, s, p, rd](Result<MadBytes> r) {
+          const PortId port{s, p};
+          if (!r) {
+            if (rd->error.isOk()) {
+              rd->error =
+                  Status(r.status().code(), topo_.describePort(port) + ": " + r.status().message());
+            }
+          } else {
+            const PortInfo pi = parsePortInfo(*r);
+            sw_[s.value()].ports[p] = pi;
+            const LinkId l = topo_.sw(s).ports[p].link;
+            const bool up = pi.phys == PhysState::kLinkUp;
+            const bool ebbDisabled =
+                std::find(disabled_.begin(), disabled_.end(), l) != disabled_.end();
+            if (up && !linkUp_[l.value()] &&
+                (enabling_.count(l.value()) || (!disabling_.count(l.value()) && !ebbDisabled))) {
+              ++gen_[l.value()];  // no more polls for it
+              rd->changes.push_back({port, "LinkUp"});
+              linkChanged(l, true);
+            } else if (!up && linkUp_[l.value()] && !disabling_.count(l.value())) {
+              ++gen_[l.value()];
+              rd->changes.push_back({port, physStateName(pi.phys)});
+              linkChanged(l, false);
+            }
+            auto n = narrowed_.find(l.value());
+            if (n != narrowed_.end() && !widthBusy_.count(l.value())) {
+              for (const NarrowEnd& e : n->second.ends) {
+                if (e.end != port || pi.widthEnabled == e.widthEnabled) continue;
+                rd->changes.push_back(
+                    {port,
+                     fmt::format("LinkWidthEnabled {} (was {}: reset by someone else)",
+                                 linkWidthName(pi.widthEnabled), linkWidthName(e.widthEnabled))});
+                narrowed_.erase(n);
+                if (callback_) {
+                  const fabric::Link& L = topo_.link(l);
+                  if (!L.lowerIsHost) callback_->onLinkStateChanged(L.lower, LinkPowerState::kOn);
+                  callback_->onLinkStateChanged(L.upper, LinkPowerState::kOn);
+                }
+                break;
+              }
+            }
+          }
+          if (--rd->left > 0) return;
+          stats_.portChanges += rd->changes.size();
+          if (!rd->error.isOk() && rd->changes.empty()) return rd->done(rd->error);
+          rd->done(rd->changes);
+        });
+  }
 }
 
 // ---- Width reduction (GatingAction::kReduceWidth) ----

@@ -46,6 +46,14 @@ struct IbBackendStats {
   TimePs lastSweepPs = 0;           // duration of the last counter read of one switch
   std::uint64_t widthReduced = 0;   // LinkWidthEnabled Sets to the narrowest width
   std::uint64_t widthRestored = 0;  // LinkWidthEnabled Sets back to the width read before
+  std::uint64_t rereads = 0;        // rereadPorts() calls (OpenSM events)
+  std::uint64_t portChanges = 0;    // port changes they found
+};
+
+// A change rereadPorts() found at one port.
+struct PortChange {
+  fabric::PortId port;
+  std::string what;  // "LinkUp", "Polling", "LinkWidthEnabled 1x|4x (someone widened it)"
 };
 
 // One PortInfo Set the fabric accepted (the daemon's audit log).
@@ -80,6 +88,14 @@ class IbBackend final : public agent::Backend {
   // The switch the management port attaches at (or next to); after initialize.
   std::optional<fabric::SwitchId> attachSwitch() const { return first_; }
   bool reachable(fabric::SwitchId sw) const { return sw_[sw.value()].reachable; }
+  // The switch whose port 0 has this LID (as read at start), if any.
+  std::optional<fabric::SwitchId> switchByLid(std::uint16_t lid) const;
+  // Re-reads the PortInfo of every cabled port of `sw` at once (an OpenSM
+  // event said something changed there) and takes in what changed without
+  // ebb: a link that went down or came up (also one ebb is enabling: no need
+  // to wait for the next poll), a reduced width someone else reset. The
+  // agents hear of it as of any other change. Completes with the changes.
+  void rereadPorts(fabric::SwitchId sw, Done<std::vector<PortChange>> done);
   const std::vector<fabric::LinkId>& disabledLinks() const { return disabled_; }
   // Links this backend gated in this run, either action (restoreAll brings them back).
   std::vector<fabric::LinkId> gatedLinks() const;
@@ -168,6 +184,8 @@ class IbBackend final : public agent::Backend {
   std::set<std::uint32_t> pendingGate_;         // links being re-enabled to reach a dark switch
   std::map<std::uint32_t, Narrowed> narrowed_;  // by link: reduced width (kReduceWidth)
   std::set<std::uint32_t> widthBusy_;           // links with a width Set on the wire
+  std::set<std::uint32_t> disabling_;           // links with a Set Disabled on the wire
+  std::set<std::uint32_t> enabling_;            // links set Polling, waiting for LinkUp
   DrPath attach_;                               // route to the first switch
   std::optional<fabric::SwitchId> first_;       // the switch we attach at (or next to)
 };

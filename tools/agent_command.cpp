@@ -19,6 +19,7 @@ struct AgentOptions {
   int port = -1;
   std::string metrics;
   std::string decisionLog;
+  std::string osmEvents;
   std::int64_t runForMs = -1;
   std::int64_t openTimeoutMs = 10000;
   int sweeps = 0;
@@ -45,6 +46,7 @@ int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.decisionLog.empty()) {
     a->set_decision_log(std::filesystem::absolute(o.decisionLog).string());
   }
+  if (!o.osmEvents.empty()) a->set_osm_events(std::filesystem::absolute(o.osmEvents).string());
   const std::string baseDir = std::filesystem::path(o.configPath).parent_path().string();
   Result<fabric::Topology> topo = topologyFromConfig(cfg->fabric(), baseDir);
   if (!topo) {
@@ -91,6 +93,9 @@ void addAgentCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--metrics", o->metrics,
                   "Prometheus endpoint host:port, or 'off' (agent.metrics_listen)");
   cmd->add_option("--decision-log", o->decisionLog, "JSON-lines decision log (agent.decision_log)");
+  cmd->add_option("--osm-events", o->osmEvents,
+                  "Unix datagram socket to bind for OpenSM's events (the ebb_osm_events plugin; "
+                  "agent.osm_events): a trap about a switch re-reads its ports at once");
   cmd->add_option("--run-for-ms", o->runForMs, "stop after this long (agent.run_for_ms)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--open-timeout-ms", o->openTimeoutMs,

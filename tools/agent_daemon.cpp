@@ -10,11 +10,13 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "agent/agent_host.h"
 #include "fabric/minimal_tree.h"
 #include "ib_backend/asio_scheduler.h"
+#include "tools/agent_osm_events.h"
 #include "tools/counter_sweep.h"
 #include "tools/metrics_server.h"
 
@@ -141,6 +143,10 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
     const std::filesystem::path p(a.decision_log());
     s.decisionLog = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();
   }
+  if (!a.osm_events().empty()) {
+    const std::filesystem::path p(a.osm_events());
+    s.osmEvents = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();
+  }
   s.runForPs = a.run_for_ms() * kMs;
   return s;
 }
@@ -151,6 +157,10 @@ namespace {
 struct DaemonCounters {
   std::map<std::string, std::uint64_t> decisions;  // by "source,action,refused"
   std::uint64_t failSafe = 0;
+  std::map<std::string, std::uint64_t> osmEvents;  // by "event,trap" labels
+  std::uint64_t osmMalformed = 0;
+  std::uint64_t osmRereads = 0;       // switches re-read on an OpenSM event
+  std::uint64_t osmRereadFailed = 0;  // re-reads that failed
 };
 
 std::string renderMetrics(const fabric::Topology& topo, const ib::IbBackend& backend,
@@ -228,6 +238,21 @@ std::string renderMetrics(const fabric::Topology& topo, const ib::IbBackend& bac
       b.setsSent, b.setsSuppressed, static_cast<double>(b.lastSweepPs) * 1e-12,
       host.agents().size(), c.failSafe, b.reroutes, b.countersHeld, b.widthReduced,
       b.widthRestored);
+  if (!c.osmEvents.empty() || c.osmRereads > 0 || c.osmMalformed > 0) {
+    m += "# HELP ebb_osm_events_total Events from OpenSM's ebb_osm_events plugin.\n"
+         "# TYPE ebb_osm_events_total counter\n";
+    for (const auto& [key, n] : c.osmEvents)
+      m += fmt::format("ebb_osm_events_total{{{}}} {}\n", key, n);
+    m += fmt::format(
+        "# HELP ebb_osm_event_rereads_total Switches whose ports were re-read at once on an "
+        "OpenSM event.\n"
+        "# TYPE ebb_osm_event_rereads_total counter\nebb_osm_event_rereads_total {}\n"
+        "# TYPE ebb_osm_event_rereads_failed_total counter\nebb_osm_event_rereads_failed_total {}\n"
+        "# HELP ebb_osm_event_port_changes_total Port changes those re-reads found.\n"
+        "# TYPE ebb_osm_event_port_changes_total counter\nebb_osm_event_port_changes_total {}\n"
+        "# TYPE ebb_osm_events_malformed_total counter\nebb_osm_events_malformed_total {}\n",
+        c.osmRereads, c.osmRereadFailed, b.portChanges, c.osmMalformed);
+  }
   return m;
 }
 
@@ -392,10 +417,13 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
   }
   host.start(s.managed);
 
+  std::unique_ptr<OsmEventListener> osmEvents;
   std::unique_ptr<MetricsServer> metrics;
   if (!s.metricsListen.empty()) {
-    auto m = MetricsServer::start(
-        io, s.metricsListen, [&] { return renderMetrics(topo, backend, *mad, host, counters); });
+    auto m = MetricsServer::start(io, s.metricsListen, [&] {
+      if (osmEvents) counters.osmMalformed = osmEvents->malformed();
+      return renderMetrics(topo, backend, *mad, host, counters);
+    });
     if (!m) {
       err << "ebb agent: " << m.status().toString() << "\n";
       return 1;
@@ -403,6 +431,88 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
     metrics = std::move(*m);
     out << fmt::format("ebb agent: metrics on http://{}/metrics (port {})\n", s.metricsListen,
                        metrics->port());
+  }
+
+  // OpenSM's events: a trap naming a switch ebb manages re-reads its ports at
+  // once; in width mode a heavy sweep re-reads the switches holding reduced
+  // ends (OpenSM may have reset their width).
+  if (!s.osmEvents.empty()) {
+    const std::set<fabric::SwitchId> managed(s.managed.begin(), s.managed.end());
+    auto onEvent = [&, managed](const OsmEvent& ev) {
+      ++counters.osmEvents[ev.trap >= 0 ? fmt::format("event=\"{}\",trap=\"{}\"", ev.event, ev.trap)
+                                        : fmt::format("event=\"{}\"", ev.event)];
+      std::vector<fabric::SwitchId> targets;
+      if (ev.event == "trap" && ev.lid != 0) {
+        if (auto sw = backend.switchByLid(ev.lid); sw && managed.count(*sw)) targets.push_back(*sw);
+      } else if (ev.event == "heavy_sweep_done" &&
+                 s.backend.action == ib::GatingAction::kReduceWidth) {
+        std::set<fabric::SwitchId> holding;
+        for (const auto& [l, n] : backend.narrowedLinks()) {
+          for (const auto& e : n.ends) {
+            if (managed.count(e.end.sw)) holding.insert(e.end.sw);
+          }
+        }
+        targets.assign(holding.begin(), holding.end());
+      }
+      const std::string cause =
+          ev.trap >= 0 ? fmt::format("trap {}", ev.trap) : std::string(ev.event);
+      std::string names;
+      for (fabric::SwitchId sw : targets)
+        names +=
+            fmt::format("{}\"{}\"", names.empty() ? "" : ",", agent::jsonEscape(topo.sw(sw).name));
+      if (log.is_open()) {
+        log << fmt::format(
+                   "{{\"time_ps\":{},\"event\":\"osm_event\",\"osm_event\":\"{}\",\"trap\":{},"
+                   "\"lid\":{},\"seq\":{},\"reread\":[{}]}}\n",
+                   sched.now(), agent::jsonEscape(ev.event), ev.trap, ev.lid, ev.seq, names)
+            << std::flush;
+      }
+      for (fabric::SwitchId sw : targets) {
+        ++counters.osmRereads;
+        const std::int64_t reportedNs = ev.timeNs;
+        backend.rereadPorts(sw, [&, sw, cause, reportedNs](Result<std::vector<ib::PortChange>> r) {
+          const std::string name = topo.sw(sw).name;
+          const auto nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+          const double latencyMs =
+              reportedNs > 0 ? static_cast<double>(nowNs - reportedNs) * 1e-6 : -1.0;
+          if (!r) {
+            ++counters.osmRereadFailed;
+            err << fmt::format("ebb agent: re-reading {} on OpenSM {}: {}\n", name, cause,
+                               r.status().toString())
+                << std::flush;
+            return;
+          }
+          std::string changes, text;
+          for (const ib::PortChange& c : *r) {
+            changes += fmt::format("{}{{\"port\":{},\"state\":\"{}\"}}", changes.empty() ? "" : ",",
+                                   c.port.ibPortNumber(), agent::jsonEscape(c.what));
+            text += fmt::format(" [{}] {};", c.port.ibPortNumber(), c.what);
+          }
+          if (log.is_open()) {
+            log << fmt::format(
+                       "{{\"time_ps\":{},\"event\":\"port_reread\",\"switch\":{},"
+                       "\"switch_name\":\"{}\",\"cause\":\"{}\",\"since_reported_ms\":{:.3f},"
+                       "\"changes\":[{}]}}\n",
+                       sched.now(), sw.value(), agent::jsonEscape(name), cause, latencyMs, changes)
+                << std::flush;
+          }
+          out << fmt::format(
+                     "{:.3f}s {} re-read on OpenSM {} ({:.1f} ms after OpenSM reported it):{}\n",
+                     static_cast<double>(sched.now()) * 1e-12, name, cause, latencyMs,
+                     text.empty() ? " no change" : text)
+              << std::flush;
+        });
+      }
+    };
+    auto l = OsmEventListener::start(io, s.osmEvents, onEvent);
+    if (!l) {
+      err << "ebb agent: " << l.status().toString() << "\n";
+      return 1;
+    }
+    osmEvents = std::move(*l);
+    out << fmt::format("ebb agent: OpenSM events on {}\n", s.osmEvents) << std::flush;
   }
 
   int exitCode = 0;
@@ -413,6 +523,7 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
     out << "ebb agent: stopping (" << why << ")\n" << std::flush;
     host.stopAll();
     if (metrics) metrics->stop();
+    if (osmEvents) osmEvents->stop();
     const char* gated =
         s.backend.action == ib::GatingAction::kReduceWidth ? "at reduced width" : "disabled";
     if (s.keepStateOnExit || backend.gatedLinks().empty()) {
@@ -462,9 +573,13 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
   }
   io.run();
   mad->close();
-  out << fmt::format("ebb agent: {} MADs sent, {} failed; {} port Sets; {} agents failed safe\n",
-                     mad->stats().sent, mad->stats().failed, backend.stats().setsSent,
-                     counters.failSafe)
+  out << fmt::format(
+             "ebb agent: {} MADs sent, {} failed; {} port Sets; {} agents failed safe{}\n",
+             mad->stats().sent, mad->stats().failed, backend.stats().setsSent, counters.failSafe,
+             osmEvents
+                 ? fmt::format("; {} OpenSM events ({} malformed), {} re-reads",
+                               osmEvents->received(), osmEvents->malformed(), counters.osmRereads)
+                 : std::string())
       << std::flush;
   return exitCode;
 }

@@ -171,6 +171,18 @@ IbsimFabric::IbsimFabric(const fabric::Topology& topo, Options options) {
       sm.env = clientEnv();
       sm.env["OSM_CACHE_DIR"] = scratch_;
       sm.env["OSM_TMP_DIR"] = scratch_;
+      for (const auto& [k, v] : options.openSmEnv)
+        sm.env[k] = v;
+      if (!options.openSmConfig.empty()) {
+        const std::string conf = scratch_ + "/opensm.conf";
+        std::ofstream out(conf);
+        for (const std::string& line : options.openSmConfig)
+          out << line << "\n";
+        out.close();
+        if (!out) throw std::runtime_error("cannot write " + conf);
+        sm.argv.push_back("-F");
+        sm.argv.push_back(conf);
+      }
       sm.cwd = scratch_;
       sm.stdoutPath = scratch_ + "/opensm.out";
       opensm_ = std::make_unique<ChildProcess>(sm);

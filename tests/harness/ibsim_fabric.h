@@ -23,6 +23,11 @@ class IbsimFabric {
     bool startOpenSm = true;
     std::string routingEngine = "updn";
     std::chrono::milliseconds startTimeout{30000};
+    // Lines of an opensm.conf written to the scratch folder and given to
+    // OpenSM with -F (e.g. "event_plugin_name ebb_osm_events"); none: no -F.
+    std::vector<std::string> openSmConfig = {};
+    // More environment for OpenSM (e.g. LD_LIBRARY_PATH to find a plugin).
+    std::map<std::string, std::string> openSmEnv = {};
   };
 
   IbsimFabric(const fabric::Topology& topo, Options options);

@@ -564,6 +564,66 @@ TEST(AgentDaemon, ReduceWidthKeepsLinksUpAtOneLaneAndRestoresTheWidthOnSigterm) 
   }
 }
 
+// The time a line matching `re` appears in the file, waiting up to `timeout`.
+bool waitForLine(const std::string& path, const std::regex& re, std::chrono::milliseconds timeout) {
+  return waitForFile(
+      path, [&](const std::string& t) { return std::regex_search(t, re); }, timeout);
+}
+
+// OpenSM's events: OpenSM loads ebb's plugin (opensm.conf event_plugin_name,
+// found on LD_LIBRARY_PATH), ibsim's Unlink and ReLink send trap 128 to
+// OpenSM, the plugin forwards it over the daemon's Unix socket, and the daemon
+// re-reads that switch's ports at once: with a check period of 60 s, nothing
+// but the event can make it look before the test gives up after 5 s.
+TEST(AgentDaemon, OpenSmEventsMakeTheDaemonReReadASwitchAtOnce) {
+  IbsimFabric::Options o;
+  o.openSmConfig = {"event_plugin_name ebb_osm_events",
+                    "event_plugin_options ebb_osm_events=osm-events.sock"};  // in OpenSM's cwd
+  o.openSmEnv["LD_LIBRARY_PATH"] = std::string(EBB_BINARY_DIR) + "/opensm_plugin";
+  IbsimFabric fab(tree(), o);
+  ASSERT_NE(fab.openSmLog().find("ebb_osm_events: forwarding events to osm-events.sock"),
+            std::string::npos)
+      << fab.openSmLog().substr(0, 3000);
+  Daemon d(fab, "osm_events: \"osm-events.sock\"", "events", {"agent.check_period_ms=60000"});
+  ASSERT_TRUE(waitForText(d.outPath(), "OpenSM events on", 20s)) << d.out() << d.err();
+  ASSERT_NE(d.out().find("check period 60000 ms"), std::string::npos) << d.out();
+  const fabric::SwitchId leaf = tree().switchesAtLevel(2).front();
+  const std::string name = tree().sw(leaf).name;
+  const int port = tree().sw(leaf).upPorts.back() + 1;
+  using Clock = std::chrono::steady_clock;
+  // Cable out: trap 128 from the leaf; its re-read finds the port down.
+  auto t0 = Clock::now();
+  fab.unlink(name, port);
+  const std::regex down(fmt::format(
+      R"re("event":"port_reread","switch":\d+,"switch_name":"{}","cause":"trap 128","since_reported_ms":([0-9.]+),"changes":\[[^\]]*\{{"port":{},"state":"(Polling|Disabled|Sleep)"\}})re",
+      name, port));
+  ASSERT_TRUE(waitForLine(d.logPath(), down, 5s))
+      << "no re-read of " << name << " within 5 s\n"
+      << readWholeFile(d.logPath()) << d.out() << d.err();
+  EXPECT_LT(Clock::now() - t0, 5s);
+  std::smatch m;
+  const std::string log = readWholeFile(d.logPath());
+  ASSERT_TRUE(std::regex_search(log, m, down));
+  EXPECT_LT(std::stod(m[1].str()), 2000.0) << "ms from OpenSM's report to the re-read";
+  // Cable back: trap 128 again; the re-read finds it LinkUp.
+  t0 = Clock::now();
+  fab.relink(name, port);
+  const std::regex up(fmt::format(
+      R"re("switch_name":"{}","cause":"trap 128","since_reported_ms":[0-9.]+,"changes":\[[^\]]*\{{"port":{},"state":"LinkUp"\}})re",
+      name, port));
+  ASSERT_TRUE(waitForLine(d.logPath(), up, 5s)) << readWholeFile(d.logPath());
+  EXPECT_LT(Clock::now() - t0, 5s);
+  // OpenSM also reports its sweeps; every event is in the decision log.
+  EXPECT_TRUE(waitForText(d.logPath(), R"("osm_event":"heavy_sweep_done")", 5s))
+      << readWholeFile(d.logPath());
+  EXPECT_NE(readWholeFile(d.logPath()).find(R"("osm_event":"trap","trap":128)"), std::string::npos);
+  EXPECT_EQ(d.proc().stop(20s), 0) << d.err();
+  EXPECT_TRUE(std::regex_search(
+      d.out(), std::regex(R"([1-9]\d* OpenSM events \(0 malformed\), [1-9]\d* re-reads)")))
+      << d.out();
+  EXPECT_NE(d.out().find("re-read on OpenSM trap 128"), std::string::npos) << d.out();
+}
+
 // 4. Dry run: decisions are made and logged, no Set is sent.
 TEST(AgentDaemon, DryRunDecidesButNeverSets) {
   IbsimFabric fab(tree());
