@@ -1,9 +1,15 @@
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <ostream>
+#include <thread>
 
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
+#include "ib_backend/verbs_devices.h"
 #include "tools/agent_daemon.h"
 #include "tools/command.h"
 #include "tools/fabric_from_config.h"
@@ -23,7 +29,30 @@ struct AgentOptions {
   std::int64_t runForMs = -1;
   std::int64_t openTimeoutMs = 10000;
   int sweeps = 0;
+  bool listDevices = false;
 };
+
+int listDevices(std::ostream& out, std::ostream& err) {
+  // Under ibsim the preload library hooks sysfs and waits forever for a
+  // simulator that is not there: give up after a while.
+  using Listed = Result<std::vector<ib::VerbsDevice>>;
+  auto task = std::make_shared<std::packaged_task<Listed()>>([] { return ib::listVerbsDevices(); });
+  auto fut = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  if (fut.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    err << "ebb agent: libibverbs did not answer in 10 s (under ibsim's preload library: is "
+           "ibsim running with this IBSIM_SOCKNAME?)\n";
+    std::fflush(nullptr);
+    std::_Exit(kExitError);  // the thread may still be blocked inside the preload library
+  }
+  Listed devices = fut.get();
+  if (!devices) {
+    err << "ebb agent: " << devices.status().toString() << "\n";
+    return kExitError;
+  }
+  out << ib::describeDevices(*devices);
+  return 0;
+}
 
 int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   Result<config::Config> cfg = config::loadConfigFile(o.configPath);
@@ -83,7 +112,6 @@ void addAgentCommand(CLI::App& app, CommandAction& action) {
       "docs/ib_agent.md.");
   cmd->add_option("--config", o->configPath,
                   "ebb config (text protobuf) with fabric, gating, agent")
-      ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("overrides", o->overrides, "key=value overrides of config fields");
   cmd->add_flag("--dry-run", o->dryRun, "decide and log, never send a Set (agent.dry_run)");
@@ -105,7 +133,15 @@ void addAgentCommand(CLI::App& app, CommandAction& action) {
                   "port, agent.max_outstanding MADs in flight), print them and exit; no agent "
                   "runs, no Set is sent")
       ->check(CLI::Range(1, 100000));
+  cmd->add_flag("--list-devices", o->listDevices,
+                "list the local RDMA devices and ports libibverbs sees (state, LID, link layer) "
+                "and the umad port ebb would pick, then exit; no --config needed");
   cmd->callback([o, &action] {
+    if (o->listDevices) {
+      action = [](std::ostream& out, std::ostream& err) { return listDevices(out, err); };
+      return;
+    }
+    if (o->configPath.empty()) throw CLI::RequiredError("--config");
     action = [o](std::ostream& out, std::ostream& err) { return runAgent(*o, out, err); };
   });
 }

@@ -16,6 +16,7 @@
 #include "agent/agent_host.h"
 #include "fabric/minimal_tree.h"
 #include "ib_backend/asio_scheduler.h"
+#include "ib_backend/verbs_devices.h"
 #include "tools/agent_osm_events.h"
 #include "tools/counter_sweep.h"
 #include "tools/metrics_server.h"
@@ -256,12 +257,41 @@ std::string renderMetrics(const fabric::Topology& topo, const ib::IbBackend& bac
   return m;
 }
 
+// Without agent.ca: the first active InfiniBand port libibverbs sees (real
+// hardware); with no verbs device (ibsim) libibumad picks its first CA.
+// Returns the sentence for the startup log.
+std::string pickPort(ib::UmadPortSpec& port) {
+  auto devices = ib::listVerbsDevices();
+  if (!devices) return devices.status().message() + "; libibumad picks the CA";
+  if (devices->empty()) {
+    return "libibverbs sees no RDMA device (no hardware, or ibsim: it simulates umad only); "
+           "libibumad picks the CA";
+  }
+  if (const auto pick = ib::pickDefaultPort(*devices)) {
+    port.caName = pick->ca;
+    if (port.port == 0) port.port = pick->port;
+    return fmt::format(
+        "libibverbs: {} port {} is the first active InfiniBand port: ebb talks through it",
+        pick->ca, port.port);
+  }
+  return fmt::format(
+      "libibverbs sees {} RDMA devices but no active InfiniBand port; libibumad picks the CA "
+      "(set agent.ca)",
+      devices->size());
+}
+
 // Opens the umad port on a helper thread: under ibsim the preload library
-// retries forever while no simulator listens, and a daemon must not hang.
+// retries forever while no simulator listens (already when libibverbs looks
+// at sysfs), and a daemon must not hang. `note` gets the port choice.
 Result<std::unique_ptr<ib::UmadTransport>> openPort(ib::AsioScheduler& sched,
-                                                    const DaemonSettings& s) {
-  auto task = std::make_shared<std::packaged_task<Result<std::unique_ptr<ib::UmadTransport>>()>>(
-      [&sched, s] { return ib::UmadTransport::open(sched, s.port, s.transport); });
+                                                    const DaemonSettings& s, std::string& note) {
+  using Opened = std::pair<Result<std::unique_ptr<ib::UmadTransport>>, std::string>;
+  auto task = std::make_shared<std::packaged_task<Opened()>>([&sched, s] {
+    ib::UmadPortSpec port = s.port;
+    std::string why;
+    if (port.caName.empty()) why = pickPort(port);
+    return Opened(ib::UmadTransport::open(sched, port, s.transport), why);
+  });
   auto fut = task->get_future();
   std::thread([task] { (*task)(); }).detach();
   if (fut.wait_for(std::chrono::nanoseconds(s.openTimeoutPs / 1000)) != std::future_status::ready) {
@@ -270,7 +300,9 @@ Result<std::unique_ptr<ib::UmadTransport>> openPort(ib::AsioScheduler& sched,
                               "ibsim: is ibsim running with this IBSIM_SOCKNAME?)",
                               s.openTimeoutPs / (1000 * kMs)));
   }
-  return fut.get();
+  Opened o = fut.get();
+  note = std::move(o.second);
+  return std::move(o.first);
 }
 
 }  // namespace
@@ -280,7 +312,9 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
   std::signal(SIGPIPE, SIG_IGN);
   boost::asio::io_context io;
   ib::AsioScheduler sched(io);
-  auto opened = openPort(sched, s);
+  std::string portNote;
+  auto opened = openPort(sched, s, portNote);
+  if (!portNote.empty()) out << "ebb agent: " << portNote << "\n" << std::flush;
   if (!opened) {
     err << "ebb agent: " << opened.status().toString() << "\n";
     std::fflush(nullptr);

@@ -638,6 +638,10 @@ TEST(AgentDaemon, DryRunDecidesButNeverSets) {
   }
   EXPECT_FALSE(offs.empty()) << d.out();
   EXPECT_NE(d.out().find("mode: dry run"), std::string::npos);
+  // No agent.ca: ebb asked libibverbs first, which sees nothing under ibsim.
+  EXPECT_NE(d.out().find("libibverbs sees no RDMA device (no hardware, or ibsim"),
+            std::string::npos)
+      << d.out();
   EXPECT_NE(d.out().find(" 0 port Sets"), std::string::npos) << d.out();
   std::vector<PortName> ports;
   for (const Decision& x : offs)
@@ -684,6 +688,26 @@ TEST(AgentDaemon, LostContactFailsSafeWithoutCrashing) {
   const int status = d.proc().stop(20s);
   EXPECT_LT(status, 128) << "killed by a signal";
   EXPECT_NE(d.out().find("stopping (SIGTERM)"), std::string::npos) << d.out();
+}
+
+// `ebb agent --list-devices` next to ibsim: libumad2sim simulates umad, not
+// verbs, so libibverbs lists no device; ebb says so and exits 0.
+TEST(AgentDaemon, ListDevicesUnderIbsimSaysVerbsSeesNoDevice) {
+  IbsimFabric fab(tree(), {.startOpenSm = false});
+  ChildProcess::Spec spec;
+  spec.argv = {std::string(EBB_BINARY_DIR) + "/tools/ebb", "agent", "--list-devices"};
+  spec.env = fab.clientEnv("H1");
+  spec.env["ASAN_OPTIONS"] = kChildAsanOptions;
+  spec.cwd = fab.scratchDir();
+  const CommandResult r = runCommand(spec, 30s);
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("libibverbs: no RDMA devices"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("ebb talks through libibumad"), std::string::npos) << r.out;
+  // Without --config and without --list-devices: a usage error naming it.
+  spec.argv.pop_back();
+  const CommandResult u = runCommand(spec, 30s);
+  EXPECT_NE(u.exitCode, 0);
+  EXPECT_NE(u.err.find("--config is required"), std::string::npos) << u.err;
 }
 
 // Bad input: the fabric is never touched.
