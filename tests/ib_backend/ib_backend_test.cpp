@@ -352,6 +352,96 @@ TEST(IbBackend, WidthDryRunSendsNothingAndRestoreAllBringsWidthsBack) {
   }
 }
 
+Result<std::vector<PortChange>> reread(Rig& rig, SwitchId s) {
+  Result<std::vector<PortChange>> out = Status(ErrorCode::kInternal, "not done");
+  rig.backend->rereadPorts(s, [&](Result<std::vector<PortChange>> r) { out = r; });
+  rig.sched.runUntil(rig.sched.now() + 100 * kMs);
+  return out;
+}
+
+// An OpenSM event makes the backend re-read a switch: what changed without
+// ebb is taken in and told to the agents; what ebb did itself is not a change.
+TEST(IbBackend, ReReadingASwitchTakesInWhatChangedWithoutEbb) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  const SwitchId leaf = tree().switchesAtLevel(2).front();
+  const auto ports = nonMtUpPorts(leaf);
+  ASSERT_GE(ports.size(), 1u);
+  const PortId p = ports.front();
+  const LinkId l = tree().sw(p.sw).ports[p.index].link;
+  // Nothing changed: nothing reported.
+  auto r = reread(rig, leaf);
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_TRUE(r->empty());
+  // A cable pulled (both ends leave LinkUp): down, agents told.
+  rig.fab.phys(p) = PhysState::kPolling;
+  rig.fab.phys(tree().link(l).upper) = PhysState::kPolling;
+  r = reread(rig, leaf);
+  ASSERT_TRUE(r) << r.status().toString();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ(r->front().port, p);
+  EXPECT_EQ(r->front().what, "Polling");
+  EXPECT_FALSE(rig.backend->linkStates().isFullyOn(l));
+  ASSERT_FALSE(rig.cb.changes.empty());
+  EXPECT_EQ(rig.cb.changes.back().second, LinkPowerState::kOff);
+  // Back: up again.
+  rig.fab.phys(p) = PhysState::kLinkUp;
+  rig.fab.phys(tree().link(l).upper) = PhysState::kLinkUp;
+  r = reread(rig, leaf);
+  ASSERT_TRUE(r) << r.status().toString();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ(r->front().what, "LinkUp");
+  EXPECT_TRUE(rig.backend->linkStates().isFullyOn(l));
+  // A link ebb disabled reads Disabled: not a change.
+  ASSERT_TRUE(rig.set(p, false));
+  r = reread(rig, leaf);
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_TRUE(r->empty());
+  // ebb enables it; before its next poll the link trains and a trap comes:
+  // on at once.
+  IbBackendOptions slow = Rig::allowAll();
+  slow.linkPollPs = 100'000 * kMs;  // the poll would come after 100 s
+  Rig rig2(slow);
+  ASSERT_TRUE(rig2.init().isOk());
+  ASSERT_TRUE(rig2.set(p, false));
+  Result<LinkPowerState> on = Status(ErrorCode::kInternal, "not done");
+  rig2.backend->applyLinkState(p, true, [&](Result<LinkPowerState> x) { on = x; });
+  rig2.sched.runUntil(rig2.sched.now() + 100 * kMs);
+  ASSERT_TRUE(on) << on.status().toString();
+  EXPECT_EQ(*on, LinkPowerState::kTurningOn);
+  EXPECT_FALSE(rig2.backend->linkStates().isFullyOn(l));
+  rig2.fab.phys(p) = PhysState::kLinkUp;  // trained
+  r = reread(rig2, leaf);
+  ASSERT_TRUE(r) << r.status().toString();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ(r->front().what, "LinkUp");
+  EXPECT_TRUE(rig2.backend->linkStates().isFullyOn(l));
+  EXPECT_EQ(rig2.backend->stats().portChanges, 1u);
+}
+
+// Width mode: a reduced width someone else reset (OpenSM's force_link_width)
+// is found on a re-read; the link counts as on again.
+TEST(IbBackend, ReReadingFindsAWidthSomeoneElseReset) {
+  Rig rig(widthMode());
+  ASSERT_TRUE(rig.init().isOk());
+  const SwitchId leaf = tree().switchesAtLevel(2).front();
+  const PortId p = nonMtUpPorts(leaf).front();
+  const LinkId l = tree().sw(p.sw).ports[p.index].link;
+  ASSERT_TRUE(rig.set(p, false));
+  EXPECT_TRUE(reread(rig, leaf)->empty());
+  rig.fab.widthEnabled(p) = rig.fab.widthSupported;  // what 255 does on hardware
+  const auto r = reread(rig, leaf);
+  ASSERT_TRUE(r) << r.status().toString();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_NE(r->front().what.find("reset by someone else"), std::string::npos) << r->front().what;
+  EXPECT_TRUE(rig.backend->linkStates().isFullyOn(l));
+  EXPECT_TRUE(rig.backend->narrowedLinks().empty());
+  EXPECT_EQ(rig.cb.changes.back().second, LinkPowerState::kOn);
+  const auto lid = static_cast<std::uint16_t>(leaf.value() + 1);  // FakeFabric: LID = index + 1
+  EXPECT_EQ(rig.backend->switchByLid(lid), leaf);
+  EXPECT_FALSE(rig.backend->switchByLid(0).has_value());
+}
+
 TEST(IbBackend, CountersAreReadHeldOrLost) {
   Rig rig;
   ASSERT_TRUE(rig.init().isOk());
