@@ -92,7 +92,9 @@ class SimWorld final : public World {
 class IbWorld final : public World {
  public:
   static constexpr TimePs kMs = 1'000'000'000;
-  IbWorld() : fab_(tree(), HostId(5)) {
+  // kReduceWidth: links are gated by LinkWidthEnabled instead of disabled.
+  explicit IbWorld(ib::GatingAction action = ib::GatingAction::kDisablePort)
+      : fab_(tree(), HostId(5)), action_(action) {
     fab_.trainAfter = 4;  // a port set Polling trains after a few MADs
     ib::TransportOptions t;
     t.timeoutPs = 20 * kMs;
@@ -103,6 +105,7 @@ class IbWorld final : public World {
       o.allowGuids.insert(s.guid);
     o.linkPollPs = 10 * kMs;
     o.lostContactPs = 10'000 * kMs;
+    o.action = action;
     backend_ = std::make_unique<ib::IbBackend>(tree(), *mad_, sched_, o);
     Status st(ErrorCode::kInternal, "not done");
     backend_->initialize([&](Status s) { st = s; });
@@ -112,14 +115,20 @@ class IbWorld final : public World {
   Backend& backend() override { return *backend_; }
   VirtualScheduler& sched() override { return sched_; }
   TimePs period() const override { return 100 * kMs; }
-  bool upOn(LinkId l) override { return fab_.linkUp(l); }
+  // Width mode: on = up and not at 1x (the fake fabric's links are 4x).
+  bool upOn(LinkId l) override {
+    if (action_ == ib::GatingAction::kDisablePort) return fab_.linkUp(l);
+    return fab_.linkUp(l) && fab_.widthActive(tree().link(l).upper) != ib::kWidth1x;
+  }
   // PortXmitData of the leaf's live up ports grows by far more than U_on of
   // their capacity every tenth of a period.
   void setLoad(bool high) override {
     high_ = high;
     if (high && !ticking_) tick();
   }
-  const char* name() const override { return "IbBackend"; }
+  const char* name() const override {
+    return action_ == ib::GatingAction::kDisablePort ? "IbBackend" : "IbBackend (reduce width)";
+  }
   void prepare(AgentHost& host) override {
     if (backend_->attachSwitch()) host.guard().setManagementRoot(*backend_->attachSwitch());
   }
@@ -130,7 +139,9 @@ class IbWorld final : public World {
     if (!high_) return;
     const fabric::Switch& leaf = tree().sw(loadedLeaf());
     for (std::uint16_t p : leaf.upPorts) {
-      if (fab_.linkUp(leaf.ports[p].link)) fab_.xmitWords({loadedLeaf(), p}) += 1'000'000'000;
+      // Load only on the links the agent counts as on (in width mode a 1x
+      // link stays up but is off), so both actions see the same utilization.
+      if (upOn(leaf.ports[p].link)) fab_.xmitWords({loadedLeaf(), p}) += 1'000'000'000;
     }
     sched_.after(period() / 10, Phase::kControl, [this] { tick(); });
   }
@@ -138,6 +149,7 @@ class IbWorld final : public World {
   ib::testing::FakeFabric fab_;
   std::unique_ptr<ib::FakeMadTransport> mad_;
   std::unique_ptr<ib::IbBackend> backend_;
+  ib::GatingAction action_;
   bool high_ = false;
   bool ticking_ = false;
 };
@@ -231,10 +243,12 @@ std::size_t nonMtSwitchLinks() {
   return n;
 }
 
-class Conformance : public ::testing::TestWithParam<bool> {
+// 0: SimBackend, 1: IbBackend disabling ports, 2: IbBackend reducing widths.
+class Conformance : public ::testing::TestWithParam<int> {
  protected:
   std::unique_ptr<World> make() const {
-    if (GetParam()) return std::make_unique<IbWorld>();
+    if (GetParam() == 1) return std::make_unique<IbWorld>();
+    if (GetParam() == 2) return std::make_unique<IbWorld>(ib::GatingAction::kReduceWidth);
     return std::make_unique<SimWorld>();
   }
 };
@@ -263,9 +277,11 @@ TEST_P(Conformance, GatesToTheMinimalTreeFollowsLoadAndBack) {
   EXPECT_TRUE(onePerPeriod(o.rampDown));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, Conformance, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& tpi) {
-                           return std::string(tpi.param ? "IbBackend" : "SimBackend");
+INSTANTIATE_TEST_SUITE_P(Backends, Conformance, ::testing::Values(0, 1, 2),
+                         [](const ::testing::TestParamInfo<int>& tpi) {
+                           return std::string(tpi.param == 0   ? "SimBackend"
+                                              : tpi.param == 1 ? "IbBackend"
+                                                               : "IbBackendReduceWidth");
                          });
 
 // Both backends, one scenario: the loaded leaf decides the same, step for step.

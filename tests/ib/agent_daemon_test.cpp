@@ -307,7 +307,9 @@ std::string checkAllPairs(IbsimFabric& fab, const std::set<fabric::LinkId>& down
 TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
   IbsimFabric fab(tree());
   const auto mt = fabric::MinimalTree::build(tree()).value();
-  Daemon d(fab, "min_dwell_ms: 1500", "gating");
+  // Restore waves under the sanitizer build on a loaded 2-core CI machine took
+  // longer than the default 30 s: give the daemon (and the test) 120 s.
+  Daemon d(fab, "min_dwell_ms: 1500 restore_timeout_ms: 120000", "gating");
   std::set<fabric::LinkId> down;  // unlinked by the test on ebb's behalf
   std::set<fabric::LinkId> everDisabled;
   std::map<fabric::LinkId, PortName> unlinkedAt;
@@ -407,7 +409,7 @@ TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
   // waves (a dark switch is reached once a link before it has trained); the
   // test goes on playing the physical layer for the restore Sets it logs.
   d.proc().signal(SIGTERM);
-  for (int i = 0; i < 100 && d.proc().running(); ++i) {
+  for (int i = 0; i < 400 && d.proc().running(); ++i) {
     play(d.next(300ms));
   }
   play(d.next(0ms));

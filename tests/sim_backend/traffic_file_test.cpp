@@ -136,6 +136,101 @@ TEST(TrafficFile, TruncatedBinaryIsAnError) {
       << v.status().message();
 }
 
+// The readers parse from blocks of the file (16 KiB growing to 1 MiB): lines,
+// comments and records that cross block boundaries, a line longer than a
+// block, CRLF and a last line without '\n' read as before.
+TEST(TrafficFile, LargeFilesReadAcrossBlocks) {
+  const std::string path = scratch("large.txt");
+  const int kLines = 200'000;
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < kLines; ++i) {
+      if (i == kLines / 2) out << "# " << std::string(1'500'000, 'x') << "\n";
+      if (i % 1000 == 7) out << "\n  \t\n";
+      out << i << ".5 " << i % 64 << ',' << (i + 1) % 64 << " 64" << (i % 3 == 0 ? "\r\n" : "\n");
+    }
+    out << "1e9 1 2 3";  // no final newline
+  }
+  auto r = TrafficReader::open(path);
+  ASSERT_TRUE(r) << r.status().toString();
+  int n = 0;
+  while (true) {
+    auto m = (*r)->next();
+    ASSERT_TRUE(m) << m.status().toString();
+    if (!m->has_value()) break;
+    if (n < kLines) {
+      ASSERT_EQ((*m)->time, static_cast<TimePs>(n) * 1000 + 500) << (*r)->where();
+      ASSERT_EQ((*m)->src, static_cast<std::uint32_t>(n % 64));
+    } else {
+      EXPECT_EQ((*m)->time, 1'000'000'000'000);
+      EXPECT_EQ((*m)->bytes, 3);
+    }
+    ++n;
+  }
+  EXPECT_EQ(n, kLines + 1);
+  // 200 001 messages, 1 comment line, 200 x 2 blank lines.
+  EXPECT_EQ((*r)->where(), path + ":" + std::to_string(kLines + 1 + 1 + 400));
+  // An error after all that still names its line.
+  std::ofstream(path, std::ios::app) << "\n5 1 2 3\n";
+  auto v = validateTrafficFile(path, 64);
+  ASSERT_FALSE(v);
+  EXPECT_NE(v.status().message().find(path + ":" + std::to_string(kLines + 403) + ": time 5 ns"),
+            std::string::npos)
+      << v.status().message();
+
+  const std::string bin = scratch("large.bin");
+  {
+    auto w = TrafficWriter::create(bin, true);
+    for (int i = 0; i < kLines; ++i)
+      ASSERT_TRUE((*w)->write({i, 1, 2, 1 + i, 0}).isOk());
+    ASSERT_TRUE((*w)->close().isOk());
+  }
+  auto sum = validateTrafficFile(bin, 4);
+  ASSERT_TRUE(sum) << sum.status().toString();
+  EXPECT_EQ(sum->messages, static_cast<std::uint64_t>(kLines));
+  EXPECT_EQ(sum->lastTime, kLines - 1);
+  std::filesystem::resize_file(bin, std::filesystem::file_size(bin) - 1);
+  sum = validateTrafficFile(bin, 4);
+  ASSERT_FALSE(sum);
+  EXPECT_NE(sum.status().message().find(": record 200000: truncated or corrupt record"),
+            std::string::npos)
+      << sum.status().message();
+}
+
+// Found by differential fuzzing of the rewritten binary reader against the
+// former one (protobuf's ParseDelimitedFromZeroCopyStream): a record whose
+// size is an overlong varint (more than 10 bytes) was taken for a clean end
+// of the file, silently dropping every later record.
+TEST(TrafficFile, GarbledBinaryRecordSizeIsAnErrorNotTheEnd) {
+  const std::string path = scratch("garbled.bin");
+  {
+    auto w = TrafficWriter::create(path, true);
+    ASSERT_TRUE((*w)->write({0, 0, 1, 64, 0}).isOk());
+    ASSERT_TRUE((*w)->close().isOk());
+  }
+  const auto goodSize = std::filesystem::file_size(path);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    out << std::string(11, '\xff') << '\x01';
+  }
+  auto v = validateTrafficFile(path, 4);
+  ASSERT_FALSE(v);
+  EXPECT_EQ(v.status().code(), ErrorCode::kParse);
+  EXPECT_NE(v.status().message().find("garbled.bin: record 2: truncated or corrupt record"),
+            std::string::npos)
+      << v.status().message();
+  // A size beyond any record (here 2 GiB) is corrupt at once.
+  std::filesystem::resize_file(path, goodSize);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    out << "\x80\x80\x80\x80\x08" << std::string(100, '\0');
+  }
+  v = validateTrafficFile(path, 4);
+  ASSERT_FALSE(v);
+  EXPECT_NE(v.status().message().find("record 2: truncated or corrupt record"), std::string::npos)
+      << v.status().message();
+}
+
 class CollectWriter final : public TrafficWriter {
  public:
   Status write(const TrafficMessage& m) override {
