@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -158,6 +160,72 @@ TEST(GenAndReplay, AmgTraceReplaysClosedLoopWithRuntimeAndSlowdown) {
             std::string::npos)
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(out2 / "report.json"));
+}
+
+std::string slurpFile(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The real binary, as a separate process; returns its exit status.
+int runBinary(const std::string& args, const std::filesystem::path& log) {
+  const std::string cmd =
+      std::string(EBB_BINARY_DIR) + "/tools/ebb " + args + " > '" + log.string() + "' 2>&1";
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// What a user gets from `ebb replay`: two separate processes on the same
+// config write byte-identical reports and time series, the plots exist as
+// PNG and SVG, and a bad config exits 1 without touching an earlier report.
+TEST(ReplayCommand, SeparateProcessesWriteIdenticalReportsAndPlots) {
+  namespace fs = std::filesystem;
+  const auto cfg = scratch("ramp-k4n3.textproto");
+  std::ofstream(cfg) << "fabric { kary_n_tree { k: 4 n: 3 } }\n"
+                        "workload { alonso_ramp { time_scale: 0.05 } }\n";
+  const fs::path a = scratch("cli-a"), b = scratch("cli-b");
+  fs::remove_all(a);
+  fs::remove_all(b);
+  ASSERT_EQ(runBinary("replay " + cfg.string() + " --quiet --out " + a.string(), scratch("a.log")),
+            0)
+      << slurpFile(scratch("a.log"));
+  ASSERT_EQ(runBinary("replay " + cfg.string() + " --quiet --out " + b.string(), scratch("b.log")),
+            0)
+      << slurpFile(scratch("b.log"));
+  const std::string report = slurpFile(a / "report.json");
+  ASSERT_FALSE(report.empty());
+  EXPECT_EQ(report, slurpFile(b / "report.json"));
+  EXPECT_NE(report.find("\"relative_power_switch_links\""), std::string::npos);
+  EXPECT_NE(report.find("\"baseline\""), std::string::npos);
+  const std::string series = slurpFile(a / "timeseries.csv");
+  EXPECT_EQ(series, slurpFile(b / "timeseries.csv"));
+  EXPECT_EQ(series.substr(0, series.find('\n')),
+            "time_cycles,injected_rate,rising,offered,accepted,power_switch_links,"
+            "power_all_links,mean_latency_cycles,delivered,links_on_l0_l1,links_on_l1_l2");
+  EXPECT_GT(std::count(series.begin(), series.end(), '\n'), 10);
+  for (const char* plot : {"power_vs_rate", "latency_vs_rate", "power_over_time"}) {
+    const std::string png = slurpFile(a / "plots" / (std::string(plot) + ".png"));
+    const std::string svg = slurpFile(a / "plots" / (std::string(plot) + ".svg"));
+    EXPECT_EQ(png.substr(0, 8), "\x89PNG\r\n\x1a\n") << plot;
+    EXPECT_NE(svg.find("<svg"), std::string::npos) << plot;
+    EXPECT_NE(svg.find("</svg>"), std::string::npos) << plot;
+  }
+  // A config breaking the threshold map: exit 1, the rule named, the earlier
+  // report in the same folder left as it was.
+  const auto bad = scratch("bad-static.textproto");
+  std::ofstream(bad) << "fabric { kary_n_tree { k: 4 n: 3 } }\n"
+                        "gating { policy: STATIC u_off: 0.1 u_on: 0.15 }\n";
+  EXPECT_EQ(runBinary("replay " + bad.string() + " --quiet --out " + a.string(), scratch("c.log")),
+            1);
+  EXPECT_NE(slurpFile(scratch("c.log")).find("U_on > 2*U_off"), std::string::npos)
+      << slurpFile(scratch("c.log"));
+  EXPECT_EQ(slurpFile(a / "report.json"), report);
+  const fs::path c = scratch("cli-c");
+  fs::remove_all(c);
+  EXPECT_EQ(runBinary("replay " + bad.string() + " --out " + c.string(), scratch("d.log")), 1);
+  EXPECT_FALSE(fs::exists(c / "report.json"));
 }
 
 TEST(TopoCommand, HelpOnEveryCommand) {
