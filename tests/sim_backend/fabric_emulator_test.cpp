@@ -330,3 +330,46 @@ TEST(FabricEmulator, LightTrafficSavingsMatchTheAnalyticTimeline) {
 
 }  // namespace
 }  // namespace ebb::sim
+
+namespace ebb::sim {
+namespace {
+
+// The same timeline in fast-wake (Table III): each gap is the hold at full
+// power, then fast-wake at P_FW until the next packet, which pays T_w,FW.
+TEST(FabricEmulator, LightTrafficFastWakeSavingsMatchTheAnalyticTimeline) {
+  EmulatorConfig cfg;
+  cfg.lpi = policies::LpiParams::table6(policies::LpiMode::kFastWake, 1);
+  Rig r(2, 1, cfg);
+  const TimePs period = 20'000'000;  // 20 us between packets
+  const int packets = 50;
+  const TimePs t0 = cfg.lpi.hold + period;
+  for (int i = 0; i < packets; ++i) {
+    r.sched.at(t0 + i * period, agent::Phase::kNetwork,
+               [&r] { r.emu.sendMessage(HostId(0), HostId(1), 64); });
+  }
+  const TimePs end = t0 + packets * period;
+  r.sched.runUntil(end);
+  ASSERT_EQ(r.deliveries.size(), static_cast<std::size_t>(packets));
+  const auto t = r.emu.directionTimes(r.topo.host(HostId(0)).link, Direction::kUp);
+  const auto at = [&](policies::LpiState s) { return t.lpi[static_cast<std::size_t>(s)]; };
+  const TimePs ser = cfg.serializationPs(64);
+  EXPECT_EQ(at(policies::LpiState::kWaking), packets * cfg.lpi.wakeFastWake);
+  EXPECT_EQ(at(policies::LpiState::kActive), packets * ser);
+  EXPECT_EQ(at(policies::LpiState::kHold), (packets + 1) * cfg.lpi.hold);
+  EXPECT_EQ(at(policies::LpiState::kSleepSignal), 0);
+  EXPECT_EQ(at(policies::LpiState::kQuiet), 0);
+  EXPECT_EQ(at(policies::LpiState::kRefresh), 0);
+  const TimePs fw = end - packets * (cfg.lpi.wakeFastWake + ser) - (packets + 1) * cfg.lpi.hold;
+  EXPECT_EQ(at(policies::LpiState::kFastWake), fw);
+  const policies::PowerModel pm(cfg.lpi);
+  const double measured = pm.relativePower(std::vector{t});
+  const double analytic =
+      (static_cast<double>(end - fw) + cfg.lpi.powerFastWake * static_cast<double>(fw)) /
+      static_cast<double>(end);
+  EXPECT_NEAR(measured, analytic, 1e-9);
+  EXPECT_GT(measured, cfg.lpi.powerFastWake);
+  EXPECT_LT(measured, 0.7);
+}
+
+}  // namespace
+}  // namespace ebb::sim
