@@ -1,11 +1,17 @@
 // `ebb tune` as a user runs it: the recommended config replayed on its own
-// meets the budget; shards merged give the same files as one sweep.
+// meets the budget; shards merged give the same files as one sweep; the
+// plots and the data files behind them.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 #include <google/protobuf/util/json_util.h>
 
 #include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "configs/proto/replay.pb.h"  // generated
 #include "tests/tools/tune_test_util.h"
@@ -108,6 +114,98 @@ TEST(TuneShards, MergedShardsGiveTheSameFilesAsOneSweep) {
     const std::string a = slurp(dir / "merged" / f);
     EXPECT_FALSE(a.empty()) << f;
     EXPECT_EQ(a, slurp(dir / "one" / f)) << f;
+  }
+}
+
+// "status" of the rows of a gnuplot data file, by the given columns joined
+// with spaces ("setting" or "u_off u_on dynamic").
+std::map<std::string, std::string> statusByKey(const std::string& data,
+                                               const std::vector<std::size_t>& keyColumns,
+                                               std::size_t statusColumn) {
+  std::map<std::string, std::string> out;
+  std::istringstream lines(data);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string x; fields >> x;)
+      f.push_back(x);
+    std::string key;
+    for (std::size_t c : keyColumns)
+      key += (key.empty() ? "" : " ") + (c < f.size() ? f[c] : "?");
+    out[key] = statusColumn < f.size() ? f[statusColumn] : "?";
+  }
+  return out;
+}
+
+TEST(TunePlots, ParetoAndHeatMapAsPngAndSvgWithInfeasiblePointsMarkedInTheData) {
+  const auto dir = scratch("plots");
+  // Setting ids in grid order: 0 static [0.1, 0.1] and 1 static [0.1, 0.15]
+  // break U_on > 2*U_off; 2 static [0.1, 0.3]; 3 static [0.1, 0.6]; 4..7
+  // dynamic U_on 0.1, 0.15, 0.3, 0.6. Dynamic U_on 0.6 adds about 3.5% to the
+  // mean latency on this ramp, dynamic U_on 0.1 nothing: the 1% budget rules
+  // out the first and keeps the second.
+  const auto spec =
+      writeSpec(dir,
+                "base { fabric { kary_n_tree { k: 4 n: 2 } } workload { alonso_ramp { time_scale: "
+                "0.5 } } } budget { latency_increase_pct: 1 } search_space { policy: [STATIC, "
+                "DYNAMIC] u_off { values: [0.1] } u_on { values: [0.1, 0.15, 0.3, 0.6] } }");
+  const fs::path out = dir / "out";
+  const CliRun t = ebb({"tune", spec.string(), "--out", out.string(), "--quiet", "--jobs", "2"});
+  ASSERT_EQ(t.code, kExitOk) << t.err;
+  EXPECT_NE(t.out.find("plots/*.png|svg"), std::string::npos) << t.out;
+  for (const char* plot : {"pareto", "thresholds"}) {
+    const std::string png = slurp(out / "plots" / (std::string(plot) + ".png"));
+    const std::string svg = slurp(out / "plots" / (std::string(plot) + ".svg"));
+    EXPECT_EQ(png.substr(0, 8), "\x89PNG\r\n\x1a\n") << plot;
+    EXPECT_NE(svg.find("<svg"), std::string::npos) << plot;
+    EXPECT_NE(svg.find("</svg>"), std::string::npos) << plot;
+  }
+  EXPECT_NE(slurp(out / "tune.gp").find("plots/heatmap.dat"), std::string::npos);
+
+  // points.dat: saving, penalty, status (0 within budget, 1 over), setting.
+  const std::string points = slurp(out / "plots" / "points.dat");
+  const auto pointStatus = statusByKey(points, {3}, 2);
+  EXPECT_EQ(pointStatus.size(), 6u) << points;  // the 6 settings run
+  EXPECT_EQ(pointStatus.count("0"), 0u) << points;
+  EXPECT_EQ(pointStatus.count("1"), 0u) << points;
+  if (pointStatus.count("7")) {
+    EXPECT_EQ(pointStatus.at("7"), "1") << points;
+  } else {
+    ADD_FAILURE() << "dynamic U_on 0.6 missing from points.dat:\n" << points;
+  }
+  if (pointStatus.count("4")) {
+    EXPECT_EQ(pointStatus.at("4"), "0") << points;
+  } else {
+    ADD_FAILURE() << "dynamic U_on 0.1 missing from points.dat:\n" << points;
+  }
+  // The same status as settings.csv, for every point.
+  const std::string settings = slurp(out / "settings.csv");
+  for (const auto& [id, status] : pointStatus) {
+    const std::string row = "\n" + id + ",";
+    const auto at = settings.find(row);
+    ASSERT_NE(at, std::string::npos) << id;
+    const std::string line = settings.substr(at + 1, settings.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find(status == "0" ? ",within-budget," : ",over-budget,"), std::string::npos)
+        << line;
+  }
+
+  // heatmap.dat: U_off, U_on, saving, status (2: outside the map), dynamic.
+  const std::string heat = slurp(out / "plots" / "heatmap.dat");
+  const auto cell = statusByKey(heat, {0, 1, 4}, 3);
+  EXPECT_EQ(cell.size(), 8u) << heat;
+  const std::vector<std::pair<std::string, std::string>> expected = {{"0.1 0.1 0", "2"},
+                                                                     {"0.1 0.15 0", "2"},
+                                                                     {"0.1 0.3 0", "0"},
+                                                                     {"0 0.6 1", "1"},
+                                                                     {"0 0.1 1", "0"}};
+  for (const auto& [key, status] : expected) {
+    if (cell.count(key)) {
+      EXPECT_EQ(cell.at(key), status) << key << "\n" << heat;
+    } else {
+      ADD_FAILURE() << "no cell " << key << " in heatmap.dat:\n" << heat;
+    }
   }
 }
 
