@@ -237,7 +237,7 @@ void SwitchAgent::applyDownRule() {
     if (p.up || isOnOrTurningOn(p.transmit) == want) continue;
     DecisionRecord rec;
     rec.source = "down-link-rule";
-    rec.rule = want ? policies::Rule::kAboveOn : policies::Rule::kInputsOff;
+    rec.rule = want ? policies::Rule::kAnInputOn : policies::Rule::kEveryInputOff;
     apply(p, want, rec);
   }
 }

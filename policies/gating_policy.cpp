@@ -48,6 +48,10 @@ const char* toString(Rule r) {
       return "nothing-to-turn-on";
     case Rule::kRoot:
       return "root";
+    case Rule::kAnInputOn:
+      return "an-input-on";
+    case Rule::kEveryInputOff:
+      return "every-input-off";
   }
   return "?";
 }

@@ -37,6 +37,8 @@ enum class Rule : std::uint8_t {
   kNothingToTurnOff,  // below U_off (or shedding), but no up link may go
   kNothingToTurnOn,   // above U_on, but every up link is already on
   kRoot,              // a root has no up links
+  kAnInputOn,         // down-link rule: an input link is on, so are the down links
+  kEveryInputOff,     // down-link rule: every input link is off, so are the down links
 };
 const char* toString(Rule r);
 

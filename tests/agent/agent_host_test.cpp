@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <set>
+
 #include "agent/virtual_scheduler.h"
 #include "fabric/kary_tree.h"
 #include "sim_backend/sim_backend.h"
@@ -13,6 +16,7 @@ namespace ebb::agent {
 namespace {
 
 using fabric::Direction;
+using fabric::HostId;
 using fabric::LinkId;
 
 TEST(AgentHost, FailSafeTurnsEverythingBackOn) {
@@ -50,6 +54,102 @@ TEST(AgentHost, FailSafeTurnsEverythingBackOn) {
   const std::size_t before = log.size();
   sched.runUntil(sched.now() + 10 * acfg.checkPeriodPs);
   EXPECT_EQ(log.size(), before);
+}
+
+// The down-link rule and upward propagation across switches, through the
+// neighbour channel with a control-plane latency L: idle, every switch with no
+// input on turns its down links off; then a leaf turns an up link on toward a
+// dark level-1 switch, which hears of it exactly L later and at that instant
+// turns its down links on and one up link on (propagation); the root above it
+// hears L after that and turns its down links on. Every message arrives.
+TEST(AgentHost, DownLinkRuleAndPropagationTravelTheChannelWithItsLatency) {
+  const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(t).value();
+  VirtualScheduler sched;
+  sim::EmulatorConfig cfg;
+  sim::FabricEmulator emu(t, cfg, sched);
+  std::size_t delivered = 0;
+  emu.onDelivery([&](const sim::Delivery&) { ++delivered; });
+  sim::SimBackend backend(emu);
+  AgentConfig acfg;
+  const TimePs latency = 250'000;  // 250 ns
+  acfg.controlLatencyPs = latency;
+  std::vector<DecisionRecord> log;
+  AgentHost host(t, mt, acfg, backend, sched, fabric::LinkStates::allOn(t),
+                 [&](const DecisionRecord& r) { log.push_back(r); });
+  host.startAll();
+  sched.runUntil(40 * acfg.checkPeriodPs);
+  for (const auto& d : log) {
+    EXPECT_TRUE(d.refused.empty()) << d.refused;
+  }
+  // Idle: non-MT switches at levels 0 and 1 turned their down links off.
+  std::set<std::uint32_t> darkened;
+  for (const auto& d : log) {
+    if (d.source != "down-link-rule") continue;
+    EXPECT_FALSE(d.turnOn);
+    EXPECT_FALSE(d.up);
+    EXPECT_EQ(d.rule, policies::Rule::kEveryInputOff);
+    EXPECT_FALSE(mt.containsSwitch(d.port.sw)) << t.sw(d.port.sw).name;
+    darkened.insert(d.port.sw.value());
+  }
+  EXPECT_EQ(darkened.size(), 15u + 12u);  // every non-MT root and level-1 switch
+  // Load: the four hosts of the first leaf send to the last pod, far above
+  // U_on of the leaf's one (MT) up link.
+  const fabric::SwitchId leaf = t.leafOf(HostId(0));
+  const std::size_t idleDecisions = log.size();
+  int sent = 0;
+  std::function<void()> burst = [&] {
+    for (std::uint32_t h = 0; h < 4; ++h) {
+      emu.sendMessage(HostId(h), HostId(static_cast<std::uint32_t>(t.numHosts()) - 1 - h), 256);
+      ++sent;
+    }
+    if (sent < 4 * 200) sched.after(200'000, Phase::kNetwork, burst);
+  };
+  sched.after(0, Phase::kNetwork, burst);
+  sched.runUntil(sched.now() + 10 * acfg.checkPeriodPs);
+  const DecisionRecord* leafOn = nullptr;
+  for (std::size_t i = idleDecisions; i < log.size(); ++i) {
+    const auto& d = log[i];
+    if (d.port.sw == leaf && d.up && d.turnOn && d.source == "gating") {
+      leafOn = &d;
+      break;
+    }
+  }
+  ASSERT_NE(leafOn, nullptr) << "the loaded leaf never turned an up link on";
+  const fabric::PortId parentPort = t.peerOf(leafOn->port);
+  const fabric::SwitchId parent = parentPort.sw;
+  ASSERT_TRUE(darkened.count(parent.value())) << t.sw(parent).name << " was not dark";
+  // The parent: down links on and one up link on, both exactly L later.
+  std::size_t downOn = 0;
+  const DecisionRecord* parentUp = nullptr;
+  for (const auto& d : log) {
+    if (d.port.sw != parent || !d.turnOn || d.time < leafOn->time) continue;
+    if (d.source == "down-link-rule") {
+      EXPECT_EQ(d.time, leafOn->time + latency);
+      EXPECT_EQ(d.rule, policies::Rule::kAnInputOn);
+      ++downOn;
+    }
+    if (d.source == "propagate-up" && parentUp == nullptr) parentUp = &d;
+  }
+  EXPECT_EQ(downOn, t.sw(parent).downPorts.size());
+  ASSERT_NE(parentUp, nullptr) << t.sw(parent).name << " did not propagate upward";
+  EXPECT_EQ(parentUp->time, leafOn->time + latency);
+  // The root above: its down links on, 2L after the leaf's decision.
+  const fabric::SwitchId root = t.peerOf(parentUp->port).sw;
+  std::size_t rootDownOn = 0;
+  for (const auto& d : log) {
+    if (d.port.sw == root && d.source == "down-link-rule" && d.turnOn && d.time >= leafOn->time) {
+      EXPECT_EQ(d.time, leafOn->time + 2 * latency);
+      ++rootDownOn;
+    }
+  }
+  EXPECT_EQ(rootDownOn, t.sw(root).downPorts.size()) << t.sw(root).name;
+  sched.runUntil(sched.now() + 20 * acfg.checkPeriodPs);  // the burst ends after 20
+  EXPECT_EQ(sent, 4 * 200);
+  EXPECT_EQ(delivered, static_cast<std::size_t>(sent));
+  for (const auto& d : log) {
+    EXPECT_TRUE(d.refused.empty()) << d.refused;
+  }
 }
 
 }  // namespace
