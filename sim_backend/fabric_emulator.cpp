@@ -255,6 +255,7 @@ void FabricEmulator::dispatch(const NetEvent& e) {
         if (!c.busy && c.head == kNone) finishOff(e.a);
         break;
       }
+      if (usabilityCb_) usabilityCb_(LinkId(e.a / 2), static_cast<Direction>(e.a % 2), true);
       if (transitionCb_)
         transitionCb_(LinkId(e.a / 2), static_cast<Direction>(e.a % 2), LinkPowerState::kOn);
       tryStart(e.a);
@@ -373,7 +374,9 @@ TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
   if (!on) {
     if (!c.enabled)
       return c.offPending ? now + cfg_.turnOffPs : std::max(now, c.gate.transitionEnd());
+    const bool wasUsable = chCanSend(ch);
     c.enabled = false;
+    if (wasUsable && usabilityCb_) usabilityCb_(link, dir, false);
     rerouteQueued(ch);
     // Lossless: what is being sent, or queued with nowhere else to go, goes
     // out first (after the direction finishes turning on, if it was); the
@@ -390,6 +393,7 @@ TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
   const TimePs ready = c.gate.request(true, now);
   if (ready <= now) {
     c.lpi.resume(now);
+    if (usabilityCb_) usabilityCb_(link, dir, true);
     tryStart(ch);
     return now;
   }

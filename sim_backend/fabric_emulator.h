@@ -61,6 +61,9 @@ class FabricEmulator {
   using TransitionCallback =
       std::function<void(fabric::LinkId, fabric::Direction, policies::LinkPowerState)>;
   using DeliveryCallback = std::function<void(const Delivery&)>;
+  // A direction became usable for routing (its turn-on completed) or stopped
+  // being usable (it was set off: unusable at once, powered for T_off more).
+  using UsabilityCallback = std::function<void(fabric::LinkId, fabric::Direction, bool usable)>;
 
   FabricEmulator(const fabric::Topology& topo, const EmulatorConfig& cfg,
                  agent::VirtualScheduler& scheduler);
@@ -101,6 +104,7 @@ class FabricEmulator {
 
   void onDelivery(DeliveryCallback cb) { deliveryCb_ = std::move(cb); }
   void onTransition(TransitionCallback cb) { transitionCb_ = std::move(cb); }
+  void onUsability(UsabilityCallback cb) { usabilityCb_ = std::move(cb); }
 
   const fabric::Topology& topology() const { return topo_; }
   const EmulatorConfig& config() const { return cfg_; }
@@ -182,6 +186,7 @@ class FabricEmulator {
   std::uint64_t queuedAtHosts_ = 0;
   DeliveryCallback deliveryCb_;
   TransitionCallback transitionCb_;
+  UsabilityCallback usabilityCb_;
   EventQueue events_;
   agent::TaskId armed_;                  // the scheduler task that runs the next events
   TimePs armedAt_ = EventQueue::kNever;  // its time

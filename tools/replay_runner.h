@@ -30,6 +30,8 @@ struct RunOutput {
   config::RunSummary summary;
   std::vector<PeriodRow> rows;
   std::vector<agent::DecisionRecord> decisions;
+  // Connectivity proofs run: one after every direction that stopped being usable.
+  std::uint64_t connectivityProofs = 0;
 };
 
 using ProgressFn = std::function<void(double fraction)>;

@@ -47,8 +47,13 @@ TEST(Replay, MinimalTreeLinksNeverOffAndEveryMessageArrives) {
       const fabric::LinkId link = f.topo.sw(d.port.sw).ports[d.port.index].link;
       EXPECT_FALSE(f.mt.containsLink(link)) << f.topo.describeLink(link);
     }
-    // The runner proves connectivity of the usable links after every change and
-    // throws otherwise; reaching here means it held throughout.
+    // The runner proves connectivity of the usable links after every direction
+    // that stops being usable and throws otherwise: one proof per turn-off.
+    const auto offs = std::count_if(
+        out.decisions.begin(), out.decisions.end(),
+        [](const agent::DecisionRecord& d) { return !d.turnOn && d.refused.empty(); });
+    EXPECT_GT(offs, 10);
+    EXPECT_EQ(out.connectivityProofs, static_cast<std::uint64_t>(offs));
   }
 }
 
