@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim_backend/traffic_file.h"
@@ -190,22 +191,17 @@ int main(int argc, char** argv) {
       ok = false;
     }
   };
-  const Timing rawText = rawRead(text);
-  row("text: plain read (1 MiB blocks)", textBytes, rawText, w.messages);
-  const Timing readText = readAll(text);
-  check(readText, "text TrafficReader");
-  row("text: TrafficReader", textBytes, readText, w.messages);
-  const Timing valText = validate(text);
-  check(valText, "text validateTrafficFile");
-  row("text: validateTrafficFile", textBytes, valText, w.messages);
-  const Timing rawBin = rawRead(binary);
-  row("binary: plain read (1 MiB blocks)", binBytes, rawBin, w.messages);
-  const Timing readBin = readAll(binary);
-  check(readBin, "binary TrafficReader");
-  row("binary: TrafficReader", binBytes, readBin, w.messages);
-  const Timing valBin = validate(binary);
-  check(valBin, "binary validateTrafficFile");
-  row("binary: validateTrafficFile", binBytes, valBin, w.messages);
+  for (const auto& [form, path, fileBytes] :
+       {std::tuple{"text", text, textBytes}, std::tuple{"binary", binary, binBytes}}) {
+    const std::string name(form);
+    row((name + ": plain read (1 MiB blocks)").c_str(), fileBytes, rawRead(path), w.messages);
+    const Timing read = readAll(path);
+    check(read, (name + " TrafficReader").c_str());
+    row((name + ": TrafficReader").c_str(), fileBytes, read, w.messages);
+    const Timing val = validate(path);
+    check(val, (name + " validateTrafficFile").c_str());
+    row((name + ": validateTrafficFile").c_str(), fileBytes, val, w.messages);
+  }
   std::printf("peak RSS %ld MB\n", peakRssMb());
 
   std::error_code ec;

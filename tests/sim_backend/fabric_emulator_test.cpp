@@ -293,24 +293,41 @@ TEST(FabricEmulator, BurstPaysTheWakeUpOnce) {
 namespace ebb::sim {
 namespace {
 
+// Light periodic traffic on one host link: kLightPackets packets of 64 B,
+// 20 us apart, the first once the link has idled `settle` plus one gap.
+constexpr int kLightPackets = 50;
+struct LightRun {
+  policies::DirectionTimes times;  // of host 0's link, upward
+  TimePs end = 0;
+  std::size_t delivered = 0;
+};
+LightRun lightTraffic(const EmulatorConfig& cfg, TimePs settle) {
+  Rig r(2, 1, cfg);
+  const TimePs period = 20'000'000;
+  const TimePs t0 = settle + period;
+  for (int i = 0; i < kLightPackets; ++i) {
+    r.sched.at(t0 + i * period, agent::Phase::kNetwork,
+               [&r] { r.emu.sendMessage(HostId(0), HostId(1), 64); });
+  }
+  LightRun out;
+  out.end = t0 + kLightPackets * period;
+  r.sched.runUntil(out.end);
+  out.delivered = r.deliveries.size();
+  out.times = r.emu.directionTimes(r.topo.host(HostId(0)).link, Direction::kUp);
+  return out;
+}
+
 // Light periodic traffic on one link: the measured time per LPI state, and so
 // the power, equal the analytic timeline of Table II (deep-sleep).
 TEST(FabricEmulator, LightTrafficSavingsMatchTheAnalyticTimeline) {
   EmulatorConfig cfg;
   cfg.lpi = policies::LpiParams::table6(policies::LpiMode::kDeepSleep, 1);
-  Rig r(2, 1, cfg);
-  const TimePs period = 20'000'000;  // 20 us between packets
-  const int packets = 50;
   // Start after the link has gone to sleep, so every packet sees the same cycle.
-  const TimePs t0 = cfg.lpi.hold + cfg.lpi.sleepSignal + period;
-  for (int i = 0; i < packets; ++i) {
-    r.sched.at(t0 + i * period, agent::Phase::kNetwork,
-               [&r] { r.emu.sendMessage(HostId(0), HostId(1), 64); });
-  }
-  const TimePs end = t0 + packets * period;
-  r.sched.runUntil(end);
-  ASSERT_EQ(r.deliveries.size(), static_cast<std::size_t>(packets));
-  const auto t = r.emu.directionTimes(r.topo.host(HostId(0)).link, Direction::kUp);
+  const LightRun run = lightTraffic(cfg, cfg.lpi.hold + cfg.lpi.sleepSignal);
+  ASSERT_EQ(run.delivered, static_cast<std::size_t>(kLightPackets));
+  const auto& t = run.times;
+  const TimePs end = run.end;
+  const int packets = kLightPackets;
   const auto at = [&](policies::LpiState s) { return t.lpi[static_cast<std::size_t>(s)]; };
   const TimePs ser = cfg.serializationPs(64);
   EXPECT_EQ(at(policies::LpiState::kWaking), packets * cfg.lpi.wakeDeepSleep);
@@ -328,29 +345,16 @@ TEST(FabricEmulator, LightTrafficSavingsMatchTheAnalyticTimeline) {
   EXPECT_LT(measured, 0.5);  // mostly asleep
 }
 
-}  // namespace
-}  // namespace ebb::sim
-
-namespace ebb::sim {
-namespace {
-
 // The same timeline in fast-wake (Table III): each gap is the hold at full
 // power, then fast-wake at P_FW until the next packet, which pays T_w,FW.
 TEST(FabricEmulator, LightTrafficFastWakeSavingsMatchTheAnalyticTimeline) {
   EmulatorConfig cfg;
   cfg.lpi = policies::LpiParams::table6(policies::LpiMode::kFastWake, 1);
-  Rig r(2, 1, cfg);
-  const TimePs period = 20'000'000;  // 20 us between packets
-  const int packets = 50;
-  const TimePs t0 = cfg.lpi.hold + period;
-  for (int i = 0; i < packets; ++i) {
-    r.sched.at(t0 + i * period, agent::Phase::kNetwork,
-               [&r] { r.emu.sendMessage(HostId(0), HostId(1), 64); });
-  }
-  const TimePs end = t0 + packets * period;
-  r.sched.runUntil(end);
-  ASSERT_EQ(r.deliveries.size(), static_cast<std::size_t>(packets));
-  const auto t = r.emu.directionTimes(r.topo.host(HostId(0)).link, Direction::kUp);
+  const LightRun run = lightTraffic(cfg, cfg.lpi.hold);
+  ASSERT_EQ(run.delivered, static_cast<std::size_t>(kLightPackets));
+  const auto& t = run.times;
+  const TimePs end = run.end;
+  const int packets = kLightPackets;
   const auto at = [&](policies::LpiState s) { return t.lpi[static_cast<std::size_t>(s)]; };
   const TimePs ser = cfg.serializationPs(64);
   EXPECT_EQ(at(policies::LpiState::kWaking), packets * cfg.lpi.wakeFastWake);
