@@ -1,5 +1,5 @@
 // libFuzzer target: the SimGrid time-independent trace reader
-// (sim::readSimgridTrace). The input is split at lines "---" into up to 8
+// (workload::readSimgridTrace). The input is split at lines "---" into up to 8
 // per-rank files of one trace folder (one part: a single file), so
 // collectives run over several ranks and the cross-rank checks are reached.
 // Any input must give either a trace that keeps the reader's promises or an
@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "fuzz/fuzz_util.h"
-#include "sim_backend/simgrid_trace.h"
+#include "workload/simgrid_trace.h"
 
 namespace {
 
@@ -62,8 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace ebb;
   static ScratchDir dir;
   const std::string path = dir.write(std::string(reinterpret_cast<const char*>(data), size));
-  sim::SimgridStats stats;
-  Result<sim::MpiTrace> t = sim::readSimgridTrace(path, 1e9, &stats);
+  workload::SimgridStats stats;
+  Result<workload::MpiTrace> t = workload::readSimgridTrace(path, 1e9, &stats);
   if (!t) {
     EBB_FUZZ_CHECK(t.status().code() == ErrorCode::kParse, t.status().toString());
     fuzz::checkNamesSource(t.status().message(), path);
@@ -72,10 +72,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto ranks = t->ranks.size();
   EBB_FUZZ_CHECK(ranks > 0, "a trace without ranks");
   for (std::size_t r = 0; r < ranks; ++r) {
-    for (const sim::MpiOp& op : t->ranks[r]) {
-      if (op.kind == sim::MpiOpKind::kCompute) {
+    for (const workload::MpiOp& op : t->ranks[r]) {
+      if (op.kind == workload::MpiOpKind::kCompute) {
         EBB_FUZZ_CHECK(op.duration >= 0, fmt::format("rank {}: compute of {} ps", r, op.duration));
-      } else if (op.kind != sim::MpiOpKind::kWait && op.kind != sim::MpiOpKind::kWaitall) {
+      } else if (op.kind != workload::MpiOpKind::kWait &&
+                 op.kind != workload::MpiOpKind::kWaitall) {
         EBB_FUZZ_CHECK(op.peer < ranks,
                        fmt::format("rank {}: peer {} of {} ranks", r, op.peer, ranks));
         EBB_FUZZ_CHECK(op.bytes >= 0, fmt::format("rank {}: {} bytes", r, op.bytes));

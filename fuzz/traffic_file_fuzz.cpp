@@ -1,4 +1,4 @@
-// libFuzzer target: the native traffic file readers (sim::TrafficReader,
+// libFuzzer target: the native traffic file readers (workload::TrafficReader,
 // text and binary, the form chosen by the magic, and validateTrafficFile).
 // Any input must stream as messages in time order with positive sizes, or
 // stop at an E_PARSE / E_INVALID error naming the file; never a crash, a
@@ -8,14 +8,14 @@
 #include <fmt/format.h>
 
 #include "fuzz/fuzz_util.h"
-#include "sim_backend/traffic_file.h"
+#include "workload/traffic_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ebb;
   static fuzz::ScratchFile file("ebb-fuzz-traffic");
   const std::string& path = file.write(data, size);
 
-  auto reader = sim::TrafficReader::open(path);
+  auto reader = workload::TrafficReader::open(path);
   EBB_FUZZ_CHECK(reader.isOk(), reader.status().toString());
   std::uint64_t messages = 0, bytes = 0;
   std::uint32_t maxHost = 0;
@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     }
     if (!m->has_value()) break;
-    const sim::TrafficMessage& msg = **m;
+    const workload::TrafficMessage& msg = **m;
     EBB_FUZZ_CHECK(msg.time >= last,
                    fmt::format("{}: time {} ps after {} ps", (*reader)->where(), msg.time, last));
     EBB_FUZZ_CHECK(msg.bytes > 0, fmt::format("{}: {} bytes", (*reader)->where(), msg.bytes));
@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // The validator reads the same messages and adds the fabric's rules.
   constexpr std::uint32_t kHosts = 64;
-  auto sum = sim::validateTrafficFile(path, kHosts);
+  auto sum = workload::validateTrafficFile(path, kHosts);
   if (sum) {
     EBB_FUZZ_CHECK(!failed && messages > 0 && maxHost < kHosts && !sameHost,
                    "validation accepted what the reader rejects");

@@ -4,7 +4,7 @@
 
 namespace ebb::sim {
 
-MpiReplay::MpiReplay(FabricEmulator& emu, const MpiTrace& trace,
+MpiReplay::MpiReplay(FabricEmulator& emu, const workload::MpiTrace& trace,
                      std::vector<fabric::HostId> placement, std::uint32_t tagBase)
     : emu_(emu),
       trace_(trace),
@@ -37,7 +37,7 @@ void MpiReplay::complete(std::uint32_t req) {
   }
 }
 
-std::uint32_t MpiReplay::postSend(std::uint32_t rank, const MpiOp& op, bool outstanding) {
+std::uint32_t MpiReplay::postSend(std::uint32_t rank, const workload::MpiOp& op, bool outstanding) {
   const std::uint32_t req = newRequest(rank, outstanding);
   const auto msg = static_cast<std::uint32_t>(inflight_.size());
   inflight_.push_back({rank, op.peer, op.tag, req});
@@ -52,7 +52,7 @@ std::uint32_t MpiReplay::postSend(std::uint32_t rank, const MpiOp& op, bool outs
   return req;
 }
 
-std::uint32_t MpiReplay::postRecv(std::uint32_t rank, const MpiOp& op, bool outstanding) {
+std::uint32_t MpiReplay::postRecv(std::uint32_t rank, const workload::MpiOp& op, bool outstanding) {
   const std::uint32_t req = newRequest(rank, outstanding);
   auto& unexpected = unexpected_[rank];
   const auto key = std::make_pair(op.peer, op.tag);
@@ -88,29 +88,29 @@ void MpiReplay::advance(std::uint32_t rank) {
   Rank& r = ranks_[rank];
   const auto& ops = trace_.ranks[rank];
   while (r.pc < ops.size()) {
-    const MpiOp& op = ops[r.pc];
+    const workload::MpiOp& op = ops[r.pc];
     switch (op.kind) {
-      case MpiOpKind::kCompute:
+      case workload::MpiOpKind::kCompute:
         ++r.pc;
         emu_.scheduler().after(op.duration, agent::Phase::kControl,
                                [this, rank] { advance(rank); });
         return;
-      case MpiOpKind::kIsend:
-      case MpiOpKind::kIrecv: {
-        const std::uint32_t req =
-            op.kind == MpiOpKind::kIsend ? postSend(rank, op, true) : postRecv(rank, op, true);
+      case workload::MpiOpKind::kIsend:
+      case workload::MpiOpKind::kIrecv: {
+        const std::uint32_t req = op.kind == workload::MpiOpKind::kIsend ? postSend(rank, op, true)
+                                                                         : postRecv(rank, op, true);
         if (op.count != 0) r.named[op.count] = req;
         ++r.pc;
         break;
       }
-      case MpiOpKind::kSend:
-      case MpiOpKind::kRecv:
-      case MpiOpKind::kWait: {
+      case workload::MpiOpKind::kSend:
+      case workload::MpiOpKind::kRecv:
+      case workload::MpiOpKind::kWait: {
         // Blocking: post (or find) the request once, then wait until it completes.
         if (r.blockingReq == kNoReq) {
-          r.blockingReq = op.kind == MpiOpKind::kSend   ? postSend(rank, op, false)
-                          : op.kind == MpiOpKind::kRecv ? postRecv(rank, op, false)
-                                                        : takeNamed(rank, op.count);
+          r.blockingReq = op.kind == workload::MpiOpKind::kSend   ? postSend(rank, op, false)
+                          : op.kind == workload::MpiOpKind::kRecv ? postRecv(rank, op, false)
+                                                                  : takeNamed(rank, op.count);
         }
         if (r.blockingReq != kNoReq && !reqDone_[r.blockingReq]) {
           r.blocked = true;
@@ -120,7 +120,7 @@ void MpiReplay::advance(std::uint32_t rank) {
         ++r.pc;
         break;
       }
-      case MpiOpKind::kWaitall: {
+      case workload::MpiOpKind::kWaitall: {
         const std::size_t n = std::min<std::size_t>(op.count, r.outstanding.size());
         for (std::size_t i = 0; i < n; ++i) {
           if (!reqDone_[r.outstanding[i]]) {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sim_backend/fabric_emulator.h"
-#include "sim_backend/mpi_trace.h"
+#include "workload/mpi_trace.h"
 
 namespace ebb::sim {
 
@@ -24,8 +24,8 @@ namespace ebb::sim {
 class MpiReplay {
  public:
   // placement[rank] = the host the rank runs on.
-  MpiReplay(FabricEmulator& emu, const MpiTrace& trace, std::vector<fabric::HostId> placement,
-            std::uint32_t tagBase = 0);
+  MpiReplay(FabricEmulator& emu, const workload::MpiTrace& trace,
+            std::vector<fabric::HostId> placement, std::uint32_t tagBase = 0);
 
   void start();
   // Forward every delivery here; true if it belonged to this replay.
@@ -43,7 +43,7 @@ class MpiReplay {
   std::uint64_t bytesSent() const { return bytes_; }
   std::uint64_t messagesMatched() const { return matched_; }
   // The emulator tags this replay uses: [tagBase, tagBase + messages of the trace).
-  static std::uint64_t tagsNeeded(const MpiTrace& trace) { return trace.sends; }
+  static std::uint64_t tagsNeeded(const workload::MpiTrace& trace) { return trace.sends; }
 
  private:
   struct Rank {
@@ -64,13 +64,13 @@ class MpiReplay {
   void advance(std::uint32_t rank);
   void complete(std::uint32_t req);
   std::uint32_t newRequest(std::uint32_t rank, bool outstanding = true);
-  std::uint32_t postSend(std::uint32_t rank, const MpiOp& op, bool outstanding);
-  std::uint32_t postRecv(std::uint32_t rank, const MpiOp& op, bool outstanding);
+  std::uint32_t postSend(std::uint32_t rank, const workload::MpiOp& op, bool outstanding);
+  std::uint32_t postRecv(std::uint32_t rank, const workload::MpiOp& op, bool outstanding);
   // The request a wait op names (kNoReq if none); removes it from outstanding.
   std::uint32_t takeNamed(std::uint32_t rank, std::uint32_t name);
 
   FabricEmulator& emu_;
-  const MpiTrace& trace_;
+  const workload::MpiTrace& trace_;
   std::vector<fabric::HostId> placement_;
   std::uint32_t tagBase_;
   std::vector<Rank> ranks_;

@@ -9,9 +9,9 @@
 #include "agent/virtual_scheduler.h"
 #include "fabric/kary_tree.h"
 #include "sim_backend/fabric_emulator.h"
-#include "sim_backend/traffic_gen.h"
 #include "tools/command.h"
 #include "tools/replay_jobs.h"
+#include "workload/traffic_gen.h"
 
 namespace ebb::tools {
 
@@ -79,7 +79,7 @@ int runCollectiveGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
   }
   sim::FabricEmulator emu(topo, cfg, sched);
   JobRunner runner(emu, *loaded);
-  std::vector<sim::TrafficMessage> sent;
+  std::vector<workload::TrafficMessage> sent;
   emu.onDelivery([&](const sim::Delivery& d) {
     runner.onDelivery(d);
     sent.push_back({d.created, d.src.value(), d.dst.value(), d.bytes, 0});
@@ -92,7 +92,7 @@ int runCollectiveGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
   }
   std::stable_sort(sent.begin(), sent.end(),
                    [](const auto& a, const auto& b) { return a.time < b.time; });
-  auto writer = sim::TrafficWriter::create(o.out, o.binary);
+  auto writer = workload::TrafficWriter::create(o.out, o.binary);
   if (!writer) {
     err << "ebb gen: " << writer.status().toString() << "\n";
     return kExitError;
@@ -120,13 +120,13 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
     return kExitError;
   }
   if (o.pattern == "collective") return runCollectiveGen(o, *tree, out, err);
-  static const std::map<std::string, sim::GenPattern> patterns = {
-      {"uniform", sim::GenPattern::kUniform},
-      {"ramp", sim::GenPattern::kUniform},
-      {"permutation", sim::GenPattern::kPermutation},
-      {"hotspot", sim::GenPattern::kHotspot},
-      {"incast", sim::GenPattern::kIncast}};
-  sim::GenSpec spec;
+  static const std::map<std::string, workload::GenPattern> patterns = {
+      {"uniform", workload::GenPattern::kUniform},
+      {"ramp", workload::GenPattern::kUniform},
+      {"permutation", workload::GenPattern::kPermutation},
+      {"hotspot", workload::GenPattern::kHotspot},
+      {"incast", workload::GenPattern::kIncast}};
+  workload::GenSpec spec;
   spec.pattern = patterns.at(o.pattern);
   spec.hosts = tree->numHosts();
   spec.cyclePs = o.cyclePs;
@@ -142,18 +142,18 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb gen: E_INVALID: --rate must be >= 0, --cycles and --time-scale > 0\n";
     return kExitError;
   }
-  spec.rate = o.pattern == "ramp" ? sim::RateProfile::alonsoRamp(o.cyclePs, o.timeScale)
-                                  : sim::RateProfile::constant(o.rate, spec.endPs);
+  spec.rate = o.pattern == "ramp" ? workload::RateProfile::alonsoRamp(o.cyclePs, o.timeScale)
+                                  : workload::RateProfile::constant(o.rate, spec.endPs);
   if (Status s = spec.validate(); !s.isOk()) {
     err << "ebb gen: " << s.toString() << "\n";
     return kExitError;
   }
-  auto writer = sim::TrafficWriter::create(o.out, o.binary);
+  auto writer = workload::TrafficWriter::create(o.out, o.binary);
   if (!writer) {
     err << "ebb gen: " << writer.status().toString() << "\n";
     return kExitError;
   }
-  Result<std::uint64_t> n = sim::generateTraffic(spec, **writer);
+  Result<std::uint64_t> n = workload::generateTraffic(spec, **writer);
   Status closed = (*writer)->close();
   if (!n || !closed.isOk()) {
     err << "ebb gen: " << (n ? closed : n.status()).toString() << "\n";

@@ -9,8 +9,8 @@
 
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/mpi_replay.h"
-#include "sim_backend/otf2_trace.h"
-#include "sim_backend/simgrid_trace.h"
+#include "workload/otf2_trace.h"
+#include "workload/simgrid_trace.h"
 
 namespace ebb::tools {
 
@@ -61,7 +61,7 @@ Result<JobDef> jobFromTrace(const config::TraceSpec& t, const std::string& baseD
     j.sizeScale = t.size_scale();
   }
   if (!t.collectives().empty()) {
-    if (Status s = sim::parseAlgorithms(j.algos, t.collectives()); !s.isOk()) {
+    if (Status s = workload::parseAlgorithms(j.algos, t.collectives()); !s.isOk()) {
       return invalid(field + ".collectives: " + s.message());
     }
   }
@@ -87,7 +87,7 @@ Result<JobDef> jobFromCollective(const config::CollectiveLoopSpec& c, const std:
   }
   j.op = c.op();
   if (!c.algorithm().empty()) {
-    if (Status s = sim::setAlgorithm(j.algos, c.op(), c.algorithm()); !s.isOk()) {
+    if (Status s = workload::setAlgorithm(j.algos, c.op(), c.algorithm()); !s.isOk()) {
       return invalid(field + ".algorithm: " + s.message());
     }
   }
@@ -117,7 +117,7 @@ Status applyJobFields(JobDef& j, const config::JobSpec& s) {
 }
 
 // Every message size times `scale` (at least one byte where there was one).
-void scaleSizes(sim::MpiTrace& t, double scale) {
+void scaleSizes(workload::MpiTrace& t, double scale) {
   if (scale == 1.0) return;
   for (auto& ops : t.ranks) {
     for (auto& op : ops) {
@@ -129,18 +129,18 @@ void scaleSizes(sim::MpiTrace& t, double scale) {
   t.countOps();
 }
 
-Result<sim::MpiTrace> readTrace(const JobDef& j) {
+Result<workload::MpiTrace> readTrace(const JobDef& j) {
   switch (j.format) {
     case config::TraceSpec::SIMGRID_TI: {
-      sim::SimgridOptions o;
+      workload::SimgridOptions o;
       o.flopsPerS = j.flopsPerS;
       o.algos = j.algos;
-      return sim::readSimgridTrace(j.path, o);
+      return workload::readSimgridTrace(j.path, o);
     }
     case config::TraceSpec::OTF2:
-      return sim::readOtf2Trace(j.path, j.algos);
+      return workload::readOtf2Trace(j.path, j.algos);
     default:
-      return sim::readAmgCsv(j.path);
+      return workload::readAmgCsv(j.path);
   }
 }
 
@@ -201,21 +201,22 @@ Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::strin
   return out;
 }
 
-Result<sim::MpiTrace> collectiveLoopProgram(const JobDef& job) {
-  sim::MpiTrace t;
+Result<workload::MpiTrace> collectiveLoopProgram(const JobDef& job) {
+  workload::MpiTrace t;
   t.ranks.resize(job.ranks);
   for (std::uint32_t it = 0; it < job.iterations; ++it) {
     if (job.computePs > 0) {
       for (auto& ops : t.ranks) {
-        sim::MpiOp op;
-        op.kind = sim::MpiOpKind::kCompute;
+        workload::MpiOp op;
+        op.kind = workload::MpiOpKind::kCompute;
         op.duration = job.computePs;
         ops.push_back(op);
       }
     }
     // Negative tags: one per iteration, never matching another's messages.
     const auto tag = -static_cast<std::int32_t>(it + 1);
-    if (Status s = sim::expandCollective(t.ranks, job.algos, job.op, job.bytes, tag); !s.isOk()) {
+    if (Status s = workload::expandCollective(t.ranks, job.algos, job.op, job.bytes, tag);
+        !s.isOk()) {
       return invalid(job.field + ": " + s.message());
     }
   }
@@ -230,7 +231,7 @@ Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabric
   for (const JobDef& j : def.jobs) {
     LoadedJob l;
     l.def = j;
-    Result<sim::MpiTrace> prog =
+    Result<workload::MpiTrace> prog =
         j.source == JobDef::Source::kTrace ? readTrace(j) : collectiveLoopProgram(j);
     if (!prog) return prog.status();
     l.program = std::move(*prog);

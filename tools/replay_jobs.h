@@ -9,8 +9,8 @@
 #include "common/time.h"
 #include "configs/proto/replay.pb.h"  // generated
 #include "fabric/ids.h"
-#include "sim_backend/collectives.h"
-#include "sim_backend/mpi_trace.h"
+#include "workload/collectives.h"
+#include "workload/mpi_trace.h"
 
 namespace ebb::sim {
 class FabricEmulator;
@@ -39,7 +39,7 @@ struct JobDef {
   std::uint32_t iterations = 1;
   TimePs computePs = 0;
   // Both.
-  sim::CollectiveAlgos algos;
+  workload::CollectiveAlgos algos;
   std::uint32_t ranks = 0;  // hosts the job gets (trace: 0 = its own rank count)
   TimePs startPs = 0;
   bool repeat = false;
@@ -58,7 +58,7 @@ Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::strin
 // A job ready to run: its program and the hosts its ranks run on.
 struct LoadedJob {
   JobDef def;
-  sim::MpiTrace program;
+  workload::MpiTrace program;
   std::vector<fabric::HostId> hosts;  // hosts[rank]
 };
 
@@ -69,7 +69,7 @@ Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabric
                                         std::uint64_t seed);
 
 // The program of a generated collective loop (also used by `ebb gen`).
-Result<sim::MpiTrace> collectiveLoopProgram(const JobDef& job);
+Result<workload::MpiTrace> collectiveLoopProgram(const JobDef& job);
 
 // Drives the jobs on one emulator: starts each at its time, restarts repeating
 // ones until every other job has ended, and measures each job's runtime.

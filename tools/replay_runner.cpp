@@ -12,8 +12,9 @@
 #include "policies/power_model.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/sim_backend.h"
-#include "sim_backend/traffic.h"
-#include "sim_backend/traffic_file.h"
+#include "sim_backend/synthetic_traffic.h"
+#include "sim_backend/traffic_file_source.h"
+#include "workload/traffic_file.h"
 
 namespace ebb::tools {
 
@@ -106,20 +107,20 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
     }
   });
 
-  sim::SyntheticSpec workload = spec.workload;
+  workload::SyntheticSpec workload = spec.workload;
   sim::SyntheticTraffic synthetic(emu, workload);
   std::unique_ptr<sim::TrafficFileSource> file;
   TimePs end = workload.rate.end();
   if (!spec.trafficFile.empty()) {
     // Checked whole before anything runs: hosts in range, times in order.
-    Result<sim::TrafficFileSummary> sum =
-        sim::validateTrafficFile(spec.trafficFile, static_cast<std::uint32_t>(topo.numHosts()));
+    Result<workload::TrafficFileSummary> sum = workload::validateTrafficFile(
+        spec.trafficFile, static_cast<std::uint32_t>(topo.numHosts()));
     if (!sum) throw Error(sum.status());
-    auto reader = sim::TrafficReader::open(spec.trafficFile);
+    auto reader = workload::TrafficReader::open(spec.trafficFile);
     if (!reader) throw Error(reader.status());
     file = std::make_unique<sim::TrafficFileSource>(emu, std::move(*reader));
     end = std::max<TimePs>(sum->lastTime + 1, spec.agent.checkPeriodPs);
-    workload.rate = sim::RateProfile();
+    workload.rate = workload::RateProfile();
   }
   std::vector<LoadedJob> jobs;
   std::unique_ptr<JobRunner> mpi;
@@ -136,11 +137,11 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
       for (const auto& ops : j.program.ranks) {
         TimePs c = j.def.startPs;
         for (const auto& op : ops)
-          c += op.kind == sim::MpiOpKind::kCompute ? op.duration : 0;
+          c += op.kind == workload::MpiOpKind::kCompute ? op.duration : 0;
         end = std::max(end, c);
       }
     }
-    workload.rate = sim::RateProfile();
+    workload.rate = workload::RateProfile();
   }
   const auto generated = [&] {
     return mpi ? mpi->messagesSent() : file ? file->generated() : synthetic.generated();

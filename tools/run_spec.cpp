@@ -143,8 +143,9 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     r.workload.sizeMax = w.message_bytes_max();
     r.workload.messageBytes = (r.workload.sizeMin + r.workload.sizeMax) / 2;
   }
-  r.workload.arrivals = w.arrivals() == config::WorkloadSpec::POISSON ? sim::Arrivals::kPoisson
-                                                                      : sim::Arrivals::kBernoulli;
+  r.workload.arrivals = w.arrivals() == config::WorkloadSpec::POISSON
+                            ? workload::Arrivals::kPoisson
+                            : workload::Arrivals::kBernoulli;
   r.workload.seed = em.seed;
   Result<JobsDef> jobs = jobsFromWorkload(w, baseDir);
   if (!jobs) return jobs.status();
@@ -182,7 +183,7 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     if (u.duration_cycles() <= 0) {
       return invalid("workload.uniform.duration_cycles: must be > 0");
     }
-    r.workload.rate = sim::RateProfile::constant(u.rate(), u.duration_cycles() * em.cyclePs);
+    r.workload.rate = workload::RateProfile::constant(u.rate(), u.duration_cycles() * em.cyclePs);
     r.workloadName =
         fmt::format("uniform {} flits/cycle/node for {} cycles", u.rate(), u.duration_cycles());
   } else {
@@ -197,7 +198,7 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     if (scale <= 0 || !std::isfinite(scale)) {
       return invalid(fmt::format("workload.alonso_ramp.time_scale: must be > 0 (is {})", scale));
     }
-    r.workload.rate = sim::RateProfile::alonsoRamp(em.cyclePs, scale, low, high);
+    r.workload.rate = workload::RateProfile::alonsoRamp(em.cyclePs, scale, low, high);
     r.workloadName = fmt::format("alonso-ramp {}..{} flits/cycle/node over {} cycles", low, high,
                                  static_cast<std::int64_t>(420'000 * scale));
   }

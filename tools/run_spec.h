@@ -6,7 +6,7 @@
 #include "common/status.h"
 #include "configs/proto/ebb.pb.h"  // generated
 #include "sim_backend/emulator_config.h"
-#include "sim_backend/traffic.h"
+#include "sim_backend/synthetic_traffic.h"
 #include "tools/replay_jobs.h"
 
 namespace ebb::tools {
@@ -17,7 +17,7 @@ struct RunSpec {
   sim::EmulatorConfig emulator;
   agent::AgentConfig agent;
   bool gating = true;  // false: all links on (no agents acting)
-  sim::SyntheticSpec workload;
+  workload::SyntheticSpec workload;
   std::string trafficFile;  // when set, the workload is this file, replayed open-loop
   JobsDef jobs;             // when not empty: MPI traces and collective loops, replayed closed-loop
   std::string workloadName;

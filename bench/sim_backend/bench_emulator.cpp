@@ -7,7 +7,7 @@
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
 #include "sim_backend/fabric_emulator.h"
-#include "sim_backend/traffic.h"
+#include "sim_backend/synthetic_traffic.h"
 #include "tools/replay_runner.h"
 #include "tools/run_spec.h"
 
@@ -24,8 +24,8 @@ void BM_UniformLoadAllOn(benchmark::State& state) {
     agent::VirtualScheduler sched;
     sim::EmulatorConfig cfg;
     sim::FabricEmulator emu(topo, cfg, sched);
-    sim::SyntheticSpec spec;
-    spec.rate = sim::RateProfile::constant(0.3, 10'000 * cfg.cyclePs);
+    workload::SyntheticSpec spec;
+    spec.rate = workload::RateProfile::constant(0.3, 10'000 * cfg.cyclePs);
     sim::SyntheticTraffic traffic(emu, spec);
     traffic.start();
     sched.runAll();

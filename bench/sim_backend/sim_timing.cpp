@@ -14,7 +14,7 @@
 
 #include "fabric/kary_tree.h"
 #include "sim_backend/fabric_emulator.h"
-#include "sim_backend/traffic.h"
+#include "sim_backend/synthetic_traffic.h"
 
 namespace {
 
@@ -30,7 +30,7 @@ struct RunResult {
   double meanLatencyCycles = 0;   // of messages created in the second half
 };
 
-RunResult run(const fabric::Topology& topo, const sim::RateProfile& rate, TimePs measureFrom,
+RunResult run(const fabric::Topology& topo, const workload::RateProfile& rate, TimePs measureFrom,
               TimePs end) {
   agent::VirtualScheduler sched;
   sim::EmulatorConfig cfg;
@@ -44,7 +44,7 @@ RunResult run(const fabric::Topology& topo, const sim::RateProfile& rate, TimePs
       latencyLate += d.delivered - d.created;
     }
   });
-  sim::SyntheticSpec spec;
+  workload::SyntheticSpec spec;
   spec.rate = rate;
   spec.messageBytes = cfg.packetBytes;
   sim::SyntheticTraffic traffic(emu, spec);
@@ -99,17 +99,17 @@ int main(int argc, char** argv) {
   const fabric::Topology topo = tree->build();
   const TimePs cycle = sim::EmulatorConfig{}.cyclePs;
   if (mode == "ramp") {
-    const sim::RateProfile rate = sim::RateProfile::alonsoRamp(cycle);
+    const workload::RateProfile rate = workload::RateProfile::alonsoRamp(cycle);
     print(run(topo, rate, rate.end() / 2, rate.end()));
   } else if (mode == "uniform" && argc == 6) {
     const TimePs end = std::atoll(argv[5]) * cycle;
-    print(run(topo, sim::RateProfile::constant(std::atof(argv[4]), end), end / 2, end));
+    print(run(topo, workload::RateProfile::constant(std::atof(argv[4]), end), end / 2, end));
   } else if (mode == "sweep" && argc >= 6) {
     const TimePs end = std::atoll(argv[4]) * cycle;
     std::printf("offered accepted mean_latency_cycles\n");
     for (int i = 5; i < argc; ++i) {
       const double offered = std::atof(argv[i]);
-      const RunResult r = run(topo, sim::RateProfile::constant(offered, end), end / 2, end);
+      const RunResult r = run(topo, workload::RateProfile::constant(offered, end), end / 2, end);
       std::printf("%.3f %.3f %.1f\n", offered, r.acceptedSecondHalf, r.meanLatencyCycles);
     }
   } else {

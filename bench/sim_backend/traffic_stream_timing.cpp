@@ -23,7 +23,7 @@
 #include <tuple>
 #include <vector>
 
-#include "sim_backend/traffic_file.h"
+#include "workload/traffic_file.h"
 
 namespace {
 
@@ -47,8 +47,8 @@ long peakRssMb() {
 // 0..4 ns, any source and a different destination, 64 B to 4 KiB.
 class Messages {
  public:
-  sim::TrafficMessage next() {
-    sim::TrafficMessage m;
+  workload::TrafficMessage next() {
+    workload::TrafficMessage m;
     time_ += static_cast<TimePs>(rand() % 4000);
     m.time = time_;
     m.src = static_cast<std::uint32_t>(rand() % kHosts);
@@ -72,8 +72,8 @@ struct Written {
 };
 
 Written writeFiles(const std::string& text, const std::string& binary, std::uint64_t targetBytes) {
-  auto tw = sim::TrafficWriter::create(text, false);
-  auto bw = sim::TrafficWriter::create(binary, true);
+  auto tw = workload::TrafficWriter::create(text, false);
+  auto bw = workload::TrafficWriter::create(binary, true);
   if (!tw || !bw) {
     std::fprintf(stderr, "cannot create the scratch files\n");
     std::exit(1);
@@ -83,7 +83,7 @@ Written writeFiles(const std::string& text, const std::string& binary, std::uint
   // Check the file size every 64 Ki messages (the writer buffers).
   while (true) {
     for (int i = 0; i < 65536; ++i) {
-      const sim::TrafficMessage m = gen.next();
+      const workload::TrafficMessage m = gen.next();
       if (!(*tw)->write(m).isOk() || !(*bw)->write(m).isOk()) {
         std::fprintf(stderr, "write failed (disk full?)\n");
         std::exit(1);
@@ -108,7 +108,7 @@ struct Timing {
 
 Timing readAll(const std::string& path) {
   const auto t0 = Clock::now();
-  auto reader = sim::TrafficReader::open(path);
+  auto reader = workload::TrafficReader::open(path);
   if (!reader) {
     std::fprintf(stderr, "%s\n", reader.status().toString().c_str());
     std::exit(1);
@@ -130,7 +130,7 @@ Timing readAll(const std::string& path) {
 
 Timing validate(const std::string& path) {
   const auto t0 = Clock::now();
-  auto sum = sim::validateTrafficFile(path, kHosts);
+  auto sum = workload::validateTrafficFile(path, kHosts);
   if (!sum) {
     std::fprintf(stderr, "%s\n", sum.status().toString().c_str());
     std::exit(1);

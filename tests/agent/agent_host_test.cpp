@@ -10,7 +10,7 @@
 #include "agent/virtual_scheduler.h"
 #include "fabric/kary_tree.h"
 #include "sim_backend/sim_backend.h"
-#include "sim_backend/traffic.h"
+#include "sim_backend/synthetic_traffic.h"
 
 namespace ebb::agent {
 namespace {

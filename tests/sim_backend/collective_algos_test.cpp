@@ -5,10 +5,11 @@
 #include <map>
 
 #include "fabric/kary_tree.h"
-#include "sim_backend/collectives.h"
 #include "sim_backend/mpi_replay.h"
+#include "workload/collectives.h"
 
 namespace ebb::sim {
+using namespace ebb::workload;  // the traces and collectives replayed here
 namespace {
 
 struct Traffic {

@@ -1,4 +1,4 @@
-#include "sim_backend/collectives.h"
+#include "workload/collectives.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 #include "sim_backend/mpi_replay.h"
 
 namespace ebb::sim {
+using namespace ebb::workload;  // the traces and collectives replayed here
 namespace {
 
 struct Flows {

@@ -4,9 +4,10 @@
 
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
-#include "sim_backend/traffic.h"
+#include "sim_backend/synthetic_traffic.h"
 
 namespace ebb::sim {
+using namespace ebb::workload;  // the traces and collectives replayed here
 namespace {
 
 using fabric::Direction;

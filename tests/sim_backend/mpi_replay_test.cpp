@@ -6,9 +6,10 @@
 #include <fstream>
 
 #include "fabric/kary_tree.h"
-#include "sim_backend/mpi_trace.h"
+#include "workload/mpi_trace.h"
 
 namespace ebb::sim {
+using namespace ebb::workload;  // the traces and collectives replayed here
 namespace {
 
 using fabric::HostId;

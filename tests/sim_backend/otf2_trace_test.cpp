@@ -1,4 +1,4 @@
-#include "sim_backend/otf2_trace.h"
+#include "workload/otf2_trace.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include "sim_backend/mpi_replay.h"
 
 namespace ebb::sim {
+using namespace ebb::workload;  // the traces and collectives replayed here
 namespace {
 
 struct Case {

@@ -1,4 +1,4 @@
-#include "sim_backend/simgrid_trace.h"
+#include "workload/simgrid_trace.h"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 #include "sim_backend/mpi_replay.h"
 
 namespace ebb::sim {
+using namespace ebb::workload;  // the traces and collectives replayed here
 namespace {
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "sim_backend/traffic.h"
+#include "sim_backend/synthetic_traffic.h"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 #include "sim_backend/fabric_emulator.h"
 
 namespace ebb::sim {
+using namespace ebb::workload;  // the traces and collectives replayed here
 namespace {
 
 TEST(RateProfile, AlonsoRampShape) {

@@ -13,12 +13,12 @@
 #include "configs/config_loader.h"
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
-#include "sim_backend/collectives.h"
-#include "sim_backend/traffic_file.h"
 #include "tools/command.h"
 #include "tools/replay_jobs.h"
 #include "tools/replay_runner.h"
 #include "tools/run_spec.h"
+#include "workload/collectives.h"
+#include "workload/traffic_file.h"
 
 namespace ebb::tools {
 namespace {
@@ -55,11 +55,11 @@ const config::JobResult* job(const config::RunSummary& s, const std::string& nam
 }
 
 // The bytes a program sends, counted from its ops.
-std::uint64_t programBytes(const sim::MpiTrace& t) {
+std::uint64_t programBytes(const workload::MpiTrace& t) {
   std::uint64_t b = 0;
   for (const auto& ops : t.ranks) {
     for (const auto& op : ops) {
-      if (op.kind == sim::MpiOpKind::kIsend || op.kind == sim::MpiOpKind::kSend) {
+      if (op.kind == workload::MpiOpKind::kIsend || op.kind == workload::MpiOpKind::kSend) {
         b += static_cast<std::uint64_t>(op.bytes);
       }
     }
@@ -258,7 +258,7 @@ TEST(ReplayJobs, CollectiveLoopIsTheAlgorithmRepeatedWithComputeGaps) {
   for (const auto& ops : t->ranks) {
     int computes = 0;
     for (const auto& op : ops) {
-      if (op.kind == sim::MpiOpKind::kCompute) {
+      if (op.kind == workload::MpiOpKind::kCompute) {
         ++computes;
         EXPECT_EQ(op.duration, 5'000'000);
       }
@@ -390,7 +390,7 @@ TEST(ReplayJobs, GenCollectiveWritesTheLoopAtClosedLoopTimes) {
                 &out, &err),
             kExitOk)
       << err;
-  auto reader = sim::TrafficReader::open(file);
+  auto reader = workload::TrafficReader::open(file);
   ASSERT_TRUE(reader) << reader.status().toString();
   std::map<std::pair<std::uint32_t, std::uint32_t>, int> pairs;
   std::vector<TimePs> times;

@@ -1,15 +1,13 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <utility>
 #include <vector>
 
 #include "common/status.h"
 #include "common/time.h"
-#include "sim_backend/fabric_emulator.h"
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 // Offered load over time, in flits/cycle/node, piecewise linear between points.
 class RateProfile {
@@ -47,27 +45,4 @@ struct SyntheticSpec {
   std::uint64_t seed = 1;
 };
 
-// Uniform traffic (any host but the source) at a time-varying rate. Bernoulli:
-// one trial per cycle with probability rate x flitBytes / messageBytes;
-// Poisson: exponential gaps with that mean. Both by thinning at the peak rate,
-// so the per-host streams are exact and seeded per host.
-class SyntheticTraffic {
- public:
-  SyntheticTraffic(FabricEmulator& emu, SyntheticSpec spec);
-  void start();  // schedules the first arrival of every host
-  std::uint64_t generated() const { return generated_; }
-  std::uint64_t bytesGenerated() const { return bytes_; }
-
- private:
-  void next(std::uint32_t host);
-  TimePs gap(std::mt19937_64& rng) const;
-
-  FabricEmulator& emu_;
-  SyntheticSpec spec_;
-  double pMax_ = 0;  // candidate probability per cycle at the peak rate
-  std::vector<std::mt19937_64> rngs_;
-  std::uint64_t generated_ = 0;
-  std::uint64_t bytes_ = 0;
-};
-
-}  // namespace ebb::sim
+}  // namespace ebb::workload

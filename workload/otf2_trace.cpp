@@ -1,4 +1,4 @@
-#include "sim_backend/otf2_trace.h"
+#include "workload/otf2_trace.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <optional>
 #endif
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 #ifndef EBB_HAVE_OTF2
 
@@ -392,4 +392,4 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
 
 #endif
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

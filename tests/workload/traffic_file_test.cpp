@@ -1,4 +1,4 @@
-#include "sim_backend/traffic_file.h"
+#include "workload/traffic_file.h"
 
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <map>
 #include <random>
 
-#include "sim_backend/traffic_gen.h"
+#include "workload/traffic_gen.h"
 
-namespace ebb::sim {
+namespace ebb::workload {
 namespace {
 
 std::string scratch(const std::string& name) {
@@ -286,4 +286,4 @@ TEST(TrafficGen, PatternsHaveTheirShape) {
 }
 
 }  // namespace
-}  // namespace ebb::sim
+}  // namespace ebb::workload

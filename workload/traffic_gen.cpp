@@ -1,4 +1,4 @@
-#include "sim_backend/traffic_gen.h"
+#include "workload/traffic_gen.h"
 
 #include <algorithm>
 #include <numeric>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 Status GenSpec::validate() const {
   const auto bad = [](const std::string& m) { return Status(ErrorCode::kInvalidArgument, m); };
@@ -105,4 +105,4 @@ Result<std::uint64_t> generateTraffic(const GenSpec& s, TrafficWriter& out) {
   return n;
 }
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

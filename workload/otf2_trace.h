@@ -3,10 +3,10 @@
 #include <string>
 
 #include "common/status.h"
-#include "sim_backend/collectives.h"
-#include "sim_backend/mpi_trace.h"
+#include "workload/collectives.h"
+#include "workload/mpi_trace.h"
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 struct Otf2Stats {
   std::uint64_t p2pSends = 0;  // the application's own MPI_Send/MPI_Isend
@@ -30,4 +30,4 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
 // Whether this build reads OTF2.
 bool haveOtf2();
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

@@ -1,4 +1,4 @@
-#include "sim_backend/simgrid_trace.h"
+#include "workload/simgrid_trace.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
-#include "sim_backend/collectives.h"
+#include "workload/collectives.h"
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 namespace {
 
@@ -288,4 +288,4 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
   return t;
 }
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

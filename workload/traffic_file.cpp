@@ -1,4 +1,4 @@
-#include "sim_backend/traffic_file.h"
+#include "workload/traffic_file.h"
 
 #include <algorithm>
 #include <charconv>
@@ -12,9 +12,8 @@
 #include <google/protobuf/util/delimited_message_util.h>
 
 #include "configs/proto/traffic.pb.h"
-#include "sim_backend/fabric_emulator.h"
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 namespace {
 
@@ -334,37 +333,6 @@ Result<TrafficFileSummary> validateTrafficFile(const std::string& path, std::uin
   return sum;
 }
 
-TrafficFileSource::TrafficFileSource(FabricEmulator& emu, std::unique_ptr<TrafficReader> reader)
-    : emu_(emu), reader_(std::move(reader)) {}
-
-void TrafficFileSource::start() {
-  auto m = reader_->next();
-  if (!m) {
-    status_ = m.status();
-    return;
-  }
-  next_ = *m;
-  if (next_) emu_.scheduler().at(next_->time, agent::Phase::kNetwork, [this] { inject(); });
-}
-
-void TrafficFileSource::inject() {
-  // Every message due now, then schedule the next one.
-  while (next_ && next_->time <= emu_.scheduler().now()) {
-    emu_.sendMessage(fabric::HostId(next_->src), fabric::HostId(next_->dst), next_->bytes,
-                     next_->job);
-    ++generated_;
-    bytes_ += static_cast<std::uint64_t>(next_->bytes);
-    auto m = reader_->next();
-    if (!m) {
-      status_ = m.status();
-      next_.reset();
-      return;
-    }
-    next_ = *m;
-  }
-  if (next_) emu_.scheduler().at(next_->time, agent::Phase::kNetwork, [this] { inject(); });
-}
-
 Result<std::unique_ptr<TrafficWriter>> TrafficWriter::create(const std::string& path, bool binary) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return Status(ErrorCode::kIo, fmt::format("cannot create {}", path));
@@ -372,4 +340,4 @@ Result<std::unique_ptr<TrafficWriter>> TrafficWriter::create(const std::string& 
   return std::unique_ptr<TrafficWriter>(std::make_unique<TextWriter>(std::move(out)));
 }
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

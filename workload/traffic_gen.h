@@ -4,10 +4,10 @@
 #include <string>
 
 #include "common/status.h"
-#include "sim_backend/traffic.h"
-#include "sim_backend/traffic_file.h"
+#include "workload/rate_profile.h"
+#include "workload/traffic_file.h"
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 enum class GenPattern { kUniform, kPermutation, kHotspot, kIncast };
 
@@ -31,4 +31,4 @@ struct GenSpec {
 // Streams the generated messages into `out`; returns how many were written.
 Result<std::uint64_t> generateTraffic(const GenSpec& spec, TrafficWriter& out);
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

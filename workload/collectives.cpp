@@ -1,11 +1,11 @@
-#include "sim_backend/collectives.h"
+#include "workload/collectives.h"
 
 #include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 namespace {
 
@@ -613,4 +613,4 @@ Status expandCollective(Programs& p, const CollectiveAlgos& a, const std::string
   return Status::ok();
 }
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "sim_backend/mpi_trace.h"
+#include "workload/mpi_trace.h"
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 // Expands collectives into the point-to-point operations of a named algorithm,
 // appended to every rank's program (ranks = the communicator, 0..P-1). Each
@@ -114,4 +114,4 @@ Status parseAlgorithms(CollectiveAlgos& algos, const std::string& list);
 Status expandCollective(Programs& p, const CollectiveAlgos& algos, const std::string& op,
                         std::int64_t bytes, std::int32_t tag, std::uint32_t root = 0);
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

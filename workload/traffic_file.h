@@ -9,7 +9,7 @@
 #include "common/status.h"
 #include "common/time.h"
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 struct TrafficMessage {
   TimePs time = 0;
@@ -44,28 +44,6 @@ struct TrafficFileSummary {
 // is rejected before anything runs.
 Result<TrafficFileSummary> validateTrafficFile(const std::string& path, std::uint32_t hosts);
 
-class FabricEmulator;
-
-// Injects a traffic file into the emulator open-loop: each message at its
-// time, reading one message ahead (the file is streamed, never loaded whole).
-class TrafficFileSource {
- public:
-  TrafficFileSource(FabricEmulator& emu, std::unique_ptr<TrafficReader> reader);
-  void start();
-  std::uint64_t generated() const { return generated_; }
-  std::uint64_t bytesGenerated() const { return bytes_; }
-  const Status& status() const { return status_; }
-
- private:
-  void inject();
-  FabricEmulator& emu_;
-  std::unique_ptr<TrafficReader> reader_;
-  std::optional<TrafficMessage> next_;
-  std::uint64_t generated_ = 0;
-  std::uint64_t bytes_ = 0;
-  Status status_;
-};
-
 // Writes a native traffic file. Text: "<time_ns> <src> <dst> <bytes> [job]".
 class TrafficWriter {
  public:
@@ -77,4 +55,4 @@ class TrafficWriter {
 
 inline constexpr char kBinaryTrafficMagic[] = "EBBTRF1\n";
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

@@ -3,10 +3,10 @@
 #include <string>
 
 #include "common/status.h"
-#include "sim_backend/collectives.h"
-#include "sim_backend/mpi_trace.h"
+#include "workload/collectives.h"
+#include "workload/mpi_trace.h"
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 struct SimgridStats {
   std::uint64_t collectives = 0;
@@ -32,4 +32,4 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
 Result<MpiTrace> readSimgridTrace(const std::string& path, double flopsPerS,
                                   SimgridStats* stats = nullptr);
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

@@ -1,4 +1,4 @@
-#include "sim_backend/mpi_trace.h"
+#include "workload/mpi_trace.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 namespace {
 
@@ -157,4 +157,4 @@ void MpiTrace::countOps() {
   }
 }
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

@@ -7,7 +7,7 @@
 #include "common/status.h"
 #include "common/time.h"
 
-namespace ebb::sim {
+namespace ebb::workload {
 
 enum class MpiOpKind : std::uint8_t {
   kCompute,
@@ -49,4 +49,4 @@ struct MpiTrace {
 // "<file>:<line>: <rule>", E_IO for a missing file.
 Result<MpiTrace> readAmgCsv(const std::string& path);
 
-}  // namespace ebb::sim
+}  // namespace ebb::workload

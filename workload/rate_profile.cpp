@@ -1,0 +1,56 @@
+#include "workload/rate_profile.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace ebb::workload {
+
+RateProfile RateProfile::alonsoRamp(TimePs cyclePs, double scale, double low, double high) {
+  const auto c = [&](double cycles) { return static_cast<TimePs>(cycles * scale) * cyclePs; };
+  return RateProfile(
+      {{0, low}, {c(60'000), low}, {c(180'000), high}, {c(300'000), high}, {c(420'000), low}});
+}
+
+double RateProfile::at(TimePs t) const {
+  if (points_.empty() || t >= points_.back().first) return 0.0;
+  if (t <= points_.front().first) return points_.front().second;
+  const auto it = std::upper_bound(points_.begin(), points_.end(), t,
+                                   [](TimePs x, const auto& p) { return x < p.first; });
+  const auto& [t1, r1] = *it;
+  const auto& [t0, r0] = *(it - 1);
+  if (t1 == t0) return r1;
+  return r0 + (r1 - r0) * static_cast<double>(t - t0) / static_cast<double>(t1 - t0);
+}
+
+double RateProfile::max() const {
+  double m = 0;
+  for (const auto& p : points_)
+    m = std::max(m, p.second);
+  return m;
+}
+
+bool RateProfile::rising(TimePs t) const {
+  // Rising until the first time the peak is reached.
+  for (const auto& [pt, r] : points_) {
+    if (r >= max()) return t < pt;
+  }
+  return true;
+}
+
+Status RateProfile::validate() const {
+  for (std::size_t i = 0; i < points_.size(); ++i) {
+    if (points_[i].second < 0 || !std::isfinite(points_[i].second)) {
+      return {ErrorCode::kInvalidArgument,
+              fmt::format("traffic rate point {}: the rate {} must be >= 0", i, points_[i].second)};
+    }
+    if (i > 0 && points_[i].first < points_[i - 1].first) {
+      return {ErrorCode::kInvalidArgument,
+              fmt::format("traffic rate point {}: times must ascend", i)};
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace ebb::workload
