@@ -55,6 +55,7 @@ TimePs VirtualScheduler::nextTime() {
 }
 
 bool VirtualScheduler::runOne() {
+  if (stopped_) return false;
   dropCancelledTop();
   if (heap_.empty()) return false;
   const Entry e = heap_.front();
@@ -71,12 +72,12 @@ bool VirtualScheduler::runOne() {
 }
 
 void VirtualScheduler::runUntil(TimePs until) {
-  while (true) {
+  while (!stopped_) {
     const TimePs next = nextTime();
     if (next < 0 || next > until) break;
     runOne();
   }
-  now_ = std::max(now_, until);
+  if (!stopped_) now_ = std::max(now_, until);
 }
 
 void VirtualScheduler::runAll() {

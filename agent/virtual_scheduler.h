@@ -25,6 +25,10 @@ class VirtualScheduler final : public Scheduler {
   std::uint64_t executed() const { return executed_; }
   // Time of the next pending task, or -1 if none.
   TimePs nextTime();
+  // Runs nothing more: runOne() returns false and runUntil() returns at once,
+  // leaving now() where it is (a run that met an error ends there).
+  void stop() { stopped_ = true; }
+  bool stopped() const { return stopped_; }
 
  private:
   struct Entry {
@@ -47,6 +51,7 @@ class VirtualScheduler final : public Scheduler {
   std::uint64_t sequence_ = 0;
   std::uint64_t executed_ = 0;
   std::size_t live_ = 0;
+  bool stopped_ = false;
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> freeSlots_;

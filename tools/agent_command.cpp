@@ -10,11 +10,14 @@
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
 #include "ib_backend/verbs_devices.h"
+#include "replay/fabric_from_config.h"
 #include "tools/agent_daemon.h"
 #include "tools/command.h"
-#include "tools/fabric_from_config.h"
 
 namespace ebb::tools {
+
+using namespace ebb::replay;  // NOLINT(google-build-using-namespace): the library this command
+                              // shells
 namespace {
 
 struct AgentOptions {

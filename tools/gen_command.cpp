@@ -8,12 +8,15 @@
 
 #include "agent/virtual_scheduler.h"
 #include "fabric/kary_tree.h"
+#include "replay/jobs.h"
 #include "sim_backend/fabric_emulator.h"
 #include "tools/command.h"
-#include "tools/replay_jobs.h"
 #include "workload/traffic_gen.h"
 
 namespace ebb::tools {
+
+using namespace ebb::replay;  // NOLINT(google-build-using-namespace): the library this command
+                              // shells
 
 namespace {
 

@@ -12,14 +12,17 @@
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
 #include "fabric/minimal_tree.h"
+#include "replay/fabric_from_config.h"
+#include "replay/report_writer.h"
+#include "replay/run_spec.h"
+#include "replay/runner.h"
 #include "tools/command.h"
-#include "tools/fabric_from_config.h"
-#include "tools/replay_runner.h"
-#include "tools/report_writer.h"
-#include "tools/run_spec.h"
 #include "tools/topo_summary.h"
 
 namespace ebb::tools {
+
+using namespace ebb::replay;  // NOLINT(google-build-using-namespace): the library this command
+                              // shells
 
 namespace {
 
@@ -114,11 +117,21 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   report.set_name(spec->name);
   report.set_fabric(summarize(*topo, *mt).shape);
   report.set_workload(spec->workloadName);
-  RunOutput run = runEmulation(*spec, *topo, *mt, true, progress("agents"));
+  Result<RunOutput> gatedRun = runEmulation(*spec, *topo, *mt, true, progress("agents"));
+  if (!gatedRun) {
+    err << "ebb replay: " << gatedRun.status().toString() << "\n";
+    return kExitError;
+  }
+  const RunOutput& run = *gatedRun;
   *report.mutable_run() = run.summary;
   std::optional<RunOutput> baseline;
   if (spec->baseline && spec->gating) {
-    baseline = runEmulation(*spec, *topo, *mt, false, progress("all-on"));
+    Result<RunOutput> allOn = runEmulation(*spec, *topo, *mt, false, progress("all-on"));
+    if (!allOn) {
+      err << "ebb replay: " << allOn.status().toString() << "\n";
+      return kExitError;
+    }
+    baseline = std::move(*allOn);
     const auto& b = baseline->summary;
     *report.mutable_baseline() = b;
     report.set_power_saving_switch_links(

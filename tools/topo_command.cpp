@@ -9,11 +9,14 @@
 #include "fabric/ibnetdiscover.h"
 #include "fabric/ibsim_netfile.h"
 #include "fabric/kary_tree.h"
+#include "replay/fabric_from_config.h"
 #include "tools/command.h"
-#include "tools/fabric_from_config.h"
 #include "tools/topo_summary.h"
 
 namespace ebb::tools {
+
+using namespace ebb::replay;  // NOLINT(google-build-using-namespace): the library this command
+                              // shells
 
 namespace {
 

@@ -9,11 +9,12 @@
 #include <fmt/format.h>
 
 #include "fabric/minimal_tree.h"
-#include "tools/fabric_from_config.h"
-#include "tools/replay_runner.h"
-#include "tools/run_spec.h"
+#include "replay/fabric_from_config.h"
+#include "replay/run_spec.h"
+#include "replay/runner.h"
 
 namespace ebb::tools::tune {
+using namespace ebb::replay;  // NOLINT(google-build-using-namespace)
 
 namespace {
 
@@ -26,14 +27,9 @@ Result<RunOutcome> runOne(const RunJob& job) {
   if (!topo) return topo.status();
   Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
   if (!mt) return mt.status();
-  Status failed;
-  try {
-    return RunOutcome{runEmulation(*spec, *topo, *mt, job.gated, {}).summary, ""};
-  } catch (const Error& e) {
-    failed = e.status();
-  } catch (const std::exception& e) {
-    failed = Status(ErrorCode::kInternal, e.what());
-  }
+  Result<RunOutput> run = runEmulation(*spec, *topo, *mt, job.gated, {});
+  if (run) return RunOutcome{run->summary, ""};
+  const Status failed = run.status();
   const bool badInput = failed.code() == ErrorCode::kIo || failed.code() == ErrorCode::kParse;
   if (!job.gated || badInput) return failed;
   return RunOutcome{{}, failed.toString()};

@@ -7,12 +7,13 @@
 
 #include <fmt/format.h>
 
-#include "tools/replay_jobs.h"
+#include "replay/jobs.h"
 
 #include "tools/tune_descent.h"
 #include "tools/tune_evaluator.h"
 
 namespace ebb::tools::tune {
+using namespace ebb::replay;  // NOLINT(google-build-using-namespace)
 
 namespace {
 

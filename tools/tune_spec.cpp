@@ -10,11 +10,12 @@
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
 #include "fabric/minimal_tree.h"
-#include "tools/fabric_from_config.h"
-#include "tools/run_spec.h"
+#include "replay/fabric_from_config.h"
+#include "replay/run_spec.h"
 #include "tools/tune_grid.h"
 
 namespace ebb::tools::tune {
+using namespace ebb::replay;  // NOLINT(google-build-using-namespace)
 
 namespace fs = std::filesystem;
 

@@ -6,10 +6,10 @@
 #include "configs/config_loader.h"
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
+#include "replay/run_spec.h"
+#include "replay/runner.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/synthetic_traffic.h"
-#include "tools/replay_runner.h"
-#include "tools/run_spec.h"
 
 namespace {
 
@@ -43,10 +43,10 @@ void BM_ShortRampWithAgents(benchmark::State& state) {
   const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
   auto cfg = config::parseTextConfig(
       "gating { policy: DYNAMIC } workload { alonso_ramp { time_scale: 0.05 } }", "bench");
-  const tools::RunSpec spec = tools::buildRunSpec(*cfg).value();
+  const replay::RunSpec spec = replay::buildRunSpec(*cfg).value();
   double events = 0;
   for (auto _ : state) {
-    const tools::RunOutput out = tools::runEmulation(spec, topo, mt, true, {});
+    const replay::RunOutput out = replay::runEmulation(spec, topo, mt, true, {}).value();
     events += static_cast<double>(out.summary.events());
   }
   state.counters["events/s"] = benchmark::Counter(events, benchmark::Counter::kIsRate);

@@ -5,12 +5,13 @@
 #include <vector>
 
 #include "agent/decision.h"
+#include "common/status.h"
 #include "configs/proto/replay.pb.h"  // generated
 #include "fabric/minimal_tree.h"
 #include "fabric/topology.h"
-#include "tools/run_spec.h"
+#include "replay/run_spec.h"
 
-namespace ebb::tools {
+namespace ebb::replay {
 
 // One row per check period of the time series (timeseries.csv).
 struct PeriodRow {
@@ -40,8 +41,11 @@ using ProgressFn = std::function<void(double fraction)>;
 // (starting from the minimal tree, as in the paper); otherwise every link on
 // and no low-power idle: the baseline. Deterministic: a pure function of the
 // spec and the topology. Every gating change is followed by a connectivity
-// proof of the links actually usable; a broken proof throws E_INTERNAL.
-RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
-                       const fabric::MinimalTree& mt, bool gated, const ProgressFn& progress);
+// proof of the links actually usable. Errors: E_INTERNAL for a broken proof
+// (naming the time, the link and a disconnected pair), E_INVALID for a closed
+// loop that cannot finish, and the workload's own errors (file, trace).
+[[nodiscard]] Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo,
+                                             const fabric::MinimalTree& mt, bool gated,
+                                             const ProgressFn& progress);
 
-}  // namespace ebb::tools
+}  // namespace ebb::replay

@@ -1,4 +1,4 @@
-#include "tools/fabric_from_config.h"
+#include "replay/fabric_from_config.h"
 
 #include <filesystem>
 
@@ -7,7 +7,7 @@
 #include "fabric/ibnetdiscover.h"
 #include "fabric/kary_tree.h"
 
-namespace ebb::tools {
+namespace ebb::replay {
 
 Result<fabric::Topology> topologyFromConfig(const config::FabricConfig& cfg,
                                             const std::string& baseDir) {
@@ -41,4 +41,4 @@ Result<fabric::Topology> topologyFromConfig(const config::FabricConfig& cfg,
           "fabric: set exactly one of kary_n_tree { k n } or topology_file { path }"};
 }
 
-}  // namespace ebb::tools
+}  // namespace ebb::replay

@@ -1,4 +1,4 @@
-#include "tools/report_writer.h"
+#include "replay/report_writer.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,7 +8,7 @@
 
 #include "common/child_process.h"
 
-namespace ebb::tools {
+namespace ebb::replay {
 
 namespace fs = std::filesystem;
 
@@ -178,4 +178,4 @@ std::string formatSummary(const config::Report& r) {
   return out;
 }
 
-}  // namespace ebb::tools
+}  // namespace ebb::replay

@@ -1,4 +1,4 @@
-#include "tools/replay_runner.h"
+#include "replay/runner.h"
 
 #include <algorithm>
 #include <memory>
@@ -10,13 +10,11 @@
 #include "agent/virtual_scheduler.h"
 #include "fabric/connectivity.h"
 #include "policies/power_model.h"
+#include "replay/workload_source.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/sim_backend.h"
-#include "sim_backend/synthetic_traffic.h"
-#include "sim_backend/traffic_file_source.h"
-#include "workload/traffic_file.h"
 
-namespace ebb::tools {
+namespace ebb::replay {
 
 using fabric::Direction;
 using fabric::LinkId;
@@ -58,8 +56,9 @@ EnergyTotals energyNow(sim::FabricEmulator& emu, const policies::PowerModel& pm)
 
 }  // namespace
 
-RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
-                       const fabric::MinimalTree& mt, bool gated, const ProgressFn& progress) {
+Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo,
+                               const fabric::MinimalTree& mt, bool gated,
+                               const ProgressFn& progress) {
   RunOutput out;
   sim::EmulatorConfig emCfg = spec.emulator;
   if (!gated) emCfg.lpi.mode = policies::LpiMode::kOff;
@@ -93,80 +92,39 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
   // Connectivity of what routing may really use, proved after every single
   // change that takes a direction away (turn-ons only add): independent of
   // the agents' safety guard, so a guard bug cannot hide.
+  Status failure = Status::ok();
   fabric::LinkStates usable = gated && spec.gating ? fabric::LinkStates::onlyMinimalTree(topo, mt)
                                                    : fabric::LinkStates::allOn(topo);
   emu.onUsability([&](LinkId link, Direction dir, bool nowUsable) {
     usable.set(link, dir, nowUsable);
     if (nowUsable) return;
     ++out.connectivityProofs;
-    if (const auto pair = conn.findDisconnectedPair(usable)) {
-      throw Error(ErrorCode::kInternal,
-                  fmt::format("gating broke connectivity at {} ps ({} {}): {}", sched.now(),
-                              topo.describeLink(link), dir == Direction::kUp ? "up" : "down",
-                              conn.describe(*pair)));
+    if (const auto pair = conn.findDisconnectedPair(usable); pair && failure.isOk()) {
+      // The run ends here: nothing after a broken invariant is worth reporting.
+      failure = Status(ErrorCode::kInternal,
+                       fmt::format("gating broke connectivity at {} ps ({} {}): {}", sched.now(),
+                                   topo.describeLink(link), dir == Direction::kUp ? "up" : "down",
+                                   conn.describe(*pair)));
+      sched.stop();
     }
   });
 
-  workload::SyntheticSpec workload = spec.workload;
-  sim::SyntheticTraffic synthetic(emu, workload);
-  std::unique_ptr<sim::TrafficFileSource> file;
-  TimePs end = workload.rate.end();
-  if (!spec.trafficFile.empty()) {
-    // Checked whole before anything runs: hosts in range, times in order.
-    Result<workload::TrafficFileSummary> sum = workload::validateTrafficFile(
-        spec.trafficFile, static_cast<std::uint32_t>(topo.numHosts()));
-    if (!sum) throw Error(sum.status());
-    auto reader = workload::TrafficReader::open(spec.trafficFile);
-    if (!reader) throw Error(reader.status());
-    file = std::make_unique<sim::TrafficFileSource>(emu, std::move(*reader));
-    end = std::max<TimePs>(sum->lastTime + 1, spec.agent.checkPeriodPs);
-    workload.rate = workload::RateProfile();
-  }
-  std::vector<LoadedJob> jobs;
-  std::unique_ptr<JobRunner> mpi;
-  if (!spec.jobs.jobs.empty()) {
-    Result<std::vector<LoadedJob>> loaded =
-        loadJobs(spec.jobs, static_cast<std::uint32_t>(topo.numHosts()), emCfg.seed);
-    if (!loaded) throw Error(loaded.status());
-    jobs = std::move(*loaded);
-    mpi = std::make_unique<JobRunner>(emu, jobs);
-    // Progress is measured against the longest job's compute time.
-    end = spec.agent.checkPeriodPs;
-    for (const LoadedJob& j : jobs) {
-      if (j.def.repeat) continue;
-      for (const auto& ops : j.program.ranks) {
-        TimePs c = j.def.startPs;
-        for (const auto& op : ops)
-          c += op.kind == workload::MpiOpKind::kCompute ? op.duration : 0;
-        end = std::max(end, c);
-      }
-    }
-    workload.rate = workload::RateProfile();
-  }
-  const auto generated = [&] {
-    return mpi ? mpi->messagesSent() : file ? file->generated() : synthetic.generated();
-  };
-  const auto bytesGenerated = [&] {
-    return mpi ? mpi->bytesSent() : file ? file->bytesGenerated() : synthetic.bytesGenerated();
-  };
+  Result<std::unique_ptr<WorkloadSource>> made = makeWorkloadSource(spec, emu);
+  if (!made) return made.status();
+  WorkloadSource& source = **made;
+  TimePs end = source.horizon();
   std::vector<TimePs> latencies;
   std::uint64_t periodDelivered = 0;
   double periodLatencySum = 0;
   std::uint64_t periodBytesDelivered = 0;
   emu.onDelivery([&](const sim::Delivery& d) {
-    if (mpi) mpi->onDelivery(d);
+    source.onDelivery(d);
     latencies.push_back(d.delivered - d.created);
     ++periodDelivered;
     periodLatencySum += static_cast<double>(d.delivered - d.created);
     periodBytesDelivered += static_cast<std::uint64_t>(d.bytes);
   });
-  if (mpi) {
-    mpi->start();
-  } else if (file) {
-    file->start();
-  } else {
-    synthetic.start();
-  }
+  source.start();
 
   const TimePs period = spec.agent.checkPeriodPs;
   const double cycle = static_cast<double>(emCfg.cyclePs);
@@ -185,13 +143,12 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
     PeriodRow row;
     const double periodCycles = static_cast<double>(period) / cycle;
     row.timeCycles = static_cast<double>(now) / cycle;
-    row.injectedRate = file || mpi ? static_cast<double>(bytesGenerated() - prevBytesGenerated) /
-                                         flit / hosts / (static_cast<double>(period) / cycle)
-                                   : workload.rate.at(now - period / 2);
-    row.rising = file || mpi ? true : workload.rate.rising(now - period / 2);
+    const std::uint64_t bytesGenerated = source.bytesGenerated();
     row.offered =
-        static_cast<double>(bytesGenerated() - prevBytesGenerated) / flit / hosts / periodCycles;
-    prevBytesGenerated = bytesGenerated();
+        static_cast<double>(bytesGenerated - prevBytesGenerated) / flit / hosts / periodCycles;
+    row.injectedRate = source.hasRateProfile() ? source.rateAt(now - period / 2) : row.offered;
+    row.rising = source.hasRateProfile() ? source.risingAt(now - period / 2) : true;
+    prevBytesGenerated = bytesGenerated;
     row.accepted = static_cast<double>(periodBytesDelivered) / flit / hosts / periodCycles;
     row.delivered = periodDelivered;
     row.meanLatencyCycles =
@@ -228,36 +185,37 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
         progress(std::min(1.0, static_cast<double>(now) / static_cast<double>(end)));
       }
     }
-    if (mpi ? !mpi->done() : now + period <= end) {
+    if (source.closedLoop() ? !source.done() : now + period <= end) {
       sched.at(now + period, agent::Phase::kControl, sample);
     }
   };
   sched.at(period, agent::Phase::kControl, sample);
-  if (mpi) {
+  if (source.closedLoop()) {
     // Closed loop: run until every rank finished (bounded against deadlock).
     const TimePs limit = 100 * end + kPsPerS;
-    while (!mpi->done() && sched.now() < limit)
+    while (!source.done() && sched.now() < limit && !sched.stopped())
       sched.runUntil(sched.now() + period);
-    if (!mpi->done()) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  fmt::format("{}: the replay did not finish within {} s of virtual time: a "
-                              "receive without a matching send? ({}; {})",
-                              spec.workloadName, toSeconds(limit), mpi->describeUnfinished(),
-                              emu.describeWaiting()));
+    if (failure.isOk() && !source.done()) {
+      return Status(ErrorCode::kInvalidArgument,
+                    fmt::format("{}: the replay did not finish within {} s of virtual time: a "
+                                "receive without a matching send? ({}; {})",
+                                spec.workloadName, toSeconds(limit), source.describeUnfinished(),
+                                emu.describeWaiting()));
     }
     end = std::max<TimePs>(sched.now(), 1);
   } else {
     sched.runUntil(end);
   }
+  if (!failure.isOk()) return failure;
   // Accepted load counts what arrived within the workload's window only.
   const std::uint64_t bytesDeliveredInWindow = emu.stats().bytesDelivered;
   // Drain what is still in flight (bounded: a saturated run may never empty).
   const TimePs drainLimit = end + std::max<TimePs>(end / 5, 100 * period);
-  while (emu.packetsInNetwork() > 0 && sched.now() < drainLimit) {
+  while (emu.packetsInNetwork() > 0 && sched.now() < drainLimit && !sched.stopped()) {
     sched.runUntil(std::min(drainLimit, sched.now() + period));
   }
-
-  if (file && !file->status().isOk()) throw Error(file->status());
+  if (!failure.isOk()) return failure;
+  if (const Status st = source.status(); !st.isOk()) return st;
   const EnergyTotals e = energyNow(emu, pm);
   const double t = static_cast<double>(sched.now());
   config::RunSummary& s = out.summary;
@@ -273,26 +231,18 @@ RunOutput runEmulation(const RunSpec& spec, const fabric::Topology& topo,
       latencies.empty() ? 0 : sum / static_cast<double>(latencies.size()) / cycle);
   s.set_p50_latency_cycles(percentile(latencies, 0.50) / cycle);
   s.set_p99_latency_cycles(percentile(latencies, 0.99) / cycle);
-  s.set_messages_generated(generated());
+  s.set_messages_generated(source.messagesGenerated());
   s.set_messages_delivered(emu.stats().messagesDelivered);
   s.set_link_transitions(applied);
   s.set_actions_refused(refused);
-  s.set_offered_load(static_cast<double>(bytesGenerated()) / flit / hosts /
+  s.set_offered_load(static_cast<double>(source.bytesGenerated()) / flit / hosts /
                      (static_cast<double>(end) / cycle));
   s.set_accepted_load(static_cast<double>(bytesDeliveredInWindow) / flit / hosts /
                       (static_cast<double>(end) / cycle));
   s.set_events(sched.executed());
   s.set_packet_hops(emu.stats().packetHops);
-  if (mpi) {
-    s.set_app_runtime_us(toMicroseconds(mpi->makespan()));
-    std::uint64_t ranks = 0;
-    for (config::JobResult& j : mpi->results()) {
-      ranks += j.ranks();
-      *s.add_jobs() = std::move(j);
-    }
-    s.set_ranks(ranks);
-  }
+  source.summarize(s);
   return out;
 }
 
-}  // namespace ebb::tools
+}  // namespace ebb::replay

@@ -13,14 +13,13 @@
 #include "configs/config_loader.h"
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
-#include "tools/command.h"
-#include "tools/replay_jobs.h"
-#include "tools/replay_runner.h"
-#include "tools/run_spec.h"
+#include "replay/jobs.h"
+#include "replay/run_spec.h"
+#include "replay/runner.h"
 #include "workload/collectives.h"
 #include "workload/traffic_file.h"
 
-namespace ebb::tools {
+namespace ebb::replay {
 namespace {
 
 const std::string kTraces = EBB_TRACES_DIR;
@@ -84,7 +83,7 @@ TEST(ReplayJobs, MixRunsEveryJobOnItsOwnHostsWithItsOwnTotals) {
   ASSERT_EQ(s.jobs.jobs.size(), 3u);
   Result<std::vector<LoadedJob>> loaded = loadJobs(s.jobs, 64, 1);
   ASSERT_TRUE(loaded) << loaded.status().toString();
-  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {});
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
   ASSERT_EQ(out.summary.jobs_size(), 3);
   EXPECT_EQ(out.summary.ranks(), 27u + 16u + 8u);
   std::set<std::uint32_t> used;
@@ -123,8 +122,8 @@ TEST(ReplayJobs, EachJobGetsItsSlowdownAgainstAllLinksOn) {
   // Deep sleep with no hold: every message that finds a link asleep waits for
   // it, so each job's runtime grows.
   const RunSpec s = spec(std::string(kMix) + " lpi { mode: DEEP_SLEEP }");
-  const RunOutput run = runEmulation(s, f.topo, f.mt, true, {});
-  const RunOutput base = runEmulation(s, f.topo, f.mt, false, {});
+  const RunOutput run = runEmulation(s, f.topo, f.mt, true, {}).value();
+  const RunOutput base = runEmulation(s, f.topo, f.mt, false, {}).value();
   double worst = -1;
   const auto cmp = compareJobs(run.summary, base.summary, &worst);
   ASSERT_EQ(cmp.size(), 3u);
@@ -148,7 +147,7 @@ TEST(ReplayJobs, ShortJobRepeatsUntilTheLongJobEnds) {
       jobs { name: "short" collective { op: "bcast" bytes: 4096 ranks: 8 iterations: 1
                                         compute_us: 50 } repeat: true }
     } })");
-  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {});
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
   const config::JobResult* longJob = job(out.summary, "long");
   const config::JobResult* shortJob = job(out.summary, "short");
   ASSERT_NE(longJob, nullptr);
@@ -177,7 +176,7 @@ TEST(ReplayJobs, RepeatingJobThatNeverCompletesIsReportedAsABound) {
       jobs { name: "long" collective { op: "alltoall" bytes: 1024 ranks: 16 iterations: 50
                                        compute_us: 100 } repeat: true }
     } })");
-  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {});
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
   const config::JobResult* longJob = job(out.summary, "long");
   ASSERT_NE(longJob, nullptr);
   EXPECT_EQ(longJob->runs(), 0u);
@@ -201,8 +200,8 @@ TEST(ReplayJobs, DelayedStartShiftsTheJobNotItsRuntime) {
   const RunSpec now = spec("gating { policy: ALL_ON } workload { mix { jobs { " + body + "} } }");
   const RunSpec later =
       spec("gating { policy: ALL_ON } workload { mix { jobs { " + body + "start_us: 300 } } }");
-  const RunOutput a = runEmulation(now, f.topo, f.mt, true, {});
-  const RunOutput b = runEmulation(later, f.topo, f.mt, true, {});
+  const RunOutput a = runEmulation(now, f.topo, f.mt, true, {}).value();
+  const RunOutput b = runEmulation(later, f.topo, f.mt, true, {}).value();
   ASSERT_EQ(a.summary.jobs_size(), 1);
   ASSERT_EQ(b.summary.jobs_size(), 1);
   // An idle fabric with every link on: the same job takes the same time.
@@ -302,123 +301,26 @@ TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
 
 TEST(ReplayJobs, TooFewHostsOrRanksBeyondThePlacementAreErrors) {
   Fixture f;
+  const auto errorOf = [&](const RunSpec& s) {
+    const Result<RunOutput> r = runEmulation(s, f.topo, f.mt, true, {});
+    EXPECT_FALSE(r) << "no error";
+    return r ? std::string() : r.status().message();
+  };
   // 27 ranks but only 16 placed.
-  const RunSpec narrow = spec("workload { trace { path: \"" + kAmg + "\" ranks: 16 } }");
-  try {
-    runEmulation(narrow, f.topo, f.mt, true, {});
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("has 27 ranks, beyond the 16 placed"), std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("amg27_events.csv"), std::string::npos) << e.what();
-  }
+  const std::string narrow =
+      errorOf(spec("workload { trace { path: \"" + kAmg + "\" ranks: 16 } }"));
+  EXPECT_NE(narrow.find("has 27 ranks, beyond the 16 placed"), std::string::npos) << narrow;
+  EXPECT_NE(narrow.find("amg27_events.csv"), std::string::npos) << narrow;
   // 27 + 40 hosts on a 64-host fabric.
-  const RunSpec big = spec(R"(workload { mix {
-      jobs { trace { path: ")" +
-                           kAmg + R"(" } }
-      jobs { collective { op: "alltoall" bytes: 8 ranks: 40 } } } })");
-  try {
-    runEmulation(big, f.topo, f.mt, true, {});
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("the jobs need 67 hosts"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("the fabric has only 64"), std::string::npos) << e.what();
-  }
+  const std::string big = errorOf(spec(R"(workload { mix {
+      jobs { trace { path: ")" + kAmg + R"(" } }
+      jobs { collective { op: "alltoall" bytes: 8 ranks: 40 } } } })"));
+  EXPECT_NE(big.find("the jobs need 67 hosts"), std::string::npos) << big;
+  EXPECT_NE(big.find("the fabric has only 64"), std::string::npos) << big;
   // A missing trace: an I/O error naming it.
-  const RunSpec missing = spec("workload { trace { path: \"/nonexistent/x.csv\" } }");
-  try {
-    runEmulation(missing, f.topo, f.mt, true, {});
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/x.csv"), std::string::npos) << e.what();
-  }
-}
-
-int ebb(std::vector<const char*> args, std::string* outText, std::string* errText) {
-  args.insert(args.begin(), "ebb");
-  std::ostringstream out, err;
-  const int code = runEbb(static_cast<int>(args.size()), args.data(), out, err);
-  *outText = out.str();
-  *errText = err.str();
-  return code;
-}
-
-TEST(ReplayJobs, CommandLineTracesOfEveryFormatReportPerJob) {
-  const std::string dir =
-      (std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_jobs").string();
-  std::filesystem::create_directories(dir);
-  const std::string cfg = std::string(EBB_SOURCE_DIR) + "/configs/kary4x3.textproto";
-  const std::string otf2 = kTraces + "/stencil4d-otf2/traces-32/traces.otf2";
-  std::string out, err;
-  // OTF2 with a named collective algorithm and a random placement.
-  ASSERT_EQ(ebb({"replay", cfg.c_str(), "--trace", otf2.c_str(), "--trace-format", "otf2",
-                 "--placement", "random", "--collectives", "allreduce=ring", "--ranks", "40",
-                 "--out", dir.c_str(), "--quiet", "report.skip_plots=true"},
-                &out, &err),
-            kExitOk)
-      << err;
-  EXPECT_NE(out.find("(otf2, random placement)"), std::string::npos) << out;
-  EXPECT_NE(out.find("application runtime:"), std::string::npos) << out;
-  std::ifstream report(dir + "/report.json");
-  const std::string json((std::istreambuf_iterator<char>(report)),
-                         std::istreambuf_iterator<char>());
-  EXPECT_NE(json.find("\"jobs\""), std::string::npos);
-  EXPECT_NE(json.find("\"baseline_runtime_us\""), std::string::npos);
-  // Ranks beyond the placement: exit 1 with the file named.
-  EXPECT_EQ(ebb({"replay", cfg.c_str(), "--trace", otf2.c_str(), "--trace-format", "otf2",
-                 "--ranks", "8", "--out", dir.c_str(), "--quiet"},
-                &out, &err),
-            kExitError);
-  EXPECT_NE(err.find("has 32 ranks, beyond the 8 placed"), std::string::npos) << err;
-  // Trace options without a trace: a command-line error.
-  EXPECT_EQ(ebb({"replay", "--ranks", "8", "--quiet"}, &out, &err), kExitUsage);
-  EXPECT_NE(err.find("--trace"), std::string::npos) << err;
-}
-
-// `ebb gen --pattern collective`: the pairwise alltoall of 16 ranks, 3 times
-// with 50 us of compute before each: every ordered pair exactly 3 times with
-// the given size, in time order, the iterations at least the gap apart.
-TEST(ReplayJobs, GenCollectiveWritesTheLoopAtClosedLoopTimes) {
-  const std::string dir =
-      (std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "gen_collective").string();
-  std::filesystem::create_directories(dir);
-  const std::string file = dir + "/a2a.txt";
-  std::string out, err;
-  ASSERT_EQ(ebb({"gen", "--pattern", "collective", "--k", "4", "--n", "2", "--collective",
-                 "alltoall", "--algorithm", "pairwise", "--message-bytes", "1000", "--iterations",
-                 "3", "--compute-us", "50", "--out", file.c_str()},
-                &out, &err),
-            kExitOk)
-      << err;
-  auto reader = workload::TrafficReader::open(file);
-  ASSERT_TRUE(reader) << reader.status().toString();
-  std::map<std::pair<std::uint32_t, std::uint32_t>, int> pairs;
-  std::vector<TimePs> times;
-  for (;;) {
-    auto m = (*reader)->next();
-    ASSERT_TRUE(m) << m.status().toString();
-    if (!*m) break;
-    EXPECT_EQ((*m)->bytes, 1000);
-    EXPECT_NE((*m)->src, (*m)->dst);
-    ++pairs[{(*m)->src, (*m)->dst}];
-    times.push_back((*m)->time);
-  }
-  EXPECT_EQ(times.size(), 3u * 16u * 15u);
-  EXPECT_EQ(pairs.size(), 16u * 15u);
-  for (const auto& [pair, n] : pairs) {
-    EXPECT_EQ(n, 3) << pair.first << "->" << pair.second;
-  }
-  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
-  // The first message after 50 us of compute; the last after 3 gaps.
-  EXPECT_GE(times.front(), 50'000'000);
-  EXPECT_GE(times.back(), 150'000'000);
-  EXPECT_NE(out.find("wrote 720 messages"), std::string::npos) << out;
-  // A bad collective is a clear error.
-  EXPECT_EQ(ebb({"gen", "--pattern", "collective", "--collective", "scan", "--out", file.c_str()},
-                &out, &err),
-            kExitError);
-  EXPECT_NE(err.find("unknown collective 'scan'"), std::string::npos) << err;
+  const std::string missing = errorOf(spec("workload { trace { path: \"/nonexistent/x.csv\" } }"));
+  EXPECT_NE(missing.find("/nonexistent/x.csv"), std::string::npos) << missing;
 }
 
 }  // namespace
-}  // namespace ebb::tools
+}  // namespace ebb::replay

@@ -1,4 +1,4 @@
-#include "tools/replay_jobs.h"
+#include "replay/jobs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "workload/otf2_trace.h"
 #include "workload/simgrid_trace.h"
 
-namespace ebb::tools {
+namespace ebb::replay {
 
 namespace {
 
@@ -436,4 +436,4 @@ std::vector<config::JobComparison> compareJobs(const config::RunSummary& run,
   return out;
 }
 
-}  // namespace ebb::tools
+}  // namespace ebb::replay

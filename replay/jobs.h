@@ -18,7 +18,7 @@ class MpiReplay;
 struct Delivery;
 }  // namespace ebb::sim
 
-namespace ebb::tools {
+namespace ebb::replay {
 
 // One closed-loop job of a run, checked and typed: an MPI trace or a
 // generated collective loop, with when it starts and whether it repeats.
@@ -109,4 +109,4 @@ class JobRunner {
 std::vector<config::JobComparison> compareJobs(const config::RunSummary& run,
                                                const config::RunSummary& baseline, double* worst);
 
-}  // namespace ebb::tools
+}  // namespace ebb::replay

@@ -10,10 +10,10 @@
 #include "configs/config_loader.h"
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
-#include "tools/replay_runner.h"
-#include "tools/run_spec.h"
+#include "replay/run_spec.h"
+#include "replay/runner.h"
 
-namespace ebb::tools {
+namespace ebb::replay {
 namespace {
 
 struct Fixture {
@@ -39,7 +39,7 @@ TEST(Replay, MinimalTreeLinksNeverOffAndEveryMessageArrives) {
   for (const char* gating : {"gating { policy: DYNAMIC u_on: 0.15 }",
                              "gating { policy: STATIC u_off: 0.085 u_on: 0.435 }"}) {
     const RunSpec s = spec(std::string(kRamp) + gating);
-    const RunOutput out = runEmulation(s, f.topo, f.mt, true, {});
+    const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
     EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
     EXPECT_GT(out.summary.link_transitions(), 10u);
     for (const auto& d : out.decisions) {
@@ -67,7 +67,7 @@ TEST(Replay, StaticThresholdsAtThePapersSlopeReachAllLinksOnWithALag) {
   const RunSpec s = spec(
       "workload { alonso_ramp { low: 0.01 high: 0.2 time_scale: 0.322 } } "
       "gating { policy: STATIC u_off: 0.03 u_on: 0.15 }");
-  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {});
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
   double firstFull = -1;
   for (const PeriodRow& r : out.rows) {
     if (r.rising && r.linksOnShare.back() >= 0.999) {
@@ -100,7 +100,7 @@ TEST(Replay, StaticThresholdsShowFourStableStatesAndAllLinksOnNearPoint11) {
   const RunSpec s = spec(
       "workload { alonso_ramp { low: 0.01 high: 0.16 time_scale: 3 } } "
       "gating { policy: STATIC u_off: 0.03 u_on: 0.15 }");
-  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {});
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
   const double n = 256;
   const double perLink = 4 * (n - 4) / (n - 1) / 0.15;  // leaf upward flits per rate, over U_on
   int periods[5] = {0, 0, 0, 0, 0};
@@ -132,13 +132,17 @@ TEST(Replay, StaticThresholdsShowFourStableStatesAndAllLinksOnNearPoint11) {
 
 TEST(Replay, DynamicSavesMoreThanStaticAtTheSameUOnWithoutAddedLatency) {
   Fixture f;
-  const RunOutput dyn = runEmulation(
-      spec(std::string(kRamp) + "gating { policy: DYNAMIC u_on: 0.15 }"), f.topo, f.mt, true, {});
+  const RunOutput dyn =
+      runEmulation(spec(std::string(kRamp) + "gating { policy: DYNAMIC u_on: 0.15 }"), f.topo, f.mt,
+                   true, {})
+          .value();
   const RunOutput sta =
       runEmulation(spec(std::string(kRamp) + "gating { policy: STATIC u_off: 0.03 u_on: 0.15 }"),
-                   f.topo, f.mt, true, {});
+                   f.topo, f.mt, true, {})
+          .value();
   const RunOutput on =
-      runEmulation(spec(std::string(kRamp) + "gating { policy: ALL_ON }"), f.topo, f.mt, false, {});
+      runEmulation(spec(std::string(kRamp) + "gating { policy: ALL_ON }"), f.topo, f.mt, false, {})
+          .value();
   EXPECT_LT(dyn.summary.relative_power_switch_links(), sta.summary.relative_power_switch_links());
   EXPECT_LT(dyn.summary.relative_power_switch_links(), 0.95);
   EXPECT_DOUBLE_EQ(on.summary.relative_power_switch_links(), 1.0);
@@ -153,7 +157,7 @@ TEST(Replay, SameConfigAndSeedGiveByteIdenticalReports) {
     google::protobuf::util::JsonPrintOptions o;
     o.always_print_primitive_fields = true;
     EXPECT_TRUE(google::protobuf::util::MessageToJsonString(
-                    runEmulation(s, f.topo, f.mt, true, {}).summary, &out, o)
+                    runEmulation(s, f.topo, f.mt, true, {}).value().summary, &out, o)
                     .ok());
     return out;
   };
@@ -164,7 +168,7 @@ TEST(Replay, SameConfigAndSeedGiveByteIdenticalReports) {
   other.emulator.seed = 99;
   std::string b;
   ASSERT_TRUE(google::protobuf::util::MessageToJsonString(
-                  runEmulation(other, f.topo, f.mt, true, {}).summary, &b)
+                  runEmulation(other, f.topo, f.mt, true, {}).value().summary, &b)
                   .ok());
   EXPECT_NE(a, b);
 }
@@ -176,7 +180,7 @@ TEST(Replay, LpiWithGatingOffMatchesThePowerModel) {
   const RunSpec s = spec(
       "gating { policy: ALL_ON } lpi { mode: FAST_WAKE hold_ts: 0 } "
       "workload { uniform { rate: 0.01 duration_cycles: 50000 } }");
-  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {});
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
   EXPECT_GT(out.summary.lpi_relative_power(), 0.6);
   EXPECT_LT(out.summary.lpi_relative_power(), 0.7);
   EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
@@ -188,7 +192,7 @@ TEST(Replay, DistributedSizesAndPoissonArrivals) {
       "gating { policy: ALL_ON } workload { uniform { rate: 0.2 duration_cycles: 20000 } "
       "message_bytes_min: 16 message_bytes_max: 400 arrivals: POISSON }");
   EXPECT_EQ(s.workload.sizeMax, 400);
-  const RunOutput out = runEmulation(s, f.topo, f.mt, false, {});
+  const RunOutput out = runEmulation(s, f.topo, f.mt, false, {}).value();
   EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
   EXPECT_NEAR(out.summary.offered_load(), 0.2, 0.02);
 }
@@ -230,4 +234,4 @@ TEST(Replay, BadConfigsAreRejectedNamingTheField) {
 }
 
 }  // namespace
-}  // namespace ebb::tools
+}  // namespace ebb::replay

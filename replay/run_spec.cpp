@@ -1,11 +1,11 @@
-#include "tools/run_spec.h"
+#include "replay/run_spec.h"
 
 #include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
 
-namespace ebb::tools {
+namespace ebb::replay {
 
 namespace {
 
@@ -208,4 +208,4 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   return r;
 }
 
-}  // namespace ebb::tools
+}  // namespace ebb::replay

@@ -5,11 +5,11 @@
 #include "agent/switch_agent.h"
 #include "common/status.h"
 #include "configs/proto/ebb.pb.h"  // generated
+#include "replay/jobs.h"
 #include "sim_backend/emulator_config.h"
 #include "sim_backend/synthetic_traffic.h"
-#include "tools/replay_jobs.h"
 
-namespace ebb::tools {
+namespace ebb::replay {
 
 // A validated emulator run: the config turned into typed structs, once.
 struct RunSpec {
@@ -32,4 +32,4 @@ struct RunSpec {
 // Relative traffic file paths are resolved against `baseDir`.
 Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseDir = "");
 
-}  // namespace ebb::tools
+}  // namespace ebb::replay

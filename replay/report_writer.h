@@ -4,9 +4,9 @@
 #include <string>
 
 #include "common/status.h"
-#include "tools/replay_runner.h"
+#include "replay/runner.h"
 
-namespace ebb::tools {
+namespace ebb::replay {
 
 // Writes a run's outputs under `dir`: report.json (protobuf JSON mapping),
 // timeseries.csv (and baseline_timeseries.csv), decisions.jsonl, and with
@@ -17,4 +17,4 @@ Status writeReport(const std::string& dir, const config::Report& report, const R
 // The human summary printed on stdout.
 std::string formatSummary(const config::Report& report);
 
-}  // namespace ebb::tools
+}  // namespace ebb::replay

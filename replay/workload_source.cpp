@@ -1,0 +1,123 @@
+#include "replay/workload_source.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "replay/jobs.h"
+#include "sim_backend/fabric_emulator.h"
+#include "sim_backend/synthetic_traffic.h"
+#include "sim_backend/traffic_file_source.h"
+#include "workload/traffic_file.h"
+
+namespace ebb::replay {
+
+namespace {
+
+// Uniform synthetic traffic following the spec's rate profile.
+class SyntheticSource final : public WorkloadSource {
+ public:
+  SyntheticSource(sim::FabricEmulator& emu, const workload::SyntheticSpec& spec)
+      : spec_(spec), traffic_(emu, spec) {}
+  void start() override { traffic_.start(); }
+  std::uint64_t messagesGenerated() const override { return traffic_.generated(); }
+  std::uint64_t bytesGenerated() const override { return traffic_.bytesGenerated(); }
+  TimePs horizon() const override { return spec_.rate.end(); }
+  bool hasRateProfile() const override { return true; }
+  double rateAt(TimePs t) const override { return spec_.rate.at(t); }
+  bool risingAt(TimePs t) const override { return spec_.rate.rising(t); }
+
+ private:
+  workload::SyntheticSpec spec_;
+  sim::SyntheticTraffic traffic_;
+};
+
+// A native traffic file, streamed open-loop.
+class FileSource final : public WorkloadSource {
+ public:
+  FileSource(sim::FabricEmulator& emu, std::unique_ptr<workload::TrafficReader> reader,
+             TimePs horizon)
+      : file_(emu, std::move(reader)), horizon_(horizon) {}
+  void start() override { file_.start(); }
+  std::uint64_t messagesGenerated() const override { return file_.generated(); }
+  std::uint64_t bytesGenerated() const override { return file_.bytesGenerated(); }
+  TimePs horizon() const override { return horizon_; }
+  Status status() const override { return file_.status(); }
+
+ private:
+  sim::TrafficFileSource file_;
+  TimePs horizon_;
+};
+
+// Closed-loop jobs: MPI traces, collective loops, mixes.
+class JobsSource final : public WorkloadSource {
+ public:
+  JobsSource(sim::FabricEmulator& emu, std::vector<LoadedJob> jobs, TimePs horizon)
+      : jobs_(std::move(jobs)), runner_(emu, jobs_), horizon_(horizon) {}
+  void start() override { runner_.start(); }
+  void onDelivery(const sim::Delivery& d) override { runner_.onDelivery(d); }
+  std::uint64_t messagesGenerated() const override { return runner_.messagesSent(); }
+  std::uint64_t bytesGenerated() const override { return runner_.bytesSent(); }
+  TimePs horizon() const override { return horizon_; }
+  bool closedLoop() const override { return true; }
+  bool done() const override { return runner_.done(); }
+  std::string describeUnfinished() const override { return runner_.describeUnfinished(); }
+  void summarize(config::RunSummary& s) const override {
+    s.set_app_runtime_us(toMicroseconds(runner_.makespan()));
+    std::uint64_t ranks = 0;
+    for (config::JobResult& j : runner_.results()) {
+      ranks += j.ranks();
+      *s.add_jobs() = std::move(j);
+    }
+    s.set_ranks(ranks);
+  }
+
+ private:
+  std::vector<LoadedJob> jobs_;  // before runner_: it keeps a reference
+  JobRunner runner_;
+  TimePs horizon_;
+};
+
+// Progress of a closed loop is measured against the longest job's compute
+// time (repeating jobs excluded: they run as long as the others).
+TimePs jobsHorizon(const std::vector<LoadedJob>& jobs, TimePs atLeast) {
+  TimePs end = atLeast;
+  for (const LoadedJob& j : jobs) {
+    if (j.def.repeat) continue;
+    for (const auto& ops : j.program.ranks) {
+      TimePs c = j.def.startPs;
+      for (const auto& op : ops)
+        c += op.kind == workload::MpiOpKind::kCompute ? op.duration : 0;
+      end = std::max(end, c);
+    }
+  }
+  return end;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
+                                                           sim::FabricEmulator& emu) {
+  const auto hosts = static_cast<std::uint32_t>(emu.topology().numHosts());
+  if (!spec.jobs.jobs.empty()) {
+    Result<std::vector<LoadedJob>> loaded = loadJobs(spec.jobs, hosts, emu.config().seed);
+    if (!loaded) return loaded.status();
+    const TimePs horizon = jobsHorizon(*loaded, spec.agent.checkPeriodPs);
+    return std::unique_ptr<WorkloadSource>(
+        std::make_unique<JobsSource>(emu, std::move(*loaded), horizon));
+  }
+  if (!spec.trafficFile.empty()) {
+    // Checked whole before anything runs: hosts in range, times in order.
+    Result<workload::TrafficFileSummary> sum =
+        workload::validateTrafficFile(spec.trafficFile, hosts);
+    if (!sum) return sum.status();
+    auto reader = workload::TrafficReader::open(spec.trafficFile);
+    if (!reader) return reader.status();
+    const TimePs horizon = std::max<TimePs>(sum->lastTime + 1, spec.agent.checkPeriodPs);
+    return std::unique_ptr<WorkloadSource>(
+        std::make_unique<FileSource>(emu, std::move(*reader), horizon));
+  }
+  return std::unique_ptr<WorkloadSource>(std::make_unique<SyntheticSource>(emu, spec.workload));
+}
+
+}  // namespace ebb::replay

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "configs/proto/replay.pb.h"  // generated
+#include "replay/run_spec.h"
+
+namespace ebb::sim {
+class FabricEmulator;
+struct Delivery;
+}  // namespace ebb::sim
+
+namespace ebb::replay {
+
+// What a run injects into the emulator, whatever its kind: synthetic traffic
+// at a rate profile (open loop), a traffic file (open loop), or closed-loop
+// jobs (MPI traces, collective loops, mixes). The runner asks it the same
+// questions for every kind instead of branching on the kind.
+class WorkloadSource {
+ public:
+  virtual ~WorkloadSource() = default;
+
+  // Schedules the first injections on the emulator's scheduler.
+  virtual void start() = 0;
+  // Every delivery of the emulator (closed loop reacts; open loop ignores).
+  virtual void onDelivery(const sim::Delivery& d) { (void)d; }
+
+  virtual std::uint64_t messagesGenerated() const = 0;
+  virtual std::uint64_t bytesGenerated() const = 0;
+
+  // The time the workload is expected to span, for progress and for the
+  // open-loop end of the run (closed loop: an estimate; the run lasts until
+  // done()).
+  virtual TimePs horizon() const = 0;
+  // Closed loop: the run lasts until every job ended, not until horizon().
+  virtual bool closedLoop() const { return false; }
+  virtual bool done() const { return false; }
+
+  // The offered rate the workload intends at `t`, in flits/cycle/node, when
+  // it follows a rate profile; false for files and jobs (the runner then
+  // reports the measured injection).
+  virtual bool hasRateProfile() const { return false; }
+  virtual double rateAt(TimePs t) const { return (void)t, 0.0; }
+  virtual bool risingAt(TimePs t) const { return (void)t, true; }
+
+  // An error met while running (e.g. a traffic file unreadable mid-way, a
+  // closed loop that never finishes); ok otherwise.
+  virtual Status status() const { return Status::ok(); }
+  // A closed loop that cannot finish: the reason, for the run's error.
+  virtual std::string describeUnfinished() const { return {}; }
+  // Adds what the workload measured itself (job runtimes) to the summary.
+  virtual void summarize(config::RunSummary& s) const { (void)s; }
+};
+
+// The source a spec describes, bound to `emu`. Files and traces are checked
+// whole here, before anything runs (errors name the file and line).
+Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
+                                                           sim::FabricEmulator& emu);
+
+}  // namespace ebb::replay

@@ -1,0 +1,107 @@
+// `ebb replay` and `ebb gen` on closed-loop workloads as a user runs them:
+// traces of every format from the command line, generated collective loops.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "tools/command.h"
+#include "workload/traffic_file.h"
+
+namespace ebb::tools {
+namespace {
+
+const std::string kTraces = EBB_TRACES_DIR;
+
+int ebb(std::vector<const char*> args, std::string* outText, std::string* errText) {
+  args.insert(args.begin(), "ebb");
+  std::ostringstream out, err;
+  const int code = runEbb(static_cast<int>(args.size()), args.data(), out, err);
+  *outText = out.str();
+  *errText = err.str();
+  return code;
+}
+
+TEST(ReplayCli, CommandLineTracesOfEveryFormatReportPerJob) {
+  const std::string dir =
+      (std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_jobs").string();
+  std::filesystem::create_directories(dir);
+  const std::string cfg = std::string(EBB_SOURCE_DIR) + "/configs/kary4x3.textproto";
+  const std::string otf2 = kTraces + "/stencil4d-otf2/traces-32/traces.otf2";
+  std::string out, err;
+  // OTF2 with a named collective algorithm and a random placement.
+  ASSERT_EQ(ebb({"replay", cfg.c_str(), "--trace", otf2.c_str(), "--trace-format", "otf2",
+                 "--placement", "random", "--collectives", "allreduce=ring", "--ranks", "40",
+                 "--out", dir.c_str(), "--quiet", "report.skip_plots=true"},
+                &out, &err),
+            kExitOk)
+      << err;
+  EXPECT_NE(out.find("(otf2, random placement)"), std::string::npos) << out;
+  EXPECT_NE(out.find("application runtime:"), std::string::npos) << out;
+  std::ifstream report(dir + "/report.json");
+  const std::string json((std::istreambuf_iterator<char>(report)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"jobs\""), std::string::npos);
+  EXPECT_NE(json.find("\"baseline_runtime_us\""), std::string::npos);
+  // Ranks beyond the placement: exit 1 with the file named.
+  EXPECT_EQ(ebb({"replay", cfg.c_str(), "--trace", otf2.c_str(), "--trace-format", "otf2",
+                 "--ranks", "8", "--out", dir.c_str(), "--quiet"},
+                &out, &err),
+            kExitError);
+  EXPECT_NE(err.find("has 32 ranks, beyond the 8 placed"), std::string::npos) << err;
+  // Trace options without a trace: a command-line error.
+  EXPECT_EQ(ebb({"replay", "--ranks", "8", "--quiet"}, &out, &err), kExitUsage);
+  EXPECT_NE(err.find("--trace"), std::string::npos) << err;
+}
+
+// `ebb gen --pattern collective`: the pairwise alltoall of 16 ranks, 3 times
+// with 50 us of compute before each: every ordered pair exactly 3 times with
+// the given size, in time order, the iterations at least the gap apart.
+TEST(ReplayCli, GenCollectiveWritesTheLoopAtClosedLoopTimes) {
+  const std::string dir =
+      (std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "gen_collective").string();
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/a2a.txt";
+  std::string out, err;
+  ASSERT_EQ(ebb({"gen", "--pattern", "collective", "--k", "4", "--n", "2", "--collective",
+                 "alltoall", "--algorithm", "pairwise", "--message-bytes", "1000", "--iterations",
+                 "3", "--compute-us", "50", "--out", file.c_str()},
+                &out, &err),
+            kExitOk)
+      << err;
+  auto reader = workload::TrafficReader::open(file);
+  ASSERT_TRUE(reader) << reader.status().toString();
+  std::map<std::pair<std::uint32_t, std::uint32_t>, int> pairs;
+  std::vector<TimePs> times;
+  for (;;) {
+    auto m = (*reader)->next();
+    ASSERT_TRUE(m) << m.status().toString();
+    if (!*m) break;
+    EXPECT_EQ((*m)->bytes, 1000);
+    EXPECT_NE((*m)->src, (*m)->dst);
+    ++pairs[{(*m)->src, (*m)->dst}];
+    times.push_back((*m)->time);
+  }
+  EXPECT_EQ(times.size(), 3u * 16u * 15u);
+  EXPECT_EQ(pairs.size(), 16u * 15u);
+  for (const auto& [pair, n] : pairs) {
+    EXPECT_EQ(n, 3) << pair.first << "->" << pair.second;
+  }
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
+  // The first message after 50 us of compute; the last after 3 gaps.
+  EXPECT_GE(times.front(), 50'000'000);
+  EXPECT_GE(times.back(), 150'000'000);
+  EXPECT_NE(out.find("wrote 720 messages"), std::string::npos) << out;
+  // A bad collective is a clear error.
+  EXPECT_EQ(ebb({"gen", "--pattern", "collective", "--collective", "scan", "--out", file.c_str()},
+                &out, &err),
+            kExitError);
+  EXPECT_NE(err.find("unknown collective 'scan'"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace ebb::tools
