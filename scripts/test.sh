@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds ebb, and runs the whole test suite:
-#   1. clang-format check of every C++ file;
+#   1. clang-format check of every C++ file, and the layer order of every #include;
 #   2. Release-ish build + all tests (unit and ibsim/OpenSM integration);
 #   3. ASan+UBSan build + all tests;
 #   4. libFuzzer: every text reader fuzzed briefly (scripts/fuzz.sh, docs/fuzzing.md).
@@ -22,6 +22,9 @@ bash scripts/setup.sh
 
 echo "== clang-format check"
 bash scripts/format.sh --check
+
+echo "== layering check (scripts/layers.txt)"
+bash scripts/check_layering.sh
 
 jobs=${EBB_JOBS:-$(nproc)}
 export CTEST_OUTPUT_ON_FAILURE=1
