@@ -12,13 +12,14 @@ using fabric::LinkId;
 using fabric::SwitchId;
 using policies::LinkPowerState;
 
-namespace {
-constexpr std::uint16_t kNoPort = 0xFFFF;
-}  // namespace
-
 FabricEmulator::FabricEmulator(const fabric::Topology& topo, const EmulatorConfig& cfg,
                                agent::VirtualScheduler& scheduler)
-    : topo_(topo), cfg_(cfg), sched_(scheduler), rng_(cfg.seed) {
+    : topo_(topo),
+      cfg_(cfg),
+      sched_(scheduler),
+      rng_(cfg.seed),
+      downRoutes_(topo),
+      upRouting_(makeUpRouting(cfg.upRouting)) {
   if (Status s = cfg_.validate(); !s.isOk()) throw Error(s);
   channels_.resize(topo.numLinks() * 2);
   for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
@@ -32,43 +33,11 @@ FabricEmulator::FabricEmulator(const fabric::Topology& topo, const EmulatorConfi
       ch.lpi = policies::LpiLink(cfg.lpi, 0);
     }
   }
-  buildDownRoutes();
 }
 
 // The scheduler may outlive the emulator: its pending task must not run.
 FabricEmulator::~FabricEmulator() {
   if (armed_.valid()) sched_.cancel(armed_);
-}
-
-// downRoute_[s][leaf] = the down port of switch s that leads to that leaf
-// (lowest such port), or kNoPort when the leaf is not below s.
-void FabricEmulator::buildDownRoutes() {
-  const auto& leaves = topo_.switchesAtLevel(topo_.depth() - 1);
-  numLeaves_ = leaves.size();
-  leafIndex_.assign(topo_.numSwitches(), kNone);
-  for (std::size_t i = 0; i < leaves.size(); ++i) {
-    leafIndex_[leaves[i].value()] = static_cast<std::uint32_t>(i);
-  }
-  downRoute_.assign(topo_.numSwitches() * numLeaves_, kNoPort);
-  for (int level = topo_.depth() - 2; level >= 0; --level) {
-    for (SwitchId s : topo_.switchesAtLevel(level)) {
-      std::uint16_t* row = &downRoute_[s.value() * numLeaves_];
-      for (std::uint16_t port : topo_.sw(s).downPorts) {
-        const fabric::Link& l = topo_.link(topo_.sw(s).ports[port].link);
-        if (l.lowerIsHost) continue;
-        const SwitchId child = l.lower.sw;
-        if (leafIndex_[child.value()] != kNone) {
-          std::uint16_t& r = row[leafIndex_[child.value()]];
-          if (r == kNoPort) r = port;
-          continue;
-        }
-        const std::uint16_t* childRow = &downRoute_[child.value() * numLeaves_];
-        for (std::size_t leaf = 0; leaf < numLeaves_; ++leaf) {
-          if (childRow[leaf] != kNoPort && row[leaf] == kNoPort) row[leaf] = port;
-        }
-      }
-    }
-  }
 }
 
 std::uint32_t FabricEmulator::allocPacket() {
@@ -313,58 +282,37 @@ void FabricEmulator::deliver(std::uint32_t p) {
 std::uint32_t FabricEmulator::route(SwitchId sw, HostId dst) {
   const SwitchId leaf = topo_.leafOf(dst);
   if (leaf == sw) return index(topo_.host(dst).link, Direction::kDown);
-  const std::uint16_t down = downRoute_[sw.value() * numLeaves_ + leafIndex_[leaf.value()]];
-  if (down != kNoPort) return index(topo_.sw(sw).ports[down].link, Direction::kDown);
+  const std::uint16_t down = downRoutes_.port(sw, leaf);
+  if (down != DownRoutes::kNoPort) return index(topo_.sw(sw).ports[down].link, Direction::kDown);
   return chooseUp(sw);
 }
 
-// Adaptive: the usable up link with the most free credit bytes, then the
-// shortest queue; ties by the seeded RNG. With no usable up link the packet
-// waits on the lowest one (gating's upward propagation turns one on).
+// The usable up links with their load, for the up-routing strategy; with none
+// usable, the packet waits where it will move soonest (routing.h).
 std::uint32_t FabricEmulator::chooseUp(SwitchId sw) {
   const auto& ups = topo_.sw(sw).upPorts;
+  const bool load = upRouting_->needsLoad();
   upScratch_.clear();
-  std::int64_t bestCredit = -1;
-  std::uint32_t bestQueue = kNone;
   for (std::uint16_t port : ups) {
     const std::uint32_t ch = index(topo_.sw(sw).ports[port].link, Direction::kUp);
     if (!chUsable(ch)) continue;
-    const Channel& c = channels_[ch];
-    if (cfg_.upRouting == UpRouting::kRandom) {
-      upScratch_.push_back(ch);
-      continue;
+    UpCandidate cand{ch, 0, 0};
+    if (load) {
+      const Channel& c = channels_[ch];
+      for (std::int64_t v : c.credits)
+        cand.freeCredit += v;
+      cand.queue = c.queued + (c.busy ? 1u : 0u);
     }
-    std::int64_t credit = 0;
-    for (std::int64_t v : c.credits)
-      credit += v;
-    const std::uint32_t queue = c.queued + (c.busy ? 1u : 0u);
-    if (credit > bestCredit || (credit == bestCredit && queue < bestQueue)) {
-      bestCredit = credit;
-      bestQueue = queue;
-      upScratch_.assign(1, ch);
-    } else if (credit == bestCredit && queue == bestQueue) {
-      upScratch_.push_back(ch);
-    }
+    upScratch_.push_back(cand);
   }
-  if (upScratch_.empty()) return fallbackUp(sw);
-  if (upScratch_.size() == 1) return upScratch_.front();
-  std::uniform_int_distribution<std::size_t> pick(0, upScratch_.size() - 1);
-  return upScratch_[pick(rng_)];
-}
-
-// No usable up link: wait where the packet will move soonest: an up link that
-// is draining before it turns off, else one turning on, else the lowest (the
-// upward propagation rule turns one on).
-std::uint32_t FabricEmulator::fallbackUp(SwitchId sw) {
-  const auto& ups = topo_.sw(sw).upPorts;
-  std::uint32_t turningOn = kNone;
+  if (!upScratch_.empty()) return upRouting_->choose(upScratch_, rng_);
+  std::vector<UpLinkState> states;
+  states.reserve(ups.size());
   for (std::uint16_t port : ups) {
     const std::uint32_t ch = index(topo_.sw(sw).ports[port].link, Direction::kUp);
-    if (channels_[ch].offPending) return ch;
-    if (channels_[ch].enabled && turningOn == kNone) turningOn = ch;
+    states.push_back({ch, channels_[ch].offPending, channels_[ch].enabled});
   }
-  if (turningOn != kNone) return turningOn;
-  return index(topo_.sw(sw).ports[ups.front()].link, Direction::kUp);
+  return fallbackUp(states);
 }
 
 TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "policies/power_model.h"
 #include "sim_backend/emulator_config.h"
 #include "sim_backend/event_queue.h"
+#include "sim_backend/routing.h"
 
 namespace ebb::sim {
 
@@ -157,11 +159,9 @@ class FabricEmulator {
   std::uint32_t chooseUp(fabric::SwitchId sw);
   bool chUsable(std::uint32_t ch);
   bool chCanSend(std::uint32_t ch);
-  std::uint32_t fallbackUp(fabric::SwitchId sw);
   void finishOff(std::uint32_t ch);
   void applyOff(std::uint32_t ch);
   void rerouteQueued(std::uint32_t ch);
-  void buildDownRoutes();
   enum EventKind : std::uint8_t { kTxDone, kArrive, kDeliver, kCredit, kTurnedOn, kTurnedOff };
   void post(TimePs when, EventKind kind, std::uint32_t a, std::uint32_t b = 0);
   void arm();
@@ -177,10 +177,9 @@ class FabricEmulator {
   std::vector<std::uint32_t> freePackets_;
   std::vector<Message> messages_;
   std::vector<std::uint32_t> freeMessages_;
-  std::vector<std::uint32_t> leafIndex_;  // per switch
-  std::vector<std::uint16_t> downRoute_;  // [switch * leaves + leaf] -> down port label
-  std::vector<std::uint32_t> upScratch_;
-  std::size_t numLeaves_ = 0;
+  DownRoutes downRoutes_;
+  std::unique_ptr<UpRoutingStrategy> upRouting_;
+  std::vector<UpCandidate> upScratch_;
   EmulatorStats stats_;
   std::uint64_t packetsLive_ = 0;
   std::uint64_t queuedAtHosts_ = 0;

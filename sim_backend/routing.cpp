@@ -1,0 +1,104 @@
+#include "sim_backend/routing.h"
+
+namespace ebb::sim {
+
+using fabric::SwitchId;
+
+DownRoutes::DownRoutes(const fabric::Topology& topo) {
+  const auto& leaves = topo.switchesAtLevel(topo.depth() - 1);
+  numLeaves_ = leaves.size();
+  leafIndex_.assign(topo.numSwitches(), kNotALeaf);
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    leafIndex_[leaves[i].value()] = static_cast<std::uint32_t>(i);
+  }
+  table_.assign(topo.numSwitches() * numLeaves_, kNoPort);
+  // Bottom-up: a switch reaches a leaf through the first down port whose child
+  // is that leaf or reaches it.
+  for (int level = topo.depth() - 2; level >= 0; --level) {
+    for (SwitchId s : topo.switchesAtLevel(level)) {
+      std::uint16_t* row = &table_[s.value() * numLeaves_];
+      for (std::uint16_t port : topo.sw(s).downPorts) {
+        const fabric::Link& l = topo.link(topo.sw(s).ports[port].link);
+        if (l.lowerIsHost) continue;
+        const SwitchId child = l.lower.sw;
+        if (leafIndex_[child.value()] != kNotALeaf) {
+          std::uint16_t& r = row[leafIndex_[child.value()]];
+          if (r == kNoPort) r = port;
+          continue;
+        }
+        const std::uint16_t* childRow = &table_[child.value() * numLeaves_];
+        for (std::size_t leaf = 0; leaf < numLeaves_; ++leaf) {
+          if (childRow[leaf] != kNoPort && row[leaf] == kNoPort) row[leaf] = port;
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+std::uint32_t pickOne(const std::vector<std::uint32_t>& tied, std::mt19937_64& rng) {
+  if (tied.size() == 1) return tied.front();
+  std::uniform_int_distribution<std::size_t> pick(0, tied.size() - 1);
+  return tied[pick(rng)];
+}
+
+class AdaptiveUpRouting final : public UpRoutingStrategy {
+ public:
+  const char* name() const override { return "adaptive"; }
+  bool needsLoad() const override { return true; }
+  std::uint32_t choose(const std::vector<UpCandidate>& usable,
+                       std::mt19937_64& rng) const override {
+    tied_.clear();
+    std::int64_t bestCredit = -1;
+    std::uint32_t bestQueue = 0xFFFFFFFF;
+    for (const UpCandidate& c : usable) {
+      if (c.freeCredit > bestCredit || (c.freeCredit == bestCredit && c.queue < bestQueue)) {
+        bestCredit = c.freeCredit;
+        bestQueue = c.queue;
+        tied_.assign(1, c.channel);
+      } else if (c.freeCredit == bestCredit && c.queue == bestQueue) {
+        tied_.push_back(c.channel);
+      }
+    }
+    return pickOne(tied_, rng);
+  }
+
+ private:
+  mutable std::vector<std::uint32_t> tied_;  // scratch, kept to avoid allocating per packet
+};
+
+class RandomUpRouting final : public UpRoutingStrategy {
+ public:
+  const char* name() const override { return "random"; }
+  bool needsLoad() const override { return false; }
+  std::uint32_t choose(const std::vector<UpCandidate>& usable,
+                       std::mt19937_64& rng) const override {
+    if (usable.size() == 1) return usable.front().channel;
+    std::uniform_int_distribution<std::size_t> pick(0, usable.size() - 1);
+    return usable[pick(rng)].channel;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<UpRoutingStrategy> makeUpRouting(UpRouting kind) {
+  switch (kind) {
+    case UpRouting::kRandom:
+      return std::make_unique<RandomUpRouting>();
+    case UpRouting::kAdaptive:
+      break;
+  }
+  return std::make_unique<AdaptiveUpRouting>();
+}
+
+std::uint32_t fallbackUp(const std::vector<UpLinkState>& ups) {
+  const UpLinkState* turningOn = nullptr;
+  for (const UpLinkState& u : ups) {
+    if (u.draining) return u.channel;
+    if (u.enabled && turningOn == nullptr) turningOn = &u;
+  }
+  return turningOn ? turningOn->channel : ups.front().channel;
+}
+
+}  // namespace ebb::sim

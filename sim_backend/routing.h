@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "fabric/ids.h"
+#include "fabric/topology.h"
+#include "sim_backend/emulator_config.h"
+
+namespace ebb::sim {
+
+// Up*/down* routing in a fat tree, as the emulator applies it at each hop: a
+// packet whose destination leaf is below the current switch goes down the
+// port the down table names; otherwise it goes up, on a link the up-routing
+// strategy picks among the usable ones (docs/design.md, "emulator routing").
+
+// The down table: for every switch and leaf, the down port of the switch that
+// leads to that leaf (the lowest such port), built once from the topology.
+class DownRoutes {
+ public:
+  static constexpr std::uint16_t kNoPort = 0xFFFF;
+
+  explicit DownRoutes(const fabric::Topology& topo);
+  // The down port of `sw` toward `leaf`, or kNoPort when `leaf` is not below `sw`.
+  std::uint16_t port(fabric::SwitchId sw, fabric::SwitchId leaf) const {
+    return table_[sw.value() * numLeaves_ + leafIndex_[leaf.value()]];
+  }
+
+ private:
+  static constexpr std::uint32_t kNotALeaf = 0xFFFFFFFF;
+  std::vector<std::uint32_t> leafIndex_;  // per switch: its index among the leaves
+  std::vector<std::uint16_t> table_;      // [switch * leaves + leaf] -> down port label
+  std::size_t numLeaves_ = 0;
+};
+
+// One usable up link of a switch as the up-routing strategy sees it.
+struct UpCandidate {
+  std::uint32_t channel = 0;    // the emulator's channel of the up direction
+  std::int64_t freeCredit = 0;  // free bytes over the receiver's VC buffers
+  std::uint32_t queue = 0;      // packets queued plus the one on the wire
+};
+
+// Picks the up link a packet takes among the usable ones. Named strategies,
+// chosen by EmulatorConfig::upRouting; each draws from the emulator's seeded
+// RNG only to break ties among more than one candidate, so runs stay
+// deterministic.
+class UpRoutingStrategy {
+ public:
+  virtual ~UpRoutingStrategy() = default;
+  virtual const char* name() const = 0;
+  // Whether choose() reads freeCredit and queue (else they are left 0).
+  virtual bool needsLoad() const = 0;
+  // `usable` is not empty, in up-port order.
+  virtual std::uint32_t choose(const std::vector<UpCandidate>& usable,
+                               std::mt19937_64& rng) const = 0;
+};
+
+// "adaptive": the most free credit bytes, then the shortest queue, then random.
+// "random": uniformly random (BookSim's nca picks this way).
+std::unique_ptr<UpRoutingStrategy> makeUpRouting(UpRouting kind);
+
+// An up link of a switch when none is usable, in up-port order.
+struct UpLinkState {
+  std::uint32_t channel = 0;
+  bool draining = false;  // turning off, still sending what it holds
+  bool enabled = false;   // turning on
+};
+
+// Where a packet waits when no up link is usable: the one that will move it
+// soonest: a link still draining before it turns off, else one turning on,
+// else the first (the upward propagation rule of gating turns one on).
+std::uint32_t fallbackUp(const std::vector<UpLinkState>& ups);
+
+}  // namespace ebb::sim
