@@ -43,12 +43,29 @@ void AgentHost::onLinkStateChanged(fabric::PortId port, LinkPowerState state) {
   if (SwitchAgent* a = bySwitch_[port.sw.value()]) a->onLinkStateChanged(port.index, state);
 }
 
+void AgentHost::onPortDown(fabric::PortId port) {
+  downPorts_.insert(port);
+  const fabric::LinkId link = topo_.sw(port.sw).ports[port.index].link;
+  guard_.recordOff(link, fabric::Direction::kUp);
+  guard_.recordOff(link, fabric::Direction::kDown);
+  if (SwitchAgent* a = bySwitch_[port.sw.value()]) a->onPortDown(port.index);
+}
+
+void AgentHost::onPortUp(fabric::PortId port) {
+  downPorts_.erase(port);
+  const fabric::LinkId link = topo_.sw(port.sw).ports[port.index].link;
+  guard_.recordOn(link, fabric::Direction::kUp);
+  guard_.recordOn(link, fabric::Direction::kDown);
+  if (SwitchAgent* a = bySwitch_[port.sw.value()]) a->onPortUp(port.index);
+}
+
 void AgentHost::stopAll() {
   for (auto& a : agents_)
     a->stop();
 }
 
 void AgentHost::onBackendError(const Status& error) {
+  if (backendError_.isOk()) backendError_ = error;
   failedSafe_ = true;
   for (auto& a : agents_)
     a->failSafe(error.toString());

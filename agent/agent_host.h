@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "agent/switch_agent.h"
@@ -20,6 +21,12 @@ class AgentHost final : public BackendCallback {
   void start(const std::vector<fabric::SwitchId>& switches);
 
   void onLinkStateChanged(fabric::PortId port, LinkPowerState state) override;
+  // A link went down (up) without ebb: the guard's view follows (a link
+  // that is down carries nothing, whoever took it down) and the agent at
+  // `port` takes it in.
+  void onPortDown(fabric::PortId port) override;
+  void onPortUp(fabric::PortId port) override;
+  // Lost contact: every agent fails safe.
   void onBackendError(const Status& error) override;
 
   // Installed on every agent started afterwards.
@@ -30,6 +37,10 @@ class AgentHost final : public BackendCallback {
   NeighborChannel& channel() { return channel_; }
   const std::vector<std::unique_ptr<SwitchAgent>>& agents() const { return agents_; }
   bool failedSafe() const { return failedSafe_; }
+  // The backend error that made every agent fail safe (OK if none).
+  const Status& backendError() const { return backendError_; }
+  // Ports whose link went down without ebb and has not come back.
+  const std::set<fabric::PortId>& downPorts() const { return downPorts_; }
 
  private:
   const fabric::Topology& topo_;
@@ -43,6 +54,8 @@ class AgentHost final : public BackendCallback {
   std::vector<std::unique_ptr<SwitchAgent>> agents_;
   std::vector<SwitchAgent*> bySwitch_;
   bool failedSafe_ = false;
+  Status backendError_;
+  std::set<fabric::PortId> downPorts_;
   SwitchAgent::FailSafeHook failSafeHook_;
 };
 

@@ -29,7 +29,6 @@ struct PortCounters {
   std::uint16_t index = 0;
   std::uint64_t txBytes = 0;
   std::uint64_t txPackets = 0;
-  TimePs txWait = 0;  // time with data to send but no credits (PortXmitWait)
 };
 
 struct CounterSample {
@@ -40,20 +39,27 @@ struct CounterSample {
   std::vector<PortCounters> ports;  // cabled ports, ascending index
 };
 
-// What a backend can do; the agent adapts (e.g. whole-link gating on IB).
+// What a backend can do; the agent adapts (whole-link gating on IB).
 struct Capabilities {
   bool perDirectionGating = false;  // emulator: yes; InfiniBand: a port is one unit
-  bool lowPowerIdle = false;        // emulator: yes; InfiniBand: no
-  bool widthReduction = false;      // InfiniBand: LinkWidthEnabled
 };
 
-// Upward events from a backend to the agents of a process.
+// Upward events from a backend to the agents of a process. Completions of
+// what an agent asked for arrive as onLinkStateChanged; what happened without
+// ebb (a cable pulled, a port reset, a switch lost) as the other events.
 class BackendCallback {
  public:
   virtual ~BackendCallback() = default;
   // A transmit direction reached a new state (e.g. turning-on completed).
   virtual void onLinkStateChanged(fabric::PortId port, LinkPowerState state) = 0;
-  // The backend lost contact or failed; agents fail safe.
+  // The link at `port` went down without ebb asking (both of its switch
+  // ends hear it): it carries nothing until onPortUp.
+  virtual void onPortDown(fabric::PortId port) = 0;
+  // The link at `port` came up without ebb asking (after onPortDown, or one
+  // found down at start).
+  virtual void onPortUp(fabric::PortId port) = 0;
+  // The backend lost contact with the fabric as a whole (e.g. the switch the
+  // management port attaches at no longer answers); agents fail safe.
   virtual void onBackendError(const Status& error) = 0;
 };
 
@@ -74,8 +80,6 @@ class Backend {
   // Turns the transmit direction of `port` on or off; completes with the state
   // the backend actually applied (kTurningOn / kTurningOff / kOn / kOff).
   virtual void applyLinkState(fabric::PortId port, bool on, Done<LinkPowerState> done) = 0;
-  // Enables or disables low-power idle on a port's transmit direction.
-  virtual void applyLpiEnabled(fabric::PortId port, bool enabled, Done<bool> done) = 0;
 };
 
 }  // namespace ebb::agent

@@ -190,6 +190,23 @@ void SwitchAgent::onLinkStateChanged(std::uint16_t index, LinkPowerState state) 
   }
 }
 
+void SwitchAgent::onPortDown(std::uint16_t index) {
+  for (PortState& p : ports_) {
+    if (p.index != index) continue;
+    ++portFaults_;
+    p.transmit = LinkPowerState::kOff;  // out of u_up and of the policy's links on
+    p.inputOn = false;
+  }
+}
+
+void SwitchAgent::onPortUp(std::uint16_t index) {
+  for (PortState& p : ports_) {
+    if (p.index != index) continue;
+    p.transmit = LinkPowerState::kOn;
+    p.inputOn = true;
+  }
+}
+
 void SwitchAgent::notifyPeer(const PortState& p, bool on) {
   if (!p.toSwitch) return;
   const fabric::PortId peer = topo_.peerOf({sw_, p.index});

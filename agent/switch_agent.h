@@ -38,6 +38,11 @@ class SwitchAgent {
 
   void start();
   void onLinkStateChanged(std::uint16_t port, LinkPowerState state);
+  // The link at `port` went down (came up) without this agent asking: it is
+  // off (on) in both directions, as discovery would have found it; the
+  // policy sees it so and may turn it on again like any other off link.
+  void onPortDown(std::uint16_t port);
+  void onPortUp(std::uint16_t port);
   // Stop gating and turn back on every link this agent turned off.
   void failSafe(const std::string& why);
   // Called once when this agent fails safe (lost contact, failed action).
@@ -49,6 +54,8 @@ class SwitchAgent {
   fabric::SwitchId id() const { return sw_; }
   std::uint64_t periods() const { return periods_; }
   double lastUtilization() const { return lastU_; }
+  // Links at this switch that went down without ebb (onPortDown), so far.
+  std::uint64_t portFaults() const { return portFaults_; }
 
  private:
   struct PortState {
@@ -98,6 +105,7 @@ class SwitchAgent {
   FailSafeHook failSafeHook_;
   bool started_ = false;
   std::uint64_t periods_ = 0;
+  std::uint64_t portFaults_ = 0;
 };
 
 }  // namespace ebb::agent

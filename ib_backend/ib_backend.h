@@ -12,9 +12,15 @@
 #include "agent/scheduler.h"
 #include "fabric/link_states.h"
 #include "fabric/topology.h"
+#include "ib_backend/fan_in.h"
 #include "ib_backend/mad_transport.h"
+#include "ib_backend/port_info_write.h"
 
 namespace ebb::ib {
+
+class GatingStrategy;
+class DisablePortGating;
+class ReduceWidthGating;
 
 // How a link is gated (MECHANISMS.md §6): taken down whole (PortPhysicalState
 // Disabled, Polling to bring it back), or kept up at its narrowest width
@@ -74,10 +80,15 @@ struct PortSetEvent {
 // and allow-listed, else from its upper end. SMPs go by directed route along
 // links that are up, so a switch stays reachable while any path to it is on;
 // PMA queries go to the switch's LID (OpenSM must have assigned LIDs).
+// When a switch answers neither by LID nor by directed route and the switch
+// the management port attaches at does not answer either, contact with the
+// fabric is lost: the callback hears onBackendError (once).
+// Internals by concern: docs/ib_backend_internals.md.
 class IbBackend final : public agent::Backend {
  public:
   IbBackend(const fabric::Topology& topo, MadTransport& transport, agent::Scheduler& scheduler,
             IbBackendOptions opts);
+  ~IbBackend() override;
 
   // Finds the local port in the topology, walks the fabric by directed route
   // checking GUIDs, and reads every cabled port's state and each switch's LID.
@@ -94,7 +105,8 @@ class IbBackend final : public agent::Backend {
   // event said something changed there) and takes in what changed without
   // ebb: a link that went down or came up (also one ebb is enabling: no need
   // to wait for the next poll), a reduced width someone else reset. The
-  // agents hear of it as of any other change. Completes with the changes.
+  // agents hear of it as of any other change, and of a link that went down
+  // or came up without ebb as onPortDown/onPortUp. Completes with the changes.
   void rereadPorts(fabric::SwitchId sw, Done<std::vector<PortChange>> done);
   const std::vector<fabric::LinkId>& disabledLinks() const { return disabled_; }
   // Links this backend gated in this run, either action (restoreAll brings them back).
@@ -110,7 +122,8 @@ class IbBackend final : public agent::Backend {
     std::vector<NarrowEnd> ends;
     bool bySelf = false;  // reduced by this run; false: found reduced at start
   };
-  const std::map<std::uint32_t, Narrowed>& narrowedLinks() const { return narrowed_; }
+  // By link id; a snapshot.
+  std::map<std::uint32_t, Narrowed> narrowedLinks() const;
   const GatingAction& gatingAction() const { return opts_.action; }
   // Sets Polling on every link this backend disabled, in waves: a link whose
   // ends are both out of reach (a dark switch) waits until links enabled
@@ -121,7 +134,7 @@ class IbBackend final : public agent::Backend {
   void restoreAll(std::function<void(Status)> done, RestoreObserver onSet = {});
   const IbBackendStats& stats() const { return stats_; }
 
-  agent::Capabilities capabilities() const override { return {false, false, true}; }
+  agent::Capabilities capabilities() const override { return {false}; }
   void setCallback(agent::BackendCallback* callback) override { callback_ = callback; }
   // Hears of every PortInfo Set the fabric accepted (the daemon's audit log).
   using SetObserver = std::function<void(const PortSetEvent&)>;
@@ -129,9 +142,10 @@ class IbBackend final : public agent::Backend {
   void discoverPorts(fabric::SwitchId sw, Done<std::vector<agent::PortDescription>> done) override;
   void requestCounters(fabric::SwitchId sw, Done<agent::CounterSample> done) override;
   void applyLinkState(fabric::PortId port, bool on, Done<agent::LinkPowerState> done) override;
-  void applyLpiEnabled(fabric::PortId port, bool enabled, Done<bool> done) override;
 
  private:
+  friend class DisablePortGating;
+  friend class ReduceWidthGating;
   struct SwitchState {
     DrPath path;
     bool reachable = false;
@@ -144,30 +158,56 @@ class IbBackend final : public agent::Backend {
     TimePs firstMissAt = 0;  // when the first of them started
     bool sweepInFlight = false;
   };
+  // Everything this backend knows of one link (docs/ib_backend_internals.md).
+  struct LinkRecord {
+    bool up = true;         // physically up as last read or set
+    std::uint64_t gen = 0;  // bumped by every Set: stops stale polls
+    // kDisablePort: the end ebb set Disabled (only it can bring the link
+    // back); set iff the link is in disabled_.
+    std::optional<fabric::PortId> disabledEnd;
+    bool disabling = false;    // a Set Disabled on the wire
+    bool enabling = false;     // set Polling, waiting for LinkUp
+    bool pendingGate = false;  // being re-enabled to reach a dark switch
+    // kReduceWidth: the link is at reduced width (by this run or found so).
+    std::optional<Narrowed> narrowed;
+    bool widthBusy = false;  // a width Set on the wire
+  };
+  LinkRecord& rec(fabric::LinkId l) { return links_[l.value()]; }
+  const LinkRecord& rec(fabric::LinkId l) const { return links_[l.value()]; }
+  // Up and at full width: usable for the agents.
+  bool usable(fabric::LinkId l) const { return rec(l).up && !rec(l).narrowed; }
+
+  // Discovery (ib_discovery.cpp).
   struct Walk;  // initialize()'s state
   void visit(std::shared_ptr<Walk> w, fabric::SwitchId s);
   void recomputeRoutes();
+  // Re-reads (ib_reread.cpp): takes in one port's PortInfo, with its changes.
+  std::vector<PortChange> takeIn(fabric::PortId port, const PortInfo& pi);
+  // Counters (ib_counters.cpp).
+  void lostContact(fabric::SwitchId s, const Status& why);
+  // Core (ib_backend.cpp).
   MadAddress drTo(fabric::SwitchId s) const;
   bool allowed(fabric::SwitchId s) const;
   double bandwidthOf(fabric::SwitchId s, std::uint16_t port) const;
   void sendSmp(fabric::SwitchId s, const std::function<MadBytes(const MadAddress&)>& build,
                MadTransport::Done done, int reroutes = 2);
-  void setPhys(fabric::PortId end, PhysState phys, std::function<void(Status)> done);
-  void pollUntilUp(fabric::LinkId link, fabric::PortId end);
+  // Read-modify-write of one port's PortInfo along the directed route of the
+  // moment (port_info_write.h); counts the Sets sent.
+  void writePort(fabric::PortId end, std::function<Result<PortInfoEdit>(const PortInfo&)> modify,
+                 Done<PortInfoChange> done);
+  // A link came up or went down: routes follow, both ends hear of it.
   void linkChanged(fabric::LinkId link, bool up);
-  std::optional<fabric::PortId> enableEnd(fabric::LinkId l) const;
-  void enableLink(fabric::LinkId l, TimePs deadline, Done<agent::LinkPowerState> done);
-  struct Restore;
-  void restoreWave(std::shared_ptr<Restore> r);
-  // Width reduction.
-  void recoverWidths();
-  void applyWidth(fabric::LinkId l, bool on, Done<agent::LinkPowerState> done);
-  void setWidth(fabric::PortId end, std::uint8_t width, Done<NarrowEnd> done);
-  void narrowEnds(fabric::LinkId l, std::vector<fabric::PortId> ends, std::vector<NarrowEnd> did,
-                  std::function<void(Status)> done);
-  void widenLink(fabric::LinkId l, std::function<void(Status)> done);
+  // ... without ebb asking (re-reads): also onPortDown/onPortUp.
+  void linkFault(fabric::LinkId link, bool up);
+  // The strategy that turns `l` on or off: the configured one, except that a
+  // link found down is always brought back by Polling (ib_gating.cpp).
+  GatingStrategy& strategyFor(fabric::LinkId l);
+  // Completes `done` with `r` on the scheduler (never inside the call).
   template <class T>
-  void later(Done<T> done, Result<T> r);
+  void later(Done<T> done, Result<T> r) {
+    sched_.after(0, agent::Phase::kBackend,
+                 [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+  }
 
   const fabric::Topology& topo_;
   MadTransport& mad_;
@@ -177,17 +217,13 @@ class IbBackend final : public agent::Backend {
   agent::BackendCallback* callback_ = nullptr;
   SetObserver setObserver_;
   std::vector<SwitchState> sw_;
-  std::vector<char> linkUp_;        // by link: physically up as last read or set
-  std::vector<std::uint64_t> gen_;  // by link: bumped by every Set, stops stale polls
-  std::vector<fabric::LinkId> disabled_;
-  std::map<std::uint32_t, fabric::PortId> disabledEnd_;  // by link: the end ebb set Disabled
-  std::set<std::uint32_t> pendingGate_;         // links being re-enabled to reach a dark switch
-  std::map<std::uint32_t, Narrowed> narrowed_;  // by link: reduced width (kReduceWidth)
-  std::set<std::uint32_t> widthBusy_;           // links with a width Set on the wire
-  std::set<std::uint32_t> disabling_;           // links with a Set Disabled on the wire
-  std::set<std::uint32_t> enabling_;            // links set Polling, waiting for LinkUp
-  DrPath attach_;                               // route to the first switch
-  std::optional<fabric::SwitchId> first_;       // the switch we attach at (or next to)
+  std::vector<LinkRecord> links_;          // by LinkId
+  std::vector<fabric::LinkId> disabled_;   // links ebb set Disabled, in the order it did
+  DrPath attach_;                          // route to the first switch
+  std::optional<fabric::SwitchId> first_;  // the switch we attach at (or next to)
+  bool contactLost_ = false;               // onBackendError raised
+  std::unique_ptr<DisablePortGating> disable_;
+  std::unique_ptr<ReduceWidthGating> width_;
 };
 
 }  // namespace ebb::ib

@@ -16,7 +16,7 @@ constexpr std::uint32_t kGsiQkey = 0x80010000;
 constexpr int kRecvPollMs = 50;  // receive thread: how often it checks for shutdown
 }  // namespace
 
-Result<std::unique_ptr<UmadTransport>> UmadTransport::open(AsioScheduler& scheduler,
+Result<std::unique_ptr<UmadTransport>> UmadTransport::open(agent::AsioScheduler& scheduler,
                                                            const UmadPortSpec& spec,
                                                            TransportOptions opts) {
   if (Status s = opts.validate(); !s.isOk()) return s;
@@ -38,7 +38,7 @@ Result<std::unique_ptr<UmadTransport>> UmadTransport::open(AsioScheduler& schedu
   return t;
 }
 
-UmadTransport::UmadTransport(AsioScheduler& scheduler, TransportOptions opts, int portId)
+UmadTransport::UmadTransport(agent::AsioScheduler& scheduler, TransportOptions opts, int portId)
     : MadTransport(scheduler, opts),
       asio_(scheduler),
       portId_(portId),

@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "ib_backend/asio_scheduler.h"
+#include "agent/asio_scheduler.h"
 #include "ib_backend/mad_transport.h"
 
 namespace ebb::ib {
@@ -27,7 +27,7 @@ class UmadTransport final : public MadTransport {
  public:
   // Opens the port; E_UNAVAILABLE naming the CA/port and the likely cause
   // (no device, no permission on /dev/infiniband/umad*) on failure.
-  static Result<std::unique_ptr<UmadTransport>> open(AsioScheduler& scheduler,
+  static Result<std::unique_ptr<UmadTransport>> open(agent::AsioScheduler& scheduler,
                                                      const UmadPortSpec& spec,
                                                      TransportOptions opts);
   ~UmadTransport() override;
@@ -39,14 +39,14 @@ class UmadTransport final : public MadTransport {
   Status transmit(const MadAddress& to, const MadBytes& mad) override;
 
  private:
-  UmadTransport(AsioScheduler& scheduler, TransportOptions opts, int portId);
+  UmadTransport(agent::AsioScheduler& scheduler, TransportOptions opts, int portId);
   Status registerAgents();
   void startReceiving();
   void watchDescriptor();
   void drain();
   void receiveLoop();
 
-  AsioScheduler& asio_;
+  agent::AsioScheduler& asio_;
   int portId_;
   int agentDirect_ = -1;
   int agentLid_ = -1;

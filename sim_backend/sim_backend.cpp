@@ -50,7 +50,7 @@ void SimBackend::requestCounters(fabric::SwitchId sw, Done<agent::CounterSample>
   for (std::uint16_t p = 0; p < s.ports.size(); ++p) {
     if (s.ports[p].role == fabric::PortRole::kUnused) continue;
     const ChannelCounters& c = emu_.counters(s.ports[p].link, txDir({sw, p}));
-    sample.ports.push_back({p, c.txBytes, c.txPackets, c.creditWait});
+    sample.ports.push_back({p, c.txBytes, c.txPackets});
   }
   complete<agent::CounterSample>(std::move(done), std::move(sample));
 }
@@ -68,18 +68,6 @@ void SimBackend::applyLinkState(PortId port, bool on, Done<agent::LinkPowerState
   const Direction dir = txDir(port);
   emu_.setDirection(link, dir, on);
   complete<agent::LinkPowerState>(std::move(done), emu_.directionState(link, dir));
-}
-
-void SimBackend::applyLpiEnabled(PortId port, bool enabled, Done<bool> done) {
-  const fabric::Switch& s = emu_.topology().sw(port.sw);
-  if (port.index >= s.ports.size() || s.ports[port.index].role == fabric::PortRole::kUnused) {
-    complete<bool>(std::move(done), Result<bool>(ErrorCode::kInvalidArgument,
-                                                 fmt::format("{} has no cabled port {}", s.name,
-                                                             port.ibPortNumber())));
-    return;
-  }
-  emu_.setLpiEnabled(s.ports[port.index].link, txDir(port), enabled);
-  complete<bool>(std::move(done), enabled);
 }
 
 }  // namespace ebb::sim

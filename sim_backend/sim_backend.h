@@ -12,12 +12,11 @@ class SimBackend final : public agent::Backend {
  public:
   explicit SimBackend(FabricEmulator& emu);
 
-  agent::Capabilities capabilities() const override { return {true, true, false}; }
+  agent::Capabilities capabilities() const override { return {true}; }
   void setCallback(agent::BackendCallback* callback) override { callback_ = callback; }
   void discoverPorts(fabric::SwitchId sw, Done<std::vector<agent::PortDescription>> done) override;
   void requestCounters(fabric::SwitchId sw, Done<agent::CounterSample> done) override;
   void applyLinkState(fabric::PortId port, bool on, Done<agent::LinkPowerState> done) override;
-  void applyLpiEnabled(fabric::PortId port, bool enabled, Done<bool> done) override;
 
  private:
   // The link direction a switch port transmits on, and the one it receives on.

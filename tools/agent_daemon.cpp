@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "agent/agent_host.h"
+#include "agent/asio_scheduler.h"
 #include "fabric/minimal_tree.h"
-#include "ib_backend/asio_scheduler.h"
 #include "ib_backend/verbs_devices.h"
 #include "tools/agent_osm_events.h"
 #include "tools/counter_sweep.h"
@@ -283,7 +283,7 @@ std::string pickPort(ib::UmadPortSpec& port) {
 // Opens the umad port on a helper thread: under ibsim the preload library
 // retries forever while no simulator listens (already when libibverbs looks
 // at sysfs), and a daemon must not hang. `note` gets the port choice.
-Result<std::unique_ptr<ib::UmadTransport>> openPort(ib::AsioScheduler& sched,
+Result<std::unique_ptr<ib::UmadTransport>> openPort(agent::AsioScheduler& sched,
                                                     const DaemonSettings& s, std::string& note) {
   using Opened = std::pair<Result<std::unique_ptr<ib::UmadTransport>>, std::string>;
   auto task = std::make_shared<std::packaged_task<Opened()>>([&sched, s] {
@@ -311,7 +311,7 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
                    std::ostream& err) {
   std::signal(SIGPIPE, SIG_IGN);
   boost::asio::io_context io;
-  ib::AsioScheduler sched(io);
+  agent::AsioScheduler sched(io);
   std::string portNote;
   auto opened = openPort(sched, s, portNote);
   if (!portNote.empty()) out << "ebb agent: " << portNote << "\n" << std::flush;

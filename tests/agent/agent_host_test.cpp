@@ -56,6 +56,41 @@ TEST(AgentHost, FailSafeTurnsEverythingBackOn) {
   EXPECT_EQ(log.size(), before);
 }
 
+// A port that went down without ebb: the guard's view and the agent follow
+// (the link is off, in both directions); back up, on again. A backend error
+// is kept and fails every agent safe.
+TEST(AgentHost, PortDownAndUpKeepTheGuardAndTheAgentInStep) {
+  const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(t).value();
+  VirtualScheduler sched;
+  sim::EmulatorConfig cfg;
+  sim::FabricEmulator emu(t, cfg, sched);
+  sim::SimBackend backend(emu);
+  AgentConfig acfg;
+  acfg.gating = false;
+  AgentHost host(t, mt, acfg, backend, sched, fabric::LinkStates::allOn(t), {});
+  host.startAll();
+  sched.runUntil(2 * acfg.checkPeriodPs);
+  const fabric::SwitchId leaf = t.switchesAtLevel(2).front();
+  const fabric::PortId port{leaf, t.sw(leaf).upPorts.front()};
+  const LinkId link = t.sw(leaf).ports[port.index].link;
+  const fabric::PortId upper = t.link(link).upper;
+  host.onPortDown(port);
+  host.onPortDown(upper);
+  EXPECT_TRUE(host.guard().states().isFullyOff(link));
+  EXPECT_EQ(host.downPorts().size(), 2u);
+  EXPECT_EQ(host.agents()[leaf.value()]->portFaults(), 1u);
+  host.onPortUp(port);
+  host.onPortUp(upper);
+  EXPECT_TRUE(host.guard().states().isFullyOn(link));
+  EXPECT_TRUE(host.downPorts().empty());
+  EXPECT_TRUE(host.backendError().isOk());
+  host.onBackendError(Status(ErrorCode::kUnavailable, "lost contact"));
+  EXPECT_EQ(host.backendError().message(), "lost contact");
+  for (const auto& a : host.agents())
+    EXPECT_TRUE(a->stopped());
+}
+
 // The down-link rule and upward propagation across switches, through the
 // neighbour channel with a control-plane latency L: idle, every switch with no
 // input on turns its down links off; then a leaf turns an up link on toward a

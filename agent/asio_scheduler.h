@@ -8,13 +8,13 @@
 
 #include "agent/scheduler.h"
 
-namespace ebb::ib {
+namespace ebb::agent {
 
 // The Scheduler of `ebb agent`: real (steady) time on a Boost.Asio
 // io_context, one thread. now() counts from construction. Phases only order
 // tasks that are due at the same instant in virtual time; here a due task
 // simply runs when the loop gets to it.
-class AsioScheduler final : public agent::Scheduler {
+class AsioScheduler final : public Scheduler {
  public:
   explicit AsioScheduler(boost::asio::io_context& io);
   ~AsioScheduler() override;
@@ -22,8 +22,8 @@ class AsioScheduler final : public agent::Scheduler {
   AsioScheduler& operator=(const AsioScheduler&) = delete;
 
   TimePs now() const override;
-  agent::TaskId at(TimePs when, agent::Phase phase, Task task) override;
-  bool cancel(agent::TaskId id) override;
+  TaskId at(TimePs when, Phase phase, Task task) override;
+  bool cancel(TaskId id) override;
   boost::asio::io_context& context() { return io_; }
   std::size_t pending() const { return timers_.size(); }
 
@@ -38,4 +38,4 @@ class AsioScheduler final : public agent::Scheduler {
   std::unordered_map<std::uint64_t, std::unique_ptr<Entry>> timers_;
 };
 
-}  // namespace ebb::ib
+}  // namespace ebb::agent

@@ -1,6 +1,6 @@
-#include "ib_backend/asio_scheduler.h"
+#include "agent/asio_scheduler.h"
 
-namespace ebb::ib {
+namespace ebb::agent {
 
 AsioScheduler::AsioScheduler(boost::asio::io_context& io)
     : io_(io), start_(std::chrono::steady_clock::now()) {}
@@ -17,7 +17,7 @@ TimePs AsioScheduler::now() const {
   return static_cast<TimePs>(ns) * 1000;
 }
 
-agent::TaskId AsioScheduler::at(TimePs when, agent::Phase, Task task) {
+TaskId AsioScheduler::at(TimePs when, Phase, Task task) {
   const std::uint64_t id = ++next_;
   auto e = std::make_unique<Entry>(Entry{boost::asio::steady_timer(io_), std::move(task)});
   e->timer.expires_at(start_ + std::chrono::nanoseconds(std::max<TimePs>(when, 0) / 1000));
@@ -30,10 +30,10 @@ agent::TaskId AsioScheduler::at(TimePs when, agent::Phase, Task task) {
     t();
   });
   timers_.emplace(id, std::move(e));
-  return agent::TaskId(id);
+  return TaskId(id);
 }
 
-bool AsioScheduler::cancel(agent::TaskId id) {
+bool AsioScheduler::cancel(TaskId id) {
   auto it = timers_.find(id.value());
   if (it == timers_.end()) return false;
   it->second->timer.cancel();
@@ -41,4 +41,4 @@ bool AsioScheduler::cancel(agent::TaskId id) {
   return true;
 }
 
-}  // namespace ebb::ib
+}  // namespace ebb::agent

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "ib_backend/gating_strategy.h"
+#include "ib_backend/mad.h"
+
+namespace ebb::ib {
+
+class IbBackend;
+
+// GatingAction::kDisablePort: PortPhysicalState Disabled at one end takes the
+// link down whole; Polling at that same end brings it back and the link
+// retrains (ebb re-reads the port until LinkUp). Also brings back a link
+// found down, in either mode.
+class DisablePortGating final : public GatingStrategy {
+ public:
+  explicit DisablePortGating(IbBackend& b) : b_(b) {}
+  bool readsOff(fabric::LinkId l) const override;
+  void turnOff(fabric::LinkId l, Done<agent::LinkPowerState> done) override;
+  void turnOn(fabric::LinkId l, Done<agent::LinkPowerState> done) override;
+  // Polling on every link this run disabled, in waves (restoreAll).
+  void restore(std::shared_ptr<RestoreRun> run, std::function<void()> then) override;
+
+ private:
+  void setPhys(fabric::PortId end, PhysState phys, std::function<void(Status)> done);
+  std::optional<fabric::PortId> enableEnd(fabric::LinkId l) const;
+  void enableLink(fabric::LinkId l, TimePs deadline, Done<agent::LinkPowerState> done);
+  void pollUntilUp(fabric::LinkId l, fabric::PortId end);
+  // The link is no longer disabled by ebb (Polling was set).
+  void forget(fabric::LinkId l);
+  void wave(std::shared_ptr<RestoreRun> run, std::function<void()> then);
+
+  IbBackend& b_;
+};
+
+}  // namespace ebb::ib

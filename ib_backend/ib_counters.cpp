@@ -1,0 +1,152 @@
+// Counters: PortCountersExtended of every cabled port of a switch, by LID,
+// all at once; samples held (stale) while the SM re-routes or while the
+// switch answers only by directed route; contact lost past lostContactPs.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "ib_backend/ib_backend.h"
+
+namespace ebb::ib {
+
+using fabric::SwitchId;
+
+void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
+  SwitchState& st = sw_[sw.value()];
+  const fabric::Switch& me = topo_.sw(sw);
+  bool anyUp = false;
+  bool upLinkOn = me.upPorts.empty();  // a root needs none
+  for (const fabric::Port& p : me.ports) {
+    if (p.role == fabric::PortRole::kUnused || !rec(p.link).up) continue;
+    anyUp = true;
+    upLinkOn = upLinkOn || p.role == fabric::PortRole::kUp;
+  }
+  if (!anyUp) {  // a dark switch: nothing can have moved, and it cannot be reached
+    agent::CounterSample s{sched_.now(), false, st.last};
+    return later<agent::CounterSample>(std::move(done), std::move(s));
+  }
+  if (!upLinkOn) {
+    // Reached only from below (an up link is coming back): up*/down* routing
+    // gives its LID no route from the management port yet. Hold.
+    agent::CounterSample s{sched_.now(), true, st.last};
+    return later<agent::CounterSample>(std::move(done), std::move(s));
+  }
+  if (!st.reachable || st.lid == 0) {
+    return later<agent::CounterSample>(
+        std::move(done),
+        Status(ErrorCode::kUnavailable, fmt::format("switch {} is not reachable", me.name)));
+  }
+  if (st.sweepInFlight) {
+    // The last read is still waiting on timeouts: do not pile up more.
+    agent::CounterSample stale{sched_.now(), true, st.last};
+    return later<agent::CounterSample>(std::move(done), std::move(stale));
+  }
+  st.sweepInFlight = true;
+  const TimePs start = sched_.now();
+  MadAddress to;
+  to.mgmtClass = MgmtClass::kPerf;
+  to.lid = st.lid;
+  std::vector<std::uint16_t> ports;
+  for (std::uint16_t p = 0; p < me.ports.size(); ++p) {
+    if (me.ports[p].role != fabric::PortRole::kUnused) ports.push_back(p);
+  }
+  fanIn<agent::PortCounters>(
+      ports.size(),
+      [this, sw, to, ports](std::size_t i,
+                            std::function<void(Result<agent::PortCounters>)> answer) {
+        const std::uint16_t p = ports[i];
+        MadBytes req = buildRequest(to, Method::kGet, Attr::kPortCountersExt, 0);
+        setCounterPortSelect(req, static_cast<std::uint8_t>(p + 1));
+        mad_.send(to, req, [this, sw, p, answer](Result<MadBytes> r) {
+          if (!r) {
+            return answer(Status(r.status().code(),
+                                 fmt::format("counters of {}: {}", topo_.describePort({sw, p}),
+                                             r.status().message())));
+          }
+          const PortCountersExt c = parsePortCountersExt(*r);
+          answer(agent::PortCounters{p, c.xmitDataWords * 4, c.xmitPkts});
+        });
+      },
+      [this, sw, start, done = std::move(done)](Gathered<agent::PortCounters> g) {
+        ++stats_.counterSweeps;
+        stats_.lastSweepPs = sched_.now() - start;
+        SwitchState& state = sw_[sw.value()];
+        state.sweepInFlight = false;
+        if (!g.firstError.isOk()) {
+          // A re-sweep by the SM can make LID routes fail for a moment.
+          if (state.missed++ == 0) state.firstMissAt = start;
+          if (sched_.now() - state.firstMissAt < opts_.lostContactPs) {
+            return done(agent::CounterSample{sched_.now(), true, state.last});
+          }
+          // Counters go by LID, along the SM's routes; under up*/down* routing a
+          // gated fabric can leave a live switch with no LID route from the
+          // management port. Contact is lost only if the switch does not
+          // answer by directed route either; otherwise the agent holds.
+          const std::string why =
+              fmt::format("{} ({} reads in a row failed over {} ms)", g.firstError.message(),
+                          state.missed, (sched_.now() - state.firstMissAt) / 1'000'000'000);
+          if (!state.reachable) {
+            // Out of reach in ebb's own view: a link toward it is still
+            // training. Hold; the probe would not even be sent.
+            ++stats_.countersHeld;
+            return done(agent::CounterSample{sched_.now(), true, state.last});
+          }
+          const std::uint64_t mKey = opts_.mKey;
+          return sendSmp(
+              sw,
+              [mKey](const MadAddress& dr) {
+                return buildRequest(dr, Method::kGet, Attr::kNodeInfo, 0, mKey);
+              },
+              [this, sw, done, why, code = g.firstError.code()](Result<MadBytes> probe) {
+                if (!probe) {
+                  const Status lost(code, fmt::format("{}; no answer by directed route either: {}",
+                                                      why, probe.status().message()));
+                  done(lost);
+                  return lostContact(sw, lost);
+                }
+                ++stats_.countersHeld;
+                done(agent::CounterSample{sched_.now(), true, sw_[sw.value()].last});
+              });
+        }
+        state.missed = 0;
+        agent::CounterSample sample;
+        for (Result<agent::PortCounters>& r : g.results)
+          sample.ports.push_back(*r);  // ascending port, as issued
+        sample.sampledAt = sched_.now();
+        state.last = sample.ports;
+        done(sample);
+      });
+}
+
+// A switch answers neither by LID nor by directed route. If the switch the
+// management port attaches at does not answer either, nothing will: contact
+// with the fabric is lost (raised once; the agents fail safe and stay so).
+void IbBackend::lostContact(SwitchId s, const Status& why) {
+  if (contactLost_ || !first_) return;
+  auto raise = [this](Status error) {
+    if (contactLost_) return;
+    contactLost_ = true;
+    if (callback_) callback_->onBackendError(error);
+  };
+  const std::string attach = topo_.sw(*first_).name;
+  if (s == *first_) {
+    return raise(Status(why.code(), fmt::format("lost contact with the fabric: {} (where the "
+                                                "management port attaches) does not answer: {}",
+                                                attach, why.message())));
+  }
+  const std::uint64_t mKey = opts_.mKey;
+  sendSmp(
+      *first_,
+      [mKey](const MadAddress& dr) {
+        return buildRequest(dr, Method::kGet, Attr::kNodeInfo, 0, mKey);
+      },
+      [raise, attach, why](Result<MadBytes> r) {
+        if (r) return;  // only that switch is lost: its agent fails safe alone
+        raise(Status(r.status().code(),
+                     fmt::format("lost contact with the fabric: {} (where the management port "
+                                 "attaches) does not answer either ({}); {}",
+                                 attach, r.status().message(), why.message())));
+      });
+}
+
+}  // namespace ebb::ib
