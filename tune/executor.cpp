@@ -1,4 +1,4 @@
-#include "tools/tune_executor.h"
+#include "tune/executor.h"
 
 #include <atomic>
 #include <chrono>
@@ -13,22 +13,22 @@
 #include "tools/replay_runner.h"
 #include "tools/run_spec.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 Result<RunOutcome> runOne(const RunJob& job) {
-  Result<RunSpec> spec = buildRunSpec(job.cfg);
+  Result<tools::RunSpec> spec = tools::buildRunSpec(job.cfg);
   if (!spec) return spec.status();
-  Result<fabric::Topology> topo = topologyFromConfig(job.cfg.fabric(), "");
+  Result<fabric::Topology> topo = tools::topologyFromConfig(job.cfg.fabric(), "");
   if (!topo) return topo.status();
   Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
   if (!mt) return mt.status();
   Status failed;
   try {
-    return RunOutcome{runEmulation(*spec, *topo, *mt, job.gated, {}).summary, ""};
+    return RunOutcome{tools::runEmulation(*spec, *topo, *mt, job.gated, {}).summary, ""};
   } catch (const Error& e) {
     failed = e.status();
   } catch (const std::exception& e) {
@@ -135,4 +135,4 @@ Result<std::map<std::string, RunOutcome>> executeRuns(const std::vector<RunJob>&
   return results;
 }
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune
