@@ -1,26 +1,18 @@
 #include "replay/report_writer.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <google/protobuf/util/json_util.h>
 
-#include "common/child_process.h"
+#include "common/file_io.h"
+#include "common/gnuplot.h"
 
 namespace ebb::replay {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-Status writeFile(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return {ErrorCode::kIo, fmt::format("cannot write {}", path.string())};
-  return Status::ok();
-}
 
 std::string csv(const RunOutput& run, int levelPairs) {
   std::string s =
@@ -110,22 +102,10 @@ Status writeReport(const std::string& dir, const config::Report& report, const R
   if (Status s = writeFile(fs::path(dir) / "decisions.jsonl", decisionsJsonl(run)); !s.isOk())
     return s;
   if (!plots) return Status::ok();
-  const std::string script = gnuplotScript(baseline.has_value(), "pngcairo size 900,600", "png") +
-                             gnuplotScript(baseline.has_value(), "svg size 900,600", "svg");
-  if (Status s = writeFile(fs::path(dir) / "plots.gp", script); !s.isOk()) return s;
-  ChildProcess::Spec spec;
-  spec.argv = {"gnuplot", "plots.gp"};
-  spec.cwd = dir;
-  CommandResult r;
-  try {
-    r = runCommand(spec, std::chrono::seconds(60));
-  } catch (const std::exception& e) {
-    return {ErrorCode::kUnavailable, fmt::format("plots: {} (install gnuplot)", e.what())};
-  }
-  if (r.exitCode != 0) {
-    return {ErrorCode::kUnavailable, fmt::format("plots: gnuplot failed: {}", r.err)};
-  }
-  return Status::ok();
+  return renderGnuplot(dir, "plots.gp", 900, 600,
+                       [&](const std::string& term, const std::string& ext) {
+                         return gnuplotScript(baseline.has_value(), term, ext);
+                       });
 }
 
 std::string formatSummary(const config::Report& r) {

@@ -9,9 +9,9 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/command.h"
-#include "tools/tune_report.h"
-#include "tools/tune_search.h"
-#include "tools/tune_spec.h"
+#include "tune/report.h"
+#include "tune/search.h"
+#include "tune/spec.h"
 
 namespace ebb::tools {
 

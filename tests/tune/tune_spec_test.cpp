@@ -6,11 +6,11 @@
 #include <fstream>
 #include <set>
 
-#include "tests/tools/tune_test_util.h"
-#include "tools/tune_cache.h"
-#include "tools/tune_grid.h"
+#include "tests/tune/tune_test_util.h"
+#include "tune/cache.h"
+#include "tune/grid.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 namespace {
 
 using testing::planFrom;
@@ -289,4 +289,4 @@ TEST(TuneCache, StoredRunsLoadBackAndHalfFilesAreMisses) {
 }
 
 }  // namespace
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

@@ -1,4 +1,4 @@
-#include "tools/tune_search.h"
+#include "tune/search.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,11 +9,10 @@
 
 #include "replay/jobs.h"
 
-#include "tools/tune_descent.h"
-#include "tools/tune_evaluator.h"
+#include "tune/descent.h"
+#include "tune/evaluator.h"
 
-namespace ebb::tools::tune {
-using namespace ebb::replay;  // NOLINT(google-build-using-namespace)
+namespace ebb::tune {
 
 namespace {
 
@@ -48,7 +47,7 @@ RunResult compare(const TunePlan& plan, const config::RunSummary& run,
   if (baseline.app_runtime_us() > 0) {
     // Mixes: the worst job (each job's slowdown must fit the budget).
     double worst = 0;
-    compareJobs(run, baseline, &worst);
+    replay::compareJobs(run, baseline, &worst);
     r.appSlowdownPct = run.jobs_size() > 0
                            ? 100.0 * worst
                            : increasePct(run.app_runtime_us(), baseline.app_runtime_us());
@@ -211,4 +210,4 @@ Result<TuneResult> runTune(const TunePlan& plan, const std::string& cacheDir,
   return result;
 }
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

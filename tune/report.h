@@ -3,10 +3,10 @@
 #include <string>
 
 #include "common/status.h"
-#include "tools/tune_search.h"
-#include "tools/tune_spec.h"
+#include "tune/search.h"
+#include "tune/spec.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 // Writes under `dir`: runs.csv and runs.json (every run), settings.csv (every
 // setting at its last replay length), pareto.csv (saving vs penalty),
@@ -21,4 +21,4 @@ Result<std::string> recommendedConfig(const TunePlan& plan, const TuneResult& re
 // The human summary printed on stdout.
 std::string formatTuneSummary(const TunePlan& plan, const TuneResult& result);
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

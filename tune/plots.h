@@ -3,10 +3,10 @@
 #include <string>
 
 #include "common/status.h"
-#include "tools/tune_search.h"
-#include "tools/tune_spec.h"
+#include "tune/search.h"
+#include "tune/spec.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 // plots/pareto.{png,svg} (saving vs penalty, the front and the recommended
 // setting) and plots/thresholds.{png,svg} (a heat map over (U_off, U_on)
@@ -14,4 +14,4 @@ namespace ebb::tools::tune {
 // their data files and tune.gp, rendered by gnuplot in `dir` as `ebb replay` does.
 Status writeTunePlots(const std::string& dir, const TunePlan& plan, const TuneResult& result);
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "tests/tools/tune_test_util.h"
-#include "tools/tune_report.h"
-#include "tools/tune_search.h"
+#include "tests/tune/tune_test_util.h"
+#include "tune/report.h"
+#include "tune/search.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 namespace {
 
 using testing::planFrom;
@@ -251,4 +251,4 @@ TEST(TuneResume, AHalfWrittenCacheEntryIsRunAgain) {
 }
 
 }  // namespace
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

@@ -1,13 +1,13 @@
-#include "tools/tune_descent.h"
+#include "tune/descent.h"
 
 #include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
 
-#include "tools/tune_grid.h"
+#include "tune/grid.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 namespace {
 
@@ -164,4 +164,4 @@ Status coordinateDescent(const TunePlan& plan, Evaluator& evaluator, TuneResult&
   return Status::ok();
 }
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

@@ -9,7 +9,7 @@
 #include "configs/proto/ebb.pb.h"     // generated
 #include "configs/proto/replay.pb.h"  // generated
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 // 128-bit FNV-1a of `data`, as 32 hex digits (stable across machines and builds).
 std::string hashHex(const std::string& data);
@@ -58,4 +58,4 @@ class RunCache {
   std::string dir_;
 };
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

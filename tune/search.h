@@ -7,10 +7,10 @@
 
 #include "common/status.h"
 #include "configs/proto/replay.pb.h"  // generated
-#include "tools/tune_executor.h"
-#include "tools/tune_spec.h"
+#include "tune/executor.h"
+#include "tune/spec.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 // A gated run next to its all-links-on reference. Percentages are increases.
 struct RunResult {
@@ -74,4 +74,4 @@ std::vector<std::size_t> survivors(const std::vector<SettingResult>& settings, s
 Result<TuneResult> runTune(const TunePlan& plan, const std::string& cacheDir,
                            const ExecOptions& exec);
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

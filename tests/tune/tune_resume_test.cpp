@@ -19,9 +19,9 @@
 #include <gtest/gtest.h>
 
 #include "common/child_process.h"
-#include "tests/tools/tune_test_util.h"
+#include "tests/tune/tune_test_util.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 namespace {
 
 namespace fs = std::filesystem;
@@ -194,4 +194,4 @@ TEST(TuneResume, KilledMidSweepResumesWithTheCachedRunsAndTheSameResults) {
 }
 
 }  // namespace
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

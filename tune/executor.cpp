@@ -1,4 +1,4 @@
-#include "tools/tune_executor.h"
+#include "tune/executor.h"
 
 #include <atomic>
 #include <chrono>
@@ -13,21 +13,20 @@
 #include "replay/run_spec.h"
 #include "replay/runner.h"
 
-namespace ebb::tools::tune {
-using namespace ebb::replay;  // NOLINT(google-build-using-namespace)
+namespace ebb::tune {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 Result<RunOutcome> runOne(const RunJob& job) {
-  Result<RunSpec> spec = buildRunSpec(job.cfg);
+  Result<replay::RunSpec> spec = replay::buildRunSpec(job.cfg);
   if (!spec) return spec.status();
-  Result<fabric::Topology> topo = topologyFromConfig(job.cfg.fabric(), "");
+  Result<fabric::Topology> topo = replay::topologyFromConfig(job.cfg.fabric(), "");
   if (!topo) return topo.status();
   Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
   if (!mt) return mt.status();
-  Result<RunOutput> run = runEmulation(*spec, *topo, *mt, job.gated, {});
+  Result<replay::RunOutput> run = replay::runEmulation(*spec, *topo, *mt, job.gated, {});
   if (run) return RunOutcome{run->summary, ""};
   const Status failed = run.status();
   const bool badInput = failed.code() == ErrorCode::kIo || failed.code() == ErrorCode::kParse;
@@ -131,4 +130,4 @@ Result<std::map<std::string, RunOutcome>> executeRuns(const std::vector<RunJob>&
   return results;
 }
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

@@ -10,7 +10,7 @@
 #include "configs/proto/ebb.pb.h"   // generated
 #include "configs/proto/tune.pb.h"  // generated
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 // One workload every setting must meet the budget on. Paths are absolute.
 struct Workload {
@@ -84,4 +84,4 @@ Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std
 // The same workload with every link on and no low-power idle (the reference).
 config::Config baselineConfig(const config::Config& resolved);
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

@@ -1,4 +1,4 @@
-#include "tools/tune_spec.h"
+#include "tune/spec.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,10 +12,9 @@
 #include "fabric/minimal_tree.h"
 #include "replay/fabric_from_config.h"
 #include "replay/run_spec.h"
-#include "tools/tune_grid.h"
+#include "tune/grid.h"
 
-namespace ebb::tools::tune {
-using namespace ebb::replay;  // NOLINT(google-build-using-namespace)
+namespace ebb::tune {
 
 namespace fs = std::filesystem;
 
@@ -161,13 +160,13 @@ Status checkRunnable(const TunePlan& plan) {
     for (std::size_t w = 0; w < plan.workloads.size(); ++w) {
       Result<config::Config> cfg = resolveConfig(plan, s, w, 1.0);
       if (!cfg) return cfg.status();
-      Result<RunSpec> run = buildRunSpec(*cfg);
+      Result<replay::RunSpec> run = replay::buildRunSpec(*cfg);
       if (!run) {
         return invalid(fmt::format("search_space: setting '{}' on workload '{}': {}", s.label,
                                    plan.workloads[w].name, run.status().message()));
       }
       if (fabrics.insert(cfg->fabric().SerializeAsString()).second) {
-        Result<fabric::Topology> topo = topologyFromConfig(cfg->fabric(), "");
+        Result<fabric::Topology> topo = replay::topologyFromConfig(cfg->fabric(), "");
         if (!topo) return topo.status();
       }
     }
@@ -268,4 +267,4 @@ config::Config baselineConfig(const config::Config& resolved) {
   return b;
 }
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

@@ -1,27 +1,19 @@
-#include "tools/tune_report.h"
+#include "tune/report.h"
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
 #include <google/protobuf/text_format.h>
 
-#include "tools/tune_plots.h"
+#include "common/file_io.h"
+#include "tune/plots.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-Status writeFile(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return {ErrorCode::kIo, fmt::format("cannot write {}", path.string())};
-  return Status::ok();
-}
 
 std::string csvField(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -288,4 +280,4 @@ std::string formatTuneSummary(const TunePlan& plan, const TuneResult& r) {
   return out;
 }
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

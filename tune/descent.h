@@ -1,11 +1,11 @@
 #pragma once
 
 #include "common/status.h"
-#include "tools/tune_evaluator.h"
-#include "tools/tune_search.h"
-#include "tools/tune_spec.h"
+#include "tune/evaluator.h"
+#include "tune/search.h"
+#include "tune/spec.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 // Coordinate descent over the grid's dimensions, at full length: from the
 // first setting within the threshold map, try every value of one dimension
@@ -14,4 +14,4 @@ namespace ebb::tools::tune {
 // setting evaluated and result.passes.
 Status coordinateDescent(const TunePlan& plan, Evaluator& evaluator, TuneResult& result);
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "common/status.h"
-#include "tools/tune_cache.h"
-#include "tools/tune_executor.h"
-#include "tools/tune_search.h"
-#include "tools/tune_spec.h"
+#include "tune/cache.h"
+#include "tune/executor.h"
+#include "tune/search.h"
+#include "tune/spec.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 // Runs settings on every workload of the plan, next to their all-links-on
 // references, through the cache, and keeps every run in `result`.
@@ -43,4 +43,4 @@ class Evaluator {
   std::map<std::pair<double, std::size_t>, SettingResult> done_;
 };
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

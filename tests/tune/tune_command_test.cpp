@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "configs/proto/replay.pb.h"  // generated
-#include "tests/tools/tune_test_util.h"
+#include "tests/tune/tune_test_util.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 namespace {
 
 namespace fs = std::filesystem;
@@ -25,6 +25,9 @@ using testing::ebb;
 using testing::scratch;
 using testing::slurp;
 using testing::writeSpec;
+using tools::kExitError;
+using tools::kExitOk;
+using tools::kExitUsage;
 
 config::Report replayReport(const fs::path& dir, const fs::path& recommended) {
   const CliRun r = ebb({"replay", recommended.string(), "--out", (dir / "replay").string(),
@@ -229,4 +232,4 @@ TEST(TuneCommand, BadCommandLinesAndSpecsExitWithTheirCodes) {
 }
 
 }  // namespace
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

@@ -11,9 +11,9 @@
 
 #include "configs/config_loader.h"
 #include "tools/command.h"
-#include "tools/tune_spec.h"
+#include "tune/spec.h"
 
-namespace ebb::tools::tune::testing {
+namespace ebb::tune::testing {
 
 struct CliRun {
   int code;
@@ -27,7 +27,7 @@ inline CliRun ebb(std::vector<std::string> args) {
   for (const auto& a : args)
     argv.push_back(a.c_str());
   std::ostringstream out, err;
-  const int code = runEbb(static_cast<int>(argv.size()), argv.data(), out, err);
+  const int code = tools::runEbb(static_cast<int>(argv.size()), argv.data(), out, err);
   return {code, out.str(), err.str()};
 }
 
@@ -66,4 +66,4 @@ inline std::string tinyRampBase(double scale) {
          std::to_string(scale) + " } } } skip_plots: true ";
 }
 
-}  // namespace ebb::tools::tune::testing
+}  // namespace ebb::tune::testing

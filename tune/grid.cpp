@@ -1,4 +1,4 @@
-#include "tools/tune_grid.h"
+#include "tune/grid.h"
 
 #include <cmath>
 #include <map>
@@ -8,7 +8,7 @@
 
 #include "configs/overrides.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 namespace {
 
@@ -276,4 +276,4 @@ Status expandGrid(const config::SearchSpace& space, TunePlan& plan) {
   return Status::ok();
 }
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

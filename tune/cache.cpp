@@ -1,19 +1,19 @@
-#include "tools/tune_cache.h"
+#include "tune/cache.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <thread>
 
 #include <fmt/format.h>
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/json_util.h>
 
+#include "common/file_io.h"
 #include "configs/config_loader.h"
 #include "configs/proto/tune.pb.h"  // generated
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 namespace fs = std::filesystem;
 
@@ -179,19 +179,7 @@ Status RunCache::store(const RunKey& key, const RunOutcome& outcome) const {
   if (!google::protobuf::util::MessageToJsonString(cached, &json, opts).ok()) {
     return {ErrorCode::kInternal, "cannot render a cached run"};
   }
-  const fs::path final = fs::path(dir_) / (key.hash + ".json");
-  const fs::path tmp =
-      fs::path(dir_) /
-      fmt::format("{}.{}.tmp", key.hash, std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << json << "\n";
-    out.close();
-    if (!out) return {ErrorCode::kIo, fmt::format("cannot write {}", tmp.string())};
-  }
-  fs::rename(tmp, final, ec);
-  if (ec) return {ErrorCode::kIo, fmt::format("cannot write {}: {}", final.string(), ec.message())};
-  return Status::ok();
+  return writeFile(fs::path(dir_) / (key.hash + ".json"), json + "\n");
 }
 
 Result<std::size_t> RunCache::importFrom(const std::string& otherDir) const {
@@ -217,4 +205,4 @@ Result<std::size_t> RunCache::importFrom(const std::string& otherDir) const {
   return copied;
 }
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

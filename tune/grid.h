@@ -7,9 +7,9 @@
 #include "common/status.h"
 #include "configs/proto/ebb.pb.h"   // generated
 #include "configs/proto/tune.pb.h"  // generated
-#include "tools/tune_spec.h"
+#include "tune/spec.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 // A number as an override value: integral values without a fraction, others
 // rounded to 1e-9 so that 0.1 + 2 * 0.05 prints as 0.2.
@@ -29,4 +29,4 @@ Status expandGrid(const config::SearchSpace& space, TunePlan& plan);
 // The setting at one value index per dimension (nullopt: not in the grid).
 std::optional<std::size_t> settingAt(const TunePlan& plan, const std::vector<std::size_t>& at);
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

@@ -1,8 +1,8 @@
-#include "tools/tune_evaluator.h"
+#include "tune/evaluator.h"
 
 #include <fmt/format.h>
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 namespace {
 
@@ -91,4 +91,4 @@ std::vector<SettingResult> Evaluator::evaluatedAt(double fraction) const {
   return out;
 }
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

@@ -1,28 +1,20 @@
-#include "tools/tune_plots.h"
+#include "tune/plots.h"
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
-#include "common/child_process.h"
+#include "common/file_io.h"
+#include "common/gnuplot.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-Status writeFile(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return {ErrorCode::kIo, fmt::format("cannot write {}", path.string())};
-  return Status::ok();
-}
 
 // Status codes of the data files: 0 within budget, 1 over budget, 2 outside
 // the threshold map (never run).
@@ -132,28 +124,15 @@ Status writeTunePlots(const std::string& dir, const TunePlan& plan, const TuneRe
   std::error_code ec;
   fs::create_directories(d / "plots", ec);
   if (ec) return {ErrorCode::kIo, fmt::format("cannot create {}/plots: {}", dir, ec.message())};
-  for (const auto& [name, text] :
-       {std::pair{"plots/points.dat", pointsData(result)},
-        std::pair{"plots/front.dat", frontData(result)},
-        std::pair{"plots/best.dat", bestData(result)},
-        std::pair{"plots/heatmap.dat", heatmapData(plan, result)},
-        std::pair{"tune.gp", script(plan, "pngcairo size 900,650", "png") +
-                                 script(plan, "svg size 900,650", "svg")}}) {
+  for (const auto& [name, text] : {std::pair{"plots/points.dat", pointsData(result)},
+                                   std::pair{"plots/front.dat", frontData(result)},
+                                   std::pair{"plots/best.dat", bestData(result)},
+                                   std::pair{"plots/heatmap.dat", heatmapData(plan, result)}}) {
     if (Status s = writeFile(d / name, text); !s.isOk()) return s;
   }
-  ChildProcess::Spec spec;
-  spec.argv = {"gnuplot", "tune.gp"};
-  spec.cwd = dir;
-  CommandResult r;
-  try {
-    r = runCommand(spec, std::chrono::seconds(60));
-  } catch (const std::exception& e) {
-    return {ErrorCode::kUnavailable, fmt::format("plots: {} (install gnuplot)", e.what())};
-  }
-  if (r.exitCode != 0) {
-    return {ErrorCode::kUnavailable, fmt::format("plots: gnuplot failed: {}", r.err)};
-  }
-  return Status::ok();
+  return renderGnuplot(
+      dir, "tune.gp", 900, 650,
+      [&](const std::string& term, const std::string& ext) { return script(plan, term, ext); });
 }
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune

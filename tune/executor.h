@@ -9,9 +9,9 @@
 #include "common/status.h"
 #include "configs/proto/ebb.pb.h"     // generated
 #include "configs/proto/replay.pb.h"  // generated
-#include "tools/tune_cache.h"
+#include "tune/cache.h"
 
-namespace ebb::tools::tune {
+namespace ebb::tune {
 
 // One emulator run of a sweep, in-process (runEmulation).
 struct RunJob {
@@ -49,4 +49,4 @@ Result<std::map<std::string, RunOutcome>> executeRuns(const std::vector<RunJob>&
                                                       const ExecOptions& options,
                                                       ExecCounters& counters);
 
-}  // namespace ebb::tools::tune
+}  // namespace ebb::tune
