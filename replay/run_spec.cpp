@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "agent/gating_config.h"
+
 namespace ebb::replay {
 
 namespace {
@@ -40,16 +42,21 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     if (Status s = checkPositive(field, v); !s.isOk()) return s;
   }
   sim::EmulatorConfig& em = r.emulator;
-  em.cyclePs = orDefault<std::int64_t>(e.cycle_ps(), 1000);
-  em.flitBytes = orDefault<std::int64_t>(e.flit_bytes(), 4);
+  const sim::EmulatorConfig defaults;
+  em.cyclePs = orDefault<std::int64_t>(e.cycle_ps(), defaults.cyclePs);
+  em.flitBytes = orDefault<std::int64_t>(e.flit_bytes(), defaults.flitBytes);
   em.packetBytes = orDefault<std::int64_t>(e.packet_bytes(), 16 * em.flitBytes);
-  em.vcs = orDefault<std::int64_t>(e.vcs(), 3);
+  em.vcs = orDefault<std::int64_t>(e.vcs(), defaults.vcs);
   em.vcBufferBytes = orDefault<std::int64_t>(e.vc_buffer_bytes(), em.packetBytes);
-  em.linkLatencyPs = orDefault<std::int64_t>(e.link_latency_cycles(), 1) * em.cyclePs;
-  em.routingDelayPs = orDefault<std::int64_t>(e.routing_delay_cycles(), 1) * em.cyclePs;
+  em.linkLatencyPs =
+      orDefault<std::int64_t>(e.link_latency_cycles(), defaults.linkLatencyPs / defaults.cyclePs) *
+      em.cyclePs;
+  em.routingDelayPs = orDefault<std::int64_t>(e.routing_delay_cycles(),
+                                              defaults.routingDelayPs / defaults.cyclePs) *
+                      em.cyclePs;
   em.upRouting = e.up_routing() == config::EmulatorSpec::RANDOM ? sim::UpRouting::kRandom
                                                                 : sim::UpRouting::kAdaptive;
-  em.seed = orDefault<std::uint64_t>(cfg.seed(), 1);
+  em.seed = orDefault<std::uint64_t>(cfg.seed(), defaults.seed);
   // Gating.
   const auto& g = cfg.gating();
   for (auto [field, v] : {std::pair{"gating.check_period_cycles", g.check_period_cycles()},
@@ -58,9 +65,14 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
                           std::pair{"gating.control_latency_cycles", g.control_latency_cycles()}}) {
     if (Status s = checkPositive(field, v); !s.isOk()) return s;
   }
-  const std::int64_t period = orDefault<std::int64_t>(g.check_period_cycles(), 2000);
-  const std::int64_t tOn = orDefault<std::int64_t>(g.turn_on_cycles(), 1000);
-  const std::int64_t tOff = orDefault<std::int64_t>(g.turn_off_cycles(), 1000);
+  // Defaults in cycles of the default cycle, from the option structs.
+  const agent::AgentConfig agentDefaults;
+  const std::int64_t period = orDefault<std::int64_t>(
+      g.check_period_cycles(), agentDefaults.checkPeriodPs / defaults.cyclePs);
+  const std::int64_t tOn =
+      orDefault<std::int64_t>(g.turn_on_cycles(), defaults.turnOnPs / defaults.cyclePs);
+  const std::int64_t tOff =
+      orDefault<std::int64_t>(g.turn_off_cycles(), defaults.turnOffPs / defaults.cyclePs);
   if (tOn > period) {
     return invalid(fmt::format(
         "gating.turn_on_cycles: T_on ({}) must not exceed the check period ({}): the network "
@@ -77,22 +89,11 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   em.turnOffPs = tOff * em.cyclePs;
   r.agent.checkPeriodPs = period * em.cyclePs;
   r.agent.controlLatencyPs = g.control_latency_cycles() * em.cyclePs;
-  const double uOn = g.u_on() == 0 ? 0.15 : g.u_on();
-  switch (g.policy()) {
-    case config::GatingSpec::STATIC:
-      r.agent.thresholds = policies::Thresholds::makeStatic(g.u_off(), uOn);
-      r.policyName = fmt::format("static [{}, {}]", g.u_off(), uOn);
-      break;
-    case config::GatingSpec::ALL_ON:
-      r.gating = false;
-      r.agent.gating = false;
-      r.policyName = "all links on";
-      break;
-    default:
-      r.agent.thresholds = policies::Thresholds::makeDynamic(uOn);
-      r.policyName = fmt::format("dynamic [U_on={}]", uOn);
-      break;
-  }
+  const agent::GatingChoice gating = agent::gatingFromConfig(g);
+  r.gating = gating.gating;
+  r.agent.gating = gating.gating;
+  r.agent.thresholds = gating.thresholds;
+  r.policyName = gating.gating ? gating.policyName : "all links on";
   if (r.gating) {
     if (Status s = r.agent.thresholds.validate(); !s.isOk()) {
       return invalid("gating: " + s.message());

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/gating_config.h"
 #include "configs/overrides.h"
 
 namespace ebb::tune {
@@ -147,8 +148,9 @@ void classify(const config::Config& cfg, Setting& s) {
   const auto& g = cfg.gating();
   s.isStatic = g.policy() == config::GatingSpec::STATIC;
   s.gates = g.policy() != config::GatingSpec::ALL_ON;
-  s.uOn = g.u_on() == 0 ? 0.15 : g.u_on();
-  s.uOff = s.isStatic ? g.u_off() : 0.0;
+  const agent::GatingChoice gating = agent::gatingFromConfig(g);
+  s.uOn = gating.thresholds.uOn;
+  s.uOff = gating.thresholds.uOff;
   if (!s.gates) return;
   if (!(s.uOn > 0 && s.uOn <= 1)) {
     s.mapRule = "0 < U_on <= 1";
