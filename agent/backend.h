@@ -63,7 +63,7 @@ class BackendCallback {
   virtual void onBackendError(const Status& error) = 0;
 };
 
-// The narrow downward interface an agent drives (DESIGN.md): all calls
+// The narrow downward interface an agent drives (docs/design.md §3): all calls
 // complete asynchronously, on the Scheduler the backend runs on.
 class Backend {
  public:

@@ -10,7 +10,7 @@
 
 namespace ebb::agent {
 
-// One gating action with its reason (DESIGN.md observability): what changed,
+// One gating action with its reason (docs/design.md §10, observability): what changed,
 // what was measured and which threshold fired. `refused` is non-empty when the
 // safety guard or fail-safe logic overrode the policy.
 struct DecisionRecord {

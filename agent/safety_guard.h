@@ -23,7 +23,7 @@ struct RateLimits {
   Status validate() const;
 };
 
-// The last line of defence (DESIGN.md safety invariants 1 and 2): it keeps the
+// The last line of defence (docs/design.md §4, safety invariants 1 and 2): it keeps the
 // process-wide view of which link directions are on and refuses any turn-off
 // of a minimal-tree link, or one after which some host pair has no path.
 class SafetyGuard {

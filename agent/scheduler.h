@@ -12,7 +12,7 @@ struct TaskTag;
 using TaskId = StrongId<TaskTag, std::uint64_t>;
 
 // At equal timestamps tasks run in phase order, then in scheduling order, so
-// that e.g. the network commits before agents sample (DESIGN.md, determinism).
+// that e.g. the network commits before agents sample (docs/design.md §2, determinism).
 enum class Phase : std::uint8_t {
   kNetwork = 0,  // emulator events: packets, link transitions
   kBackend = 1,  // backend completions delivered to agents

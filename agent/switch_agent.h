@@ -25,7 +25,7 @@ struct AgentConfig {
   Status validate() const;
 };
 
-// The per-switch agent (DESIGN.md): every check period it samples its
+// The per-switch agent (docs/design.md §3, docs/mechanisms.md §2): every check period it samples its
 // counters, computes u_up over its usable up links, runs the gating policy,
 // applies the change through the backend after the safety guard agreed, and
 // records the reason. Down links follow the down-link rule and up links the

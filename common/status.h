@@ -40,7 +40,7 @@ class Status {
   std::string message_;
 };
 
-// Exception for configuration load and start-up only (DESIGN.md conventions).
+// Exception for configuration load and start-up only (docs/design.md §12, conventions).
 class Error : public std::runtime_error {
  public:
   explicit Error(Status status);

@@ -8,7 +8,7 @@
 
 namespace ebb::fabric {
 
-// A k-ary n-tree wired and labelled as in Alonso et al. (MECHANISMS.md §1):
+// A k-ary n-tree wired and labelled as in Alonso et al. (docs/mechanisms.md §1):
 // switch ids are level-major, then w_0 .. w_{n-2} read as a base-k number
 // (w_0 most significant); host ids are p_0 .. p_{n-1} read the same way.
 // Switches are named "S<l>_<w_0>_..._<w_{n-2}>", hosts "H<id>".

@@ -22,7 +22,7 @@ class GatingStrategy;
 class DisablePortGating;
 class ReduceWidthGating;
 
-// How a link is gated (MECHANISMS.md §6): taken down whole (PortPhysicalState
+// How a link is gated (docs/mechanisms.md §2.6): taken down whole (PortPhysicalState
 // Disabled, Polling to bring it back), or kept up at its narrowest width
 // (LinkWidthEnabled, the width it had to bring it back).
 enum class GatingAction { kDisablePort, kReduceWidth };
@@ -71,7 +71,7 @@ struct PortSetEvent {
   bool isWidth() const { return widthEnabled != 0; }
 };
 
-// The Backend over a real (or ibsim) InfiniBand subnet (MECHANISMS.md §6).
+// The Backend over a real (or ibsim) InfiniBand subnet (docs/mechanisms.md §2.6).
 // The topology comes from a file or from `ebb topo --from-ibnetdiscover` and
 // is checked against the fabric: every reachable switch's GUID along its
 // directed route. Links are gated whole: Set(PortInfo) PhysPortState=Disabled

@@ -27,7 +27,7 @@ struct SwitchView {
 enum class Action : std::uint8_t { kHold, kTurnOff, kTurnOn };
 const char* toString(Action a);
 
-// Why: recorded with every decision (DESIGN.md observability).
+// Why: recorded with every decision (docs/design.md §10, observability).
 enum class Rule : std::uint8_t {
   kBelowOff,          // u_up < U_off(i): turn one up link off
   kAboveOn,           // u_up > U_on: turn one up link on

@@ -38,7 +38,7 @@ struct EnergyBreakdown {
   double total() const;
 };
 
-// Average power relative to P_ACT (MECHANISMS.md §3):
+// Average power relative to P_ACT (docs/mechanisms.md §5):
 // P = sum(P_ACT t_ACT + P_DS t_DS + P_FW t_FW) / sum(t), saving = 1 - P / P_ACT.
 // Quiet counts at P_DS, fast-wake at P_FW; active, hold, sleep signalling,
 // refresh, waking and the gating transitions at full power; off at zero.

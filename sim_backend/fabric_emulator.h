@@ -43,7 +43,7 @@ struct EmulatorStats {
   std::uint64_t events = 0;      // network events processed (the emulator's own queue)
 };
 
-// The packet-level k-ary n-tree (any fat tree) network model of MECHANISMS.md
+// The packet-level k-ary n-tree (any fat tree) network model (docs/design.md §8, docs/emulator.md)
 // §5, on the shared VirtualScheduler: per link direction a transmitter with a
 // FIFO output queue, credit-based flow control into the receiver's per-VC
 // input buffers, virtual cut-through, adaptive ascending routing among usable

@@ -175,7 +175,7 @@ int countIf(const std::vector<UpLinkView>& up, bool (*pred)(LinkPowerState)) {
   return n;
 }
 
-// The rules of MECHANISMS.md section 2, checked on one decision.
+// The rules of docs/mechanisms.md section 2, checked on one decision.
 void checkDecision(const GatingPolicy& p, const Case& c) {
   const SwitchView v{c.up, false, c.isMtSwitch, c.inputs};
   const Decision d = p.decide(v, c.u);

@@ -1,5 +1,5 @@
 // Agents in the loop on shortened alonso-ramps, in virtual time: the "check"
-// facts of MECHANISMS.md §2, determinism, and bad configs.
+// facts of docs/mechanisms.md §2 and §6.1, determinism, and bad configs.
 #include <gtest/gtest.h>
 
 #include <google/protobuf/util/json_util.h>
