@@ -22,8 +22,9 @@ enum class ErrorCode {
 
 const char* errorCodeName(ErrorCode code);
 
-// The outcome of an operation that can fail in expected ways.
-class Status {
+// The outcome of an operation that can fail in expected ways. [[nodiscard]]:
+// an ignored Status is a compile error in CI (deliberate: (void) and a comment).
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -53,7 +54,7 @@ class Error : public std::runtime_error {
 
 // A value or the Status saying why there is none.
 template <class T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
