@@ -2,7 +2,7 @@
 
 namespace ebb::agent {
 
-void NeighborChannel::send(fabric::SwitchId to, config::NeighborMessage msg) {
+void NeighborChannel::send(fabric::SwitchId to, messages::NeighborMessage msg) {
   ++sent_;
   sched_.after(latency_, Phase::kControl, [this, to, m = std::move(msg)] {
     const auto it = handlers_.find(to.value());

@@ -14,14 +14,14 @@ namespace ebb::agent {
 // after a configurable control-plane latency on the shared Scheduler.
 class NeighborChannel {
  public:
-  using Handler = std::function<void(const config::NeighborMessage&)>;
+  using Handler = std::function<void(const messages::NeighborMessage&)>;
 
   NeighborChannel(Scheduler& scheduler, TimePs latency) : sched_(scheduler), latency_(latency) {}
   void subscribe(fabric::SwitchId sw, Handler handler) {
     handlers_[sw.value()] = std::move(handler);
   }
   // Sends to the switch named in the message; dropped if nobody listens there.
-  void send(fabric::SwitchId to, config::NeighborMessage msg);
+  void send(fabric::SwitchId to, messages::NeighborMessage msg);
   std::uint64_t sent() const { return sent_; }
 
  private:

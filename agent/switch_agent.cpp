@@ -52,7 +52,7 @@ SwitchAgent::SwitchAgent(fabric::SwitchId sw, const fabric::Topology& topo,
     ports_.push_back(ps);
   }
   view_.resize(upIdx_.size());
-  channel_.subscribe(sw_, [this](const config::NeighborMessage& m) { onNeighbor(m); });
+  channel_.subscribe(sw_, [this](const messages::NeighborMessage& m) { onNeighbor(m); });
 }
 
 void SwitchAgent::start() {
@@ -210,7 +210,7 @@ void SwitchAgent::onPortUp(std::uint16_t index) {
 void SwitchAgent::notifyPeer(const PortState& p, bool on) {
   if (!p.toSwitch) return;
   const fabric::PortId peer = topo_.peerOf({sw_, p.index});
-  config::NeighborMessage m;
+  messages::NeighborMessage m;
   auto* t = m.mutable_transmit_state();
   t->set_from_switch(sw_.value());
   t->set_from_port(p.index);
@@ -221,7 +221,7 @@ void SwitchAgent::notifyPeer(const PortState& p, bool on) {
   channel_.send(peer.sw, std::move(m));
 }
 
-void SwitchAgent::onNeighbor(const config::NeighborMessage& m) {
+void SwitchAgent::onNeighbor(const messages::NeighborMessage& m) {
   if (!m.has_transmit_state()) return;
   const auto& t = m.transmit_state();
   for (PortState& p : ports_) {

@@ -25,11 +25,11 @@ struct AgentConfig {
   Status validate() const;
 };
 
-// The per-switch agent (docs/design.md §3, docs/mechanisms.md §2): every check period it samples its
-// counters, computes u_up over its usable up links, runs the gating policy,
-// applies the change through the backend after the safety guard agreed, and
-// records the reason. Down links follow the down-link rule and up links the
-// upward-propagation rule as soon as a neighbour reports an input change.
+// The per-switch agent (docs/design.md §3, docs/mechanisms.md §2): every check period it samples
+// its counters, computes u_up over its usable up links, runs the gating policy, applies the change
+// through the backend after the safety guard agreed, and records the reason. Down links follow the
+// down-link rule and up links the upward-propagation rule as soon as a neighbour reports an input
+// change.
 class SwitchAgent {
  public:
   SwitchAgent(fabric::SwitchId sw, const fabric::Topology& topo, const fabric::MinimalTree& mt,
@@ -72,7 +72,7 @@ class SwitchAgent {
   void apply(PortState& p, bool on, DecisionRecord rec);
   void applyDownRule();
   void propagate();
-  void onNeighbor(const config::NeighborMessage& m);
+  void onNeighbor(const messages::NeighborMessage& m);
   void notifyPeer(const PortState& p, bool on);
   fabric::LinkId linkOf(const PortState& p) const { return topo_.sw(sw_).ports[p.index].link; }
   fabric::Direction txDir(const PortState& p) const {

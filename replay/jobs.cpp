@@ -376,12 +376,12 @@ TimePs JobRunner::makespan() const {
   return end;
 }
 
-std::vector<config::JobResult> JobRunner::results() const {
-  std::vector<config::JobResult> out;
+std::vector<results::JobResult> JobRunner::results() const {
+  std::vector<results::JobResult> out;
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
     const Running& r = *running_[i];
     const LoadedJob& j = jobs_[i];
-    config::JobResult x;
+    results::JobResult x;
     x.set_name(j.def.name);
     x.set_ranks(j.program.ranks.size());
     for (fabric::HostId h : j.hosts)
@@ -412,14 +412,15 @@ std::string JobRunner::describeUnfinished() const {
   return s;
 }
 
-std::vector<config::JobComparison> compareJobs(const config::RunSummary& run,
-                                               const config::RunSummary& baseline, double* worst) {
-  std::vector<config::JobComparison> out;
+std::vector<results::JobComparison> compareJobs(const results::RunSummary& run,
+                                                const results::RunSummary& baseline,
+                                                double* worst) {
+  std::vector<results::JobComparison> out;
   double w = 0;
   for (const auto& j : run.jobs()) {
     for (const auto& b : baseline.jobs()) {
       if (b.name() != j.name()) continue;
-      config::JobComparison c;
+      results::JobComparison c;
       c.set_name(j.name());
       c.set_runtime_us(j.runtime_us());
       c.set_baseline_runtime_us(b.runtime_us());

@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "configs/proto/replay.pb.h"  // generated
+#include "configs/proto/report.pb.h"  // generated
 #include "fabric/ids.h"
 #include "workload/collectives.h"
 #include "workload/mpi_trace.h"
@@ -89,7 +90,7 @@ class JobRunner {
   std::uint64_t bytesSent() const;
   // When the last job that does not repeat ended.
   TimePs makespan() const;
-  std::vector<config::JobResult> results() const;
+  std::vector<results::JobResult> results() const;
   // Jobs still running, with their ranks' state, for "did not finish" errors.
   std::string describeUnfinished() const;
 
@@ -106,7 +107,7 @@ class JobRunner {
 };
 
 // The slowdown of each job against its baseline run, and the largest.
-std::vector<config::JobComparison> compareJobs(const config::RunSummary& run,
-                                               const config::RunSummary& baseline, double* worst);
+std::vector<results::JobComparison> compareJobs(const results::RunSummary& run,
+                                                const results::RunSummary& baseline, double* worst);
 
 }  // namespace ebb::replay

@@ -77,7 +77,7 @@ std::string gnuplotScript(bool baseline, const std::string& term, const std::str
 
 }  // namespace
 
-Status writeReport(const std::string& dir, const config::Report& report, const RunOutput& run,
+Status writeReport(const std::string& dir, const results::Report& report, const RunOutput& run,
                    const std::optional<RunOutput>& baseline, bool plots, int levelPairs) {
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "plots", ec);
@@ -108,8 +108,8 @@ Status writeReport(const std::string& dir, const config::Report& report, const R
                        });
 }
 
-std::string formatSummary(const config::Report& r) {
-  const auto line = [](const config::RunSummary& s) {
+std::string formatSummary(const results::Report& r) {
+  const auto line = [](const results::RunSummary& s) {
     return fmt::format(
         "  {:<28} power {:6.1f}% (switch links) {:6.1f}% (all links)   latency mean {:8.1f} "
         "p50 {:7.1f} p99 {:8.1f} cycles   delivered {}/{}   transitions {}\n",
@@ -137,9 +137,9 @@ std::string formatSummary(const config::Report& r) {
                          : "");
   }
   if (r.run().jobs_size() > 1) {
-    for (const config::JobResult& j : r.run().jobs()) {
+    for (const results::JobResult& j : r.run().jobs()) {
       std::string base;
-      for (const config::JobComparison& c : r.jobs()) {
+      for (const results::JobComparison& c : r.jobs()) {
         if (c.name() == j.name()) {
           base =
               fmt::format("; all links on {:.1f} us: slowdown {}{:+.2f}%", c.baseline_runtime_us(),

@@ -218,7 +218,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   if (const Status st = source.status(); !st.isOk()) return st;
   const EnergyTotals e = energyNow(emu, pm);
   const double t = static_cast<double>(sched.now());
-  config::RunSummary& s = out.summary;
+  results::RunSummary& s = out.summary;
   s.set_policy(gated ? spec.policyName : "all links on");
   s.set_relative_power_switch_links(
       switchDirections ? e.switchLinks / (t * static_cast<double>(switchDirections)) : 0);

@@ -7,6 +7,7 @@
 #include "agent/decision.h"
 #include "common/status.h"
 #include "configs/proto/replay.pb.h"  // generated
+#include "configs/proto/report.pb.h"  // generated
 #include "fabric/minimal_tree.h"
 #include "fabric/topology.h"
 #include "replay/run_spec.h"
@@ -28,7 +29,7 @@ struct PeriodRow {
 };
 
 struct RunOutput {
-  config::RunSummary summary;
+  results::RunSummary summary;
   std::vector<PeriodRow> rows;
   std::vector<agent::DecisionRecord> decisions;
   // Connectivity proofs run: one after every direction that stopped being usable.

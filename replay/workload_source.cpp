@@ -62,10 +62,10 @@ class JobsSource final : public WorkloadSource {
   bool closedLoop() const override { return true; }
   bool done() const override { return runner_.done(); }
   std::string describeUnfinished() const override { return runner_.describeUnfinished(); }
-  void summarize(config::RunSummary& s) const override {
+  void summarize(results::RunSummary& s) const override {
     s.set_app_runtime_us(toMicroseconds(runner_.makespan()));
     std::uint64_t ranks = 0;
-    for (config::JobResult& j : runner_.results()) {
+    for (results::JobResult& j : runner_.results()) {
       ranks += j.ranks();
       *s.add_jobs() = std::move(j);
     }

@@ -7,6 +7,7 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "configs/proto/replay.pb.h"  // generated
+#include "configs/proto/report.pb.h"  // generated
 #include "replay/run_spec.h"
 
 namespace ebb::sim {
@@ -53,7 +54,7 @@ class WorkloadSource {
   // A closed loop that cannot finish: the reason, for the run's error.
   virtual std::string describeUnfinished() const { return {}; }
   // Adds what the workload measured itself (job runtimes) to the summary.
-  virtual void summarize(config::RunSummary& s) const { (void)s; }
+  virtual void summarize(results::RunSummary& s) const { (void)s; }
 };
 
 // The source a spec describes, bound to `emu`. Files and traces are checked

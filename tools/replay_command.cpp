@@ -113,7 +113,7 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
           << (f >= 1.0 || !tty ? "\n" : "") << std::flush;
     };
   };
-  config::Report report;
+  results::Report report;
   report.set_name(spec->name);
   report.set_fabric(summarize(*topo, *mt).shape);
   report.set_workload(spec->workloadName);
@@ -142,7 +142,7 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
         ratio(run.summary.mean_latency_cycles(), b.mean_latency_cycles()) - 1.0);
     if (b.app_runtime_us() > 0) {
       double worst = 0;
-      for (config::JobComparison& j : compareJobs(run.summary, b, &worst))
+      for (results::JobComparison& j : compareJobs(run.summary, b, &worst))
         *report.add_jobs() = std::move(j);
       report.set_app_slowdown(worst);
     }

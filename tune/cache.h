@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "configs/proto/ebb.pb.h"     // generated
 #include "configs/proto/replay.pb.h"  // generated
+#include "configs/proto/report.pb.h"  // generated
 
 namespace ebb::tune {
 
@@ -28,7 +29,7 @@ class FileDigests {
 // that never finishes under some setting). Runs are deterministic, so a
 // failure is as final as a summary.
 struct RunOutcome {
-  config::RunSummary summary;
+  results::RunSummary summary;
   std::string failure;
 };
 

@@ -33,8 +33,8 @@ std::string lengthName(double f) {
 
 }  // namespace
 
-RunResult compare(const TunePlan& plan, const config::RunSummary& run,
-                  const config::RunSummary& baseline, std::size_t workload) {
+RunResult compare(const TunePlan& plan, const results::RunSummary& run,
+                  const results::RunSummary& baseline, std::size_t workload) {
   RunResult r;
   r.workload = workload;
   r.run = run;

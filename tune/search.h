@@ -7,6 +7,7 @@
 
 #include "common/status.h"
 #include "configs/proto/replay.pb.h"  // generated
+#include "configs/proto/report.pb.h"  // generated
 #include "tune/executor.h"
 #include "tune/spec.h"
 
@@ -18,8 +19,8 @@ struct RunResult {
   std::size_t workload = 0;
   double fraction = 1;  // of the workload's length
   std::string hash;     // of the gated run (the cache file)
-  config::RunSummary run;
-  config::RunSummary baseline;
+  results::RunSummary run;
+  results::RunSummary baseline;
   double savingSwitchLinks = 0;  // 1 - run / baseline power
   double savingAllLinks = 0;
   double meanLatencyPct = 0;
@@ -55,8 +56,8 @@ struct TuneResult {
 };
 
 // Compares each run with its reference and applies the budget.
-RunResult compare(const TunePlan& plan, const config::RunSummary& run,
-                  const config::RunSummary& baseline, std::size_t workload);
+RunResult compare(const TunePlan& plan, const results::RunSummary& run,
+                  const results::RunSummary& baseline, std::size_t workload);
 SettingResult aggregate(const TunePlan& plan, const std::vector<const RunResult*>& runs);
 
 // Best first: feasible by saving (then smaller penalty), then the others by

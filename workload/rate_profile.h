@@ -18,8 +18,8 @@ class RateProfile {
   static RateProfile constant(double rate, TimePs end) {
     return RateProfile({{0, rate}, {end, rate}});
   }
-  // docs/mechanisms.md §6.1 (Alonso et al. 2007, §4.1): 0.01 for 60 000 cycles, ramp to 0.60 over 120 000, hold
-  // 120 000, ramp down to 0.01 over 120 000 (scaled by `scale` for short tests).
+  // docs/mechanisms.md §6.1 (Alonso et al. 2007, §4.1): 0.01 for 60 000 cycles, ramp to 0.60 over
+  // 120 000, hold 120 000, ramp down to 0.01 over 120 000 (scaled by `scale` for short tests).
   static RateProfile alonsoRamp(TimePs cyclePs, double scale = 1.0, double low = 0.01,
                                 double high = 0.60);
 

@@ -223,7 +223,7 @@ class BinaryReader final : public TrafficReader {
                     fmt::format("{}: record {}: truncated or corrupt record", path_, record_));
     }
     in_.consume(head + size);
-    const config::TrafficRecord& r = record_buf_;
+    const messages::TrafficRecord& r = record_buf_;
     if (r.time_ps() < last_ || r.bytes() <= 0 || r.time_ps() < 0) {
       return Status(ErrorCode::kParse,
                     fmt::format("{}: record {}: {}", path_, record_,
@@ -237,7 +237,7 @@ class BinaryReader final : public TrafficReader {
  private:
   std::string path_;
   BlockInput in_;
-  config::TrafficRecord record_buf_;
+  messages::TrafficRecord record_buf_;
   std::uint64_t record_ = 0;
   TimePs last_ = 0;
 };
@@ -267,7 +267,7 @@ class BinaryWriter final : public TrafficWriter {
     out_.write(kBinaryTrafficMagic, kMagicLen);
   }
   Status write(const TrafficMessage& m) override {
-    config::TrafficRecord r;
+    messages::TrafficRecord r;
     r.set_time_ps(m.time);
     r.set_src(m.src);
     r.set_dst(m.dst);

@@ -46,7 +46,7 @@ RunSpec spec(const std::string& text) {
   return s ? *s : RunSpec{};
 }
 
-const config::JobResult* job(const config::RunSummary& s, const std::string& name) {
+const results::JobResult* job(const results::RunSummary& s, const std::string& name) {
   for (const auto& j : s.jobs()) {
     if (j.name() == name) return &j;
   }
@@ -89,7 +89,7 @@ TEST(ReplayJobs, MixRunsEveryJobOnItsOwnHostsWithItsOwnTotals) {
   std::set<std::uint32_t> used;
   std::uint64_t messages = 0;
   for (std::size_t i = 0; i < 3; ++i) {
-    const config::JobResult& r = out.summary.jobs(static_cast<int>(i));
+    const results::JobResult& r = out.summary.jobs(static_cast<int>(i));
     const LoadedJob& l = (*loaded)[i];
     EXPECT_EQ(r.name(), l.def.name);
     EXPECT_EQ(r.runs(), 1u) << r.name();
@@ -148,8 +148,8 @@ TEST(ReplayJobs, ShortJobRepeatsUntilTheLongJobEnds) {
                                         compute_us: 50 } repeat: true }
     } })");
   const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
-  const config::JobResult* longJob = job(out.summary, "long");
-  const config::JobResult* shortJob = job(out.summary, "short");
+  const results::JobResult* longJob = job(out.summary, "long");
+  const results::JobResult* shortJob = job(out.summary, "short");
   ASSERT_NE(longJob, nullptr);
   ASSERT_NE(shortJob, nullptr);
   EXPECT_EQ(longJob->runs(), 1u);
@@ -177,13 +177,13 @@ TEST(ReplayJobs, RepeatingJobThatNeverCompletesIsReportedAsABound) {
                                        compute_us: 100 } repeat: true }
     } })");
   const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
-  const config::JobResult* longJob = job(out.summary, "long");
+  const results::JobResult* longJob = job(out.summary, "long");
   ASSERT_NE(longJob, nullptr);
   EXPECT_EQ(longJob->runs(), 0u);
   EXPECT_TRUE(longJob->incomplete());
   EXPECT_DOUBLE_EQ(longJob->runtime_us(), out.summary.app_runtime_us());
   double worst = 0;
-  config::RunSummary base = out.summary;
+  results::RunSummary base = out.summary;
   base.mutable_jobs(1)->set_incomplete(false);
   base.mutable_jobs(1)->set_runtime_us(longJob->runtime_us() / 2);
   const auto cmp = compareJobs(out.summary, base, &worst);

@@ -29,11 +29,11 @@ using tools::kExitError;
 using tools::kExitOk;
 using tools::kExitUsage;
 
-config::Report replayReport(const fs::path& dir, const fs::path& recommended) {
+results::Report replayReport(const fs::path& dir, const fs::path& recommended) {
   const CliRun r = ebb({"replay", recommended.string(), "--out", (dir / "replay").string(),
                         "--quiet", "report.skip_plots=true"});
   EXPECT_EQ(r.code, kExitOk) << r.err;
-  config::Report report;
+  results::Report report;
   EXPECT_TRUE(
       google::protobuf::util::JsonStringToMessage(slurp(dir / "replay" / "report.json"), &report)
           .ok());
@@ -49,7 +49,7 @@ TEST(TuneRecommended, MeetsItsLatencyBudgetReplayedAloneOnAShortRamp) {
   const CliRun t = ebb({"tune", spec.string(), "--out", (dir / "out").string(), "--quiet"});
   ASSERT_EQ(t.code, kExitOk) << t.err;
   ASSERT_TRUE(fs::exists(dir / "out" / "recommended.textproto")) << t.out;
-  const config::Report report = replayReport(dir, dir / "out" / "recommended.textproto");
+  const results::Report report = replayReport(dir, dir / "out" / "recommended.textproto");
   EXPECT_LE(100 * report.mean_latency_increase(), 3.0 + 1e-9);
   EXPECT_LE(100 * report.p99_latency_increase(), 3.0 + 1e-9);
   EXPECT_GT(report.power_saving_switch_links(), 0.0);
@@ -76,7 +76,7 @@ TEST(TuneRecommended, MeetsItsBudgetReplayedAloneOnTheAmgTrace) {
   ASSERT_EQ(t.code, kExitOk) << t.err;
   const std::string settings = slurp(dir / "out" / "settings.csv");
   EXPECT_NE(settings.find("over-budget"), std::string::npos) << settings;
-  const config::Report report = replayReport(dir, dir / "out" / "recommended.textproto");
+  const results::Report report = replayReport(dir, dir / "out" / "recommended.textproto");
   ASSERT_GT(report.run().ranks(), 0u);
   EXPECT_LE(100 * report.app_slowdown(), 1.0 + 1e-9);
   EXPECT_LE(100 * report.mean_latency_increase(), 5.0 + 1e-9);

@@ -267,7 +267,7 @@ TEST(TuneCache, StoredRunsLoadBackAndHalfFilesAreMisses) {
   config::Config c;
   c.mutable_gating()->set_u_on(0.3);
   const RunKey key = runKey(c, true, digests).value();
-  config::RunSummary s;
+  results::RunSummary s;
   s.set_mean_latency_cycles(42.5);
   s.set_link_transitions(7);
   ASSERT_TRUE(cache.store(key, {s, ""}).isOk());
