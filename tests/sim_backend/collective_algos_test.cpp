@@ -4,66 +4,19 @@
 
 #include <map>
 
-#include "fabric/kary_tree.h"
-#include "sim_backend/mpi_replay.h"
+#include "tests/sim_backend/collective_rig.h"
 #include "workload/collectives.h"
 
 namespace ebb::sim {
 using namespace ebb::workload;  // the traces and collectives replayed here
 namespace {
 
-struct Traffic {
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::int64_t>> msgs;  // sizes
-  std::vector<std::int64_t> sentBytes, recvBytes;
-  std::vector<int> sent, steps;
-  std::uint64_t sends = 0;
-};
-
-Traffic traffic(const Programs& p) {
-  Traffic t;
-  t.sentBytes.assign(p.size(), 0);
-  t.recvBytes.assign(p.size(), 0);
-  t.sent.assign(p.size(), 0);
-  t.steps.assign(p.size(), 0);
-  for (std::uint32_t r = 0; r < p.size(); ++r) {
-    for (const MpiOp& op : p[r]) {
-      if (op.kind == MpiOpKind::kIsend) {
-        t.msgs[{r, op.peer}].push_back(op.bytes);
-        t.sentBytes[r] += op.bytes;
-        t.recvBytes[op.peer] += op.bytes;
-        ++t.sent[r];
-        ++t.sends;
-      } else if (op.kind == MpiOpKind::kWaitall) {
-        ++t.steps[r];
-      }
-    }
-  }
-  return t;
-}
+using testing::Traffic;
+using testing::traffic;
 
 // Replays on a 4-ary 3-tree (rank r on host r); returns every delivery.
 std::vector<Delivery> replay(const Programs& p) {
-  const fabric::Topology topo = fabric::KAryNTree::make(4, 3).value().build();
-  agent::VirtualScheduler sched;
-  FabricEmulator emu(topo, EmulatorConfig{}, sched);
-  MpiTrace t;
-  t.ranks = p;
-  std::vector<fabric::HostId> place;
-  for (std::uint32_t r = 0; r < p.size(); ++r)
-    place.push_back(fabric::HostId(r));
-  MpiReplay mpi(emu, t, place);
-  std::vector<Delivery> log;
-  emu.onDelivery([&](const Delivery& d) {
-    // Copy first: onDelivery sends more, and the emulator may move `d`.
-    const Delivery copy = d;
-    log.push_back(copy);
-    mpi.onDelivery(copy);
-  });
-  mpi.start();
-  sched.runAll();
-  EXPECT_TRUE(mpi.done());
-  EXPECT_EQ(mpi.messagesMatched(), mpi.messagesSent());
-  return log;
+  return testing::replay(p, 4, 3);
 }
 
 TEST(CollectiveAlgos, SocketPhasedAlltoallSendsMOncePerPairWithOneSocketPerNodeOnTheNetwork) {
