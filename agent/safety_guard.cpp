@@ -94,24 +94,36 @@ Status RateLimits::validate() const {
   return Status::ok();
 }
 
-Status SafetyGuard::checkRate(fabric::LinkId link, TimePs now) {
+void SafetyGuard::forgetOffsBefore(TimePs now) {
   while (!offTimes_.empty() && limits_.windowPs > 0 &&
          offTimes_.front() <= now - limits_.windowPs) {
     offTimes_.pop_front();
   }
+}
+
+void SafetyGuard::noteOff(TimePs now) {
+  // Only a window limit reads the history: without one, keeping it would
+  // grow without bound in a long-running daemon.
+  if (limits_.maxOffPerWindow <= 0) return;
+  offTimes_.push_back(now);
+  forgetOffsBefore(now);
+}
+
+Status SafetyGuard::checkRate(fabric::LinkId link, TimePs now) {
+  forgetOffsBefore(now);
   if (limits_.maxOffPerWindow > 0 &&
       offTimes_.size() >= static_cast<std::size_t>(limits_.maxOffPerWindow)) {
     return refuse({ErrorCode::kInvalidArgument,
-                   fmt::format("rate limit: {} links already turned off in the last {} ms",
-                               offTimes_.size(), limits_.windowPs / 1'000'000'000)});
+                   fmt::format("rate limit: {} links already turned off in the last {:g} ms",
+                               offTimes_.size(), toMilliseconds(limits_.windowPs))});
   }
   if (limits_.minDwellPs > 0 && link.value() < onSince_.size() && onSince_[link.value()] >= 0 &&
       now - onSince_[link.value()] < limits_.minDwellPs) {
     return refuse(
         {ErrorCode::kInvalidArgument,
-         fmt::format("rate limit: {} came on {} ms ago (minimum dwell {} ms)",
-                     topo_.describeLink(link), (now - onSince_[link.value()]) / 1'000'000'000,
-                     limits_.minDwellPs / 1'000'000'000)});
+         fmt::format("rate limit: {} came on {:g} ms ago (minimum dwell {:g} ms)",
+                     topo_.describeLink(link), toMilliseconds(now - onSince_[link.value()]),
+                     toMilliseconds(limits_.minDwellPs))});
   }
   return Status::ok();
 }

@@ -39,10 +39,11 @@ class SafetyGuard {
   // attaches at: checkTurnOffLink() then also refuses a link whose loss would
   // leave a switch that still has links on out of reach of management.
   void setManagementRoot(fabric::SwitchId root) { mgmtRoot_ = root; }
-  // Rate limits, checked by checkRate(); recordOff/recordOn keep the history.
+  // Rate limits, checked by checkRate(); noteOff/noteOn keep the history it
+  // reads (recordOff/recordOn only change the link-state view).
   void setRateLimits(RateLimits limits) { limits_ = limits; }
   Status checkRate(fabric::LinkId link, TimePs now);
-  void noteOff(TimePs now) { offTimes_.push_back(now); }
+  void noteOff(TimePs now);
   void noteOn(fabric::LinkId link, TimePs now);
   void recordOn(fabric::LinkId link, fabric::Direction dir) { states_.set(link, dir, true); }
   void recordOff(fabric::LinkId link, fabric::Direction dir) { states_.set(link, dir, false); }
@@ -62,6 +63,7 @@ class SafetyGuard {
     return s;
   }
   Status checkManagementReach(fabric::LinkId without) const;
+  void forgetOffsBefore(TimePs now);
   std::optional<fabric::SwitchId> mgmtRoot_;
   RateLimits limits_;
   std::deque<TimePs> offTimes_;

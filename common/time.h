@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace ebb {
@@ -27,6 +28,14 @@ constexpr double toSeconds(TimePs t) {
 }
 constexpr double toMicroseconds(TimePs t) {
   return static_cast<double>(t) / static_cast<double>(kPsPerUs);
+}
+constexpr double toMilliseconds(TimePs t) {
+  return static_cast<double>(t) / static_cast<double>(kPsPerMs);
+}
+// Seconds as a double (e.g. from a trace) to the nearest picosecond. The
+// caller checks the range: beyond about 9.2e6 s the result does not fit.
+inline TimePs fromSeconds(double s) {
+  return static_cast<TimePs>(std::llround(s * static_cast<double>(kPsPerS)));
 }
 
 }  // namespace ebb

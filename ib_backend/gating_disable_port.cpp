@@ -192,7 +192,7 @@ void DisablePortGating::wave(std::shared_ptr<RestoreRun> r, std::function<void()
     r->gaveUp = Status(
         r->firstError.isOk() ? ErrorCode::kUnavailable : r->firstError.code(),
         fmt::format("{} links still disabled after {} s ({}){}", b_.disabled_.size(),
-                    b_.opts_.restoreTimeoutPs / 1'000'000'000'000, left,
+                    toSeconds(b_.opts_.restoreTimeoutPs), left,
                     r->firstError.isOk() ? "" : "; first error: " + r->firstError.message()));
     return then();
   }

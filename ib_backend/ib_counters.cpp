@@ -83,8 +83,8 @@ void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
           // management port. Contact is lost only if the switch does not
           // answer by directed route either; otherwise the agent holds.
           const std::string why =
-              fmt::format("{} ({} reads in a row failed over {} ms)", g.firstError.message(),
-                          state.missed, (sched_.now() - state.firstMissAt) / 1'000'000'000);
+              fmt::format("{} ({} reads in a row failed over {:.0f} ms)", g.firstError.message(),
+                          state.missed, toMilliseconds(sched_.now() - state.firstMissAt));
           if (!state.reachable) {
             // Out of reach in ebb's own view: a link toward it is still
             // training. Hold; the probe would not even be sent.

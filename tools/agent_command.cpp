@@ -94,7 +94,7 @@ int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb agent: --open-timeout-ms must be > 0\n";
     return kExitUsage;
   }
-  s->openTimeoutPs = o.openTimeoutMs * 1'000'000'000;
+  s->openTimeoutPs = milliseconds(o.openTimeoutMs);
   s->sweeps = o.sweeps;
   return runAgentDaemon(*s, *topo, out, err);
 }

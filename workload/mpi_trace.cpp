@@ -113,7 +113,7 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
   MpiTrace t;
   t.ranks.resize(maxRank + 1);
   std::vector<double> lastExit(maxRank + 1, 0.0);
-  const auto ps = [](double s) { return static_cast<TimePs>(std::llround(s * 1e12)); };
+  const auto ps = [](double s) { return fromSeconds(s); };
   for (const Row& r : rows) {
     auto& ops = t.ranks[r.rank];
     // Time since the previous call ended is the rank's own work.
