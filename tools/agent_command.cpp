@@ -9,8 +9,8 @@
 
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
+#include "daemon/agent_daemon.h"
 #include "ib_backend/verbs_devices.h"
-#include "tools/agent_daemon.h"
 #include "tools/command.h"
 #include "tools/fabric_from_config.h"
 
@@ -82,7 +82,7 @@ int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb agent: " << o.configPath << ": " << topo.status().toString() << "\n";
     return kExitError;
   }
-  Result<DaemonSettings> s = buildDaemonSettings(*cfg, baseDir, *topo);
+  Result<daemon::DaemonSettings> s = daemon::buildDaemonSettings(*cfg, baseDir, *topo);
   if (!s) {
     err << "ebb agent: " << o.configPath << ": " << s.status().toString() << "\n";
     return kExitError;
@@ -93,7 +93,7 @@ int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   }
   s->openTimeoutPs = o.openTimeoutMs * 1'000'000'000;
   s->sweeps = o.sweeps;
-  return runAgentDaemon(*s, *topo, out, err);
+  return daemon::runAgentDaemon(*s, *topo, out, err);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "tools/agent_daemon.h"
+#include "daemon/agent_daemon.h"
 
 #include <fmt/format.h>
 
@@ -14,14 +14,14 @@
 #include <thread>
 
 #include "agent/agent_host.h"
+#include "daemon/counter_sweep.h"
+#include "daemon/metrics_server.h"
+#include "daemon/osm_event_intake.h"
 #include "fabric/minimal_tree.h"
 #include "ib_backend/asio_scheduler.h"
 #include "ib_backend/verbs_devices.h"
-#include "tools/agent_osm_events.h"
-#include "tools/counter_sweep.h"
-#include "tools/metrics_server.h"
 
-namespace ebb::tools {
+namespace ebb::daemon {
 namespace {
 
 constexpr TimePs kMs = 1'000'000'000;
@@ -618,4 +618,4 @@ int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::o
   return exitCode;
 }
 
-}  // namespace ebb::tools
+}  // namespace ebb::daemon

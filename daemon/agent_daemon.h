@@ -11,7 +11,7 @@
 #include "ib_backend/mad_transport.h"
 #include "ib_backend/umad_transport.h"
 
-namespace ebb::tools {
+namespace ebb::daemon {
 
 // Everything `ebb agent` needs, validated before anything touches the fabric.
 struct DaemonSettings {
@@ -42,4 +42,4 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
 int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::ostream& out,
                    std::ostream& err);
 
-}  // namespace ebb::tools
+}  // namespace ebb::daemon
