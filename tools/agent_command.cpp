@@ -6,6 +6,7 @@
 #include <future>
 #include <ostream>
 #include <thread>
+#include <utility>
 
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
@@ -93,7 +94,7 @@ int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   }
   s->openTimeoutPs = o.openTimeoutMs * 1'000'000'000;
   s->sweeps = o.sweeps;
-  return daemon::runAgentDaemon(*s, *topo, out, err);
+  return daemon::AgentDaemon(std::move(*s), *topo, out, err).run();
 }
 
 }  // namespace

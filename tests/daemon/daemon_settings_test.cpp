@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "configs/config_loader.h"
-#include "daemon/agent_daemon.h"
+#include "daemon/daemon_settings.h"
 #include "fabric/kary_tree.h"
 
 namespace ebb::daemon {
