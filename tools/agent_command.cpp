@@ -94,7 +94,20 @@ int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   }
   s->openTimeoutPs = o.openTimeoutMs * 1'000'000'000;
   s->sweeps = o.sweeps;
-  return daemon::AgentDaemon(std::move(*s), *topo, out, err).run();
+  int rc = 0;
+  {
+    daemon::AgentDaemon d(std::move(*s), *topo, out, err);
+    rc = d.run();
+  }  // the umad port, the event log and the sockets are closed here
+  // ibsim's preload library (libumad2sim) joins its reader thread from an
+  // atexit handler while holding the lock that thread takes to deliver a MAD
+  // reply: with MADs still in flight (the agents' reads at SIGTERM) exit()
+  // could hang or crash. Nothing of ebb's is left to tear down: flush and
+  // leave without the exit handlers.
+  out.flush();
+  err.flush();
+  std::fflush(nullptr);
+  std::_Exit(rc);
 }
 
 }  // namespace
