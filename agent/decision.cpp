@@ -2,22 +2,9 @@
 
 #include <fmt/format.h>
 
-namespace ebb::agent {
+#include "common/json.h"
 
-std::string jsonEscape(const std::string& in) {
-  std::string out;
-  for (char c : in) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+namespace ebb::agent {
 
 std::string toJsonLine(const DecisionRecord& d, const std::string& switchName) {
   const std::string name =

@@ -32,7 +32,5 @@ using DecisionSink = std::function<void(const DecisionRecord&)>;
 // One JSON object (no newline): the decisions.jsonl line of `ebb replay` and
 // `ebb agent`. `switchName` is added as "switch_name" when not empty.
 std::string toJsonLine(const DecisionRecord& d, const std::string& switchName = {});
-// Escapes a string for a JSON string literal (quotes, backslash, control bytes).
-std::string jsonEscape(const std::string& in);
 
 }  // namespace ebb::agent

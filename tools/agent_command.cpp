@@ -6,12 +6,13 @@
 #include <future>
 #include <ostream>
 #include <thread>
+#include <utility>
 
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
+#include "daemon/agent_daemon.h"
 #include "ib_backend/verbs_devices.h"
 #include "replay/fabric_from_config.h"
-#include "tools/agent_daemon.h"
 #include "tools/command.h"
 
 namespace ebb::tools {
@@ -85,7 +86,7 @@ int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb agent: " << o.configPath << ": " << topo.status().toString() << "\n";
     return kExitError;
   }
-  Result<DaemonSettings> s = buildDaemonSettings(*cfg, baseDir, *topo);
+  Result<daemon::DaemonSettings> s = daemon::buildDaemonSettings(*cfg, baseDir, *topo);
   if (!s) {
     err << "ebb agent: " << o.configPath << ": " << s.status().toString() << "\n";
     return kExitError;
@@ -96,7 +97,20 @@ int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   }
   s->openTimeoutPs = milliseconds(o.openTimeoutMs);
   s->sweeps = o.sweeps;
-  return runAgentDaemon(*s, *topo, out, err);
+  int rc = 0;
+  {
+    daemon::AgentDaemon d(std::move(*s), *topo, out, err);
+    rc = d.run();
+  }  // the umad port, the event log and the sockets are closed here
+  // ibsim's preload library (libumad2sim) joins its reader thread from an
+  // atexit handler while holding the lock that thread takes to deliver a MAD
+  // reply: with MADs still in flight (the agents' reads at SIGTERM) exit()
+  // could hang or crash. Nothing of ebb's is left to tear down: flush and
+  // leave without the exit handlers.
+  out.flush();
+  err.flush();
+  std::fflush(nullptr);
+  std::_Exit(rc);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "common/file_io.h"
+#include "common/json.h"
 #include "tune/plots.h"
 
 namespace ebb::tune {
@@ -20,21 +21,6 @@ std::string csvField(const std::string& s) {
   std::string q = "\"";
   for (char c : s)
     q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-std::string jsonString(const std::string& s) {
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      q += '\\';
-      q += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      q += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      q += c;
-    }
-  }
   return q + "\"";
 }
 
@@ -155,7 +141,7 @@ std::string runsJson(const TunePlan& plan, const TuneResult& r) {
       "{{\n  \"name\": {},\n  \"objective\": \"{}\",\n  \"budget\": {},\n  \"strategy\": "
       "\"{}\",\n  \"settings\": {},\n  \"full_length_runs\": {},\n  \"recommended\": {},\n  "
       "\"runs\": [",
-      jsonString(plan.name), plan.allLinksObjective ? "all_links" : "switch_links",
+      jsonQuote(plan.name), plan.allLinksObjective ? "all_links" : "switch_links",
       budgetJson(plan.budget), strategyText(plan, r), plan.settings.size(), r.fullRuns,
       r.best ? std::to_string(*r.best) : "null");
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
@@ -164,7 +150,7 @@ std::string runsJson(const TunePlan& plan, const TuneResult& r) {
     std::string overrides;
     for (const auto& [p, v] : s.overrides)
       overrides +=
-          fmt::format("{}{}: {}", overrides.empty() ? "" : ", ", jsonString(p), jsonString(v));
+          fmt::format("{}{}: {}", overrides.empty() ? "" : ", ", jsonQuote(p), jsonQuote(v));
     out += fmt::format(
         "{}\n    {{\"setting\": {}, \"label\": {}, \"overrides\": {{{}}}, \"workload\": {}, "
         "\"fraction\": {}, \"saving_switch_links\": {}, \"saving_all_links\": {}, "
@@ -174,11 +160,11 @@ std::string runsJson(const TunePlan& plan, const TuneResult& r) {
         "\"p99_latency_cycles\": {}, \"baseline_mean_latency_cycles\": {}, "
         "\"baseline_p99_latency_cycles\": {}, \"app_runtime_us\": {}, "
         "\"baseline_app_runtime_us\": {}}}",
-        i == 0 ? "" : ",", s.id, jsonString(s.label), overrides,
-        jsonString(plan.workloads[x.workload].name), num(x.fraction), num(x.savingSwitchLinks),
+        i == 0 ? "" : ",", s.id, jsonQuote(s.label), overrides,
+        jsonQuote(plan.workloads[x.workload].name), num(x.fraction), num(x.savingSwitchLinks),
         num(x.savingAllLinks), num(x.meanLatencyPct), num(x.p99LatencyPct),
         x.appSlowdownPct ? num(*x.appSlowdownPct) : "null", x.broken.empty() ? "true" : "false",
-        jsonString(x.broken), jsonString(x.hash), num(x.run.relative_power_switch_links()),
+        jsonQuote(x.broken), jsonQuote(x.hash), num(x.run.relative_power_switch_links()),
         num(x.run.mean_latency_cycles()), num(x.run.p99_latency_cycles()),
         num(x.baseline.mean_latency_cycles()), num(x.baseline.p99_latency_cycles()),
         num(x.run.app_runtime_us()), num(x.baseline.app_runtime_us()));

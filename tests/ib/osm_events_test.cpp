@@ -12,9 +12,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tools/agent_osm_events.h"
+#include "daemon/osm_event_intake.h"
 
-namespace ebb::tools {
+namespace ebb::daemon {
 namespace {
 
 TEST(OsmEvents, ParsesThePluginsLines) {
@@ -122,4 +122,4 @@ TEST(OsmEvents, ListenerReceivesDatagramsCountsBadOnesAndCleansUp) {
 }
 
 }  // namespace
-}  // namespace ebb::tools
+}  // namespace ebb::daemon

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "configs/config_loader.h"
+#include "daemon/daemon_settings.h"
 #include "fabric/kary_tree.h"
-#include "tools/agent_daemon.h"
 
-namespace ebb::tools {
+namespace ebb::daemon {
 namespace {
 
 const fabric::Topology& tree() {
@@ -122,4 +122,4 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Bad>& tpi) { return std::to_string(tpi.index); });
 
 }  // namespace
-}  // namespace ebb::tools
+}  // namespace ebb::daemon

@@ -1,17 +1,18 @@
 #pragma once
 
-#include <ostream>
 #include <string>
+#include <vector>
 
 #include "agent/switch_agent.h"
 #include "common/status.h"
+#include "common/time.h"
 #include "configs/proto/ebb.pb.h"  // generated
 #include "fabric/topology.h"
 #include "ib_backend/ib_backend.h"
 #include "ib_backend/mad_transport.h"
 #include "ib_backend/umad_transport.h"
 
-namespace ebb::tools {
+namespace ebb::daemon {
 
 // Everything `ebb agent` needs, validated before anything touches the fabric.
 struct DaemonSettings {
@@ -38,8 +39,4 @@ struct DaemonSettings {
 Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std::string& baseDir,
                                            const fabric::Topology& topo);
 
-// Runs the daemon until SIGTERM/SIGINT or run_for; returns the exit code.
-int runAgentDaemon(const DaemonSettings& s, const fabric::Topology& topo, std::ostream& out,
-                   std::ostream& err);
-
-}  // namespace ebb::tools
+}  // namespace ebb::daemon

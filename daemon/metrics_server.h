@@ -7,7 +7,7 @@
 
 #include "common/status.h"
 
-namespace ebb::tools {
+namespace ebb::daemon {
 
 // A minimal HTTP/1.0 endpoint for Prometheus: every GET gets the text that
 // `render` returns (exposition format 0.0.4), then the connection closes.
@@ -31,4 +31,4 @@ class MetricsServer {
   Render render_;
 };
 
-}  // namespace ebb::tools
+}  // namespace ebb::daemon

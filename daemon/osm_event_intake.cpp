@@ -1,4 +1,4 @@
-#include "tools/agent_osm_events.h"
+#include "daemon/osm_event_intake.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <optional>
 
-namespace ebb::tools {
+namespace ebb::daemon {
 namespace {
 
 // The raw text of `"key":value` in a flat JSON object: a string's contents or
@@ -132,4 +132,4 @@ void OsmEventListener::receive() {
                         });
 }
 
-}  // namespace ebb::tools
+}  // namespace ebb::daemon

@@ -1,4 +1,4 @@
-#include "tools/metrics_server.h"
+#include "daemon/metrics_server.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <boost/asio/write.hpp>
 #include <memory>
 
-namespace ebb::tools {
+namespace ebb::daemon {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
@@ -89,4 +89,4 @@ void MetricsServer::accept() {
   });
 }
 
-}  // namespace ebb::tools
+}  // namespace ebb::daemon

@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 
-namespace ebb::tools {
+namespace ebb::daemon {
 
 // One line from ebb's OpenSM event plugin (opensm_plugin/ebb_osm_events.c):
 // {"source":"opensm","seq":7,"time_ns":...,"event":"trap","trap":128,"issuer_lid":5,"lid":5}
@@ -56,4 +56,4 @@ class OsmEventListener {
   bool stopped_ = false;
 };
 
-}  // namespace ebb::tools
+}  // namespace ebb::daemon

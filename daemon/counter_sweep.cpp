@@ -1,4 +1,4 @@
-#include "tools/counter_sweep.h"
+#include "daemon/counter_sweep.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <chrono>
 #include <vector>
 
-namespace ebb::tools {
+namespace ebb::daemon {
 
 int runCounterSweeps(ib::IbBackend& backend, boost::asio::io_context& io,
                      const fabric::Topology& topo, int sweeps, int maxOutstanding,
@@ -64,4 +64,4 @@ int runCounterSweeps(ib::IbBackend& backend, boost::asio::io_context& io,
   return exitCode;
 }
 
-}  // namespace ebb::tools
+}  // namespace ebb::daemon

@@ -7,7 +7,7 @@
 #include "fabric/topology.h"
 #include "ib_backend/ib_backend.h"
 
-namespace ebb::tools {
+namespace ebb::daemon {
 
 // `ebb agent --sweep N`: reads PortCountersExtended of every cabled port of
 // every reachable switch, all switches at once (the transport keeps at most
@@ -18,4 +18,4 @@ int runCounterSweeps(ib::IbBackend& backend, boost::asio::io_context& io,
                      const fabric::Topology& topo, int sweeps, int maxOutstanding,
                      std::ostream& out, std::ostream& err);
 
-}  // namespace ebb::tools
+}  // namespace ebb::daemon

@@ -1,0 +1,369 @@
+#include "daemon/agent_daemon.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include "daemon/counter_sweep.h"
+#include "daemon/umad_port.h"
+
+namespace ebb::daemon {
+
+AgentDaemon::AgentDaemon(DaemonSettings settings, const fabric::Topology& topo, std::ostream& out,
+                         std::ostream& err)
+    : s_(std::move(settings)),
+      topo_(topo),
+      out_(out),
+      err_(err),
+      managed_(s_.managed.begin(), s_.managed.end()),
+      gatingAction_(ib::gatingActionName(s_.backend.action)),
+      sched_(io_) {}
+
+AgentDaemon::~AgentDaemon() = default;
+
+int AgentDaemon::run() {
+  std::signal(SIGPIPE, SIG_IGN);
+  openPort();
+  if (!readFabric()) return 1;
+  printStartupLine();
+  if (s_.sweeps > 0) {
+    const int rc =
+        runCounterSweeps(*backend_, io_, topo_, s_.sweeps, s_.transport.maxOutstanding, out_, err_);
+    mad_->close();
+    return rc;
+  }
+  if (!s_.decisionLog.empty()) {
+    if (Status st = log_.open(s_.decisionLog); !st.isOk()) {
+      err_ << "ebb agent: " << st.toString() << "\n";
+      return 1;
+    }
+  }
+  startAgents();
+  if (Status st = startMetrics(); !st.isOk()) {
+    err_ << "ebb agent: " << st.toString() << "\n";
+    return 1;
+  }
+  if (Status st = startOsmEvents(); !st.isOk()) {
+    err_ << "ebb agent: " << st.toString() << "\n";
+    return 1;
+  }
+  signals_ = std::make_unique<boost::asio::signal_set>(io_, SIGINT, SIGTERM);
+  signals_->async_wait([this](const boost::system::error_code& ec, int sig) {
+    if (!ec) shutdown(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  });
+  if (s_.runForPs > 0) {
+    sched_.after(s_.runForPs, agent::Phase::kControl, [this] { shutdown("run_for_ms elapsed"); });
+  }
+  io_.run();
+  mad_->close();
+  printSummary();
+  return exitCode_;
+}
+
+void AgentDaemon::openPort() {
+  std::string note;
+  auto opened = openUmadPort(sched_, s_, note);
+  if (!note.empty()) out_ << "ebb agent: " << note << "\n" << std::flush;
+  if (!opened) {
+    err_ << "ebb agent: " << opened.status().toString() << "\n";
+    std::fflush(nullptr);
+    std::_Exit(1);  // the open thread may still be blocked inside libumad2sim
+  }
+  mad_ = std::move(*opened);
+}
+
+bool AgentDaemon::readFabric() {
+  backend_ = std::make_unique<ib::IbBackend>(topo_, *mad_, sched_, s_.backend);
+  bool initDone = false;
+  Status initStatus;
+  backend_->initialize([&](Status st) {
+    initStatus = std::move(st);
+    initDone = true;
+  });
+  while (!initDone && io_.run_one()) {
+  }
+  if (!initStatus.isOk()) {
+    err_ << "ebb agent: cannot start: " << initStatus.toString() << "\n";
+    return false;
+  }
+  Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(topo_);
+  if (!mt) {
+    err_ << "ebb agent: " << mt.status().toString() << "\n";
+    return false;
+  }
+  tree_ = std::make_unique<fabric::MinimalTree>(std::move(*mt));
+  return true;
+}
+
+void AgentDaemon::printStartupLine() {
+  const fabric::LinkStates initial = backend_->linkStates();
+  std::size_t reachable = 0, linksDown = 0;
+  for (std::size_t i = 0; i < topo_.numSwitches(); ++i) {
+    reachable += backend_->reachable(fabric::SwitchId(static_cast<std::uint32_t>(i))) ? 1u : 0u;
+  }
+  for (std::size_t l = 0; l < topo_.numLinks(); ++l) {
+    linksDown += initial.isFullyOn(fabric::LinkId(static_cast<std::uint32_t>(l))) ? 0u : 1u;
+  }
+  const char* mode = s_.readOnly         ? "read-only (no switch is allow-listed: decides and "
+                                           "logs, never sets)"
+                     : s_.backend.dryRun ? "dry run (decides and logs, never sets)"
+                                         : "active";
+  out_ << fmt::format(
+      "ebb agent: {} switches ({} reachable), {} links ({} down); {} switches watched; policy "
+      "{}; check period {} ms; mode: {}; gating action: {}\n",
+      topo_.numSwitches(), reachable, topo_.numLinks(), linksDown, s_.managed.size(), s_.policyName,
+      s_.agent.checkPeriodPs / kPsPerMs, mode,
+      s_.backend.action == ib::GatingAction::kReduceWidth
+          ? fmt::format("reduce width (LinkWidthEnabled; {} links found reduced)",
+                        backend_->narrowedLinks().size())
+          : std::string("disable port (PortPhysicalState)"));
+}
+
+void AgentDaemon::startAgents() {
+  backend_->setSetObserver([this](const ib::PortSetEvent& e) { onPortSet(e); });
+  host_ = std::make_unique<agent::AgentHost>(
+      topo_, *tree_, s_.agent, *backend_, sched_, backend_->linkStates(),
+      [this](const agent::DecisionRecord& d) { onDecision(d); });
+  host_->setFailSafeHook(
+      [this](fabric::SwitchId sw, const std::string& why) { onFailSafe(sw, why); });
+  if (backend_->attachSwitch()) host_->guard().setManagementRoot(*backend_->attachSwitch());
+  if (Status c = host_->guard().checkAll(); !c.isOk()) {
+    err_ << "ebb agent: warning: the fabric as read is not fully connected (" << c.message()
+         << "); ebb will not turn anything off that makes it worse\n";
+  }
+  host_->start(s_.managed);
+}
+
+Status AgentDaemon::startMetrics() {
+  if (s_.metricsListen.empty()) return Status::ok();
+  auto m = MetricsServer::start(io_, s_.metricsListen,
+                                [this] { return renderPrometheus(metricsNow()); });
+  if (!m) return m.status();
+  metrics_ = std::move(*m);
+  out_ << fmt::format("ebb agent: metrics on http://{}/metrics (port {})\n", s_.metricsListen,
+                      metrics_->port());
+  return Status::ok();
+}
+
+Status AgentDaemon::startOsmEvents() {
+  if (s_.osmEvents.empty()) return Status::ok();
+  auto l =
+      OsmEventListener::start(io_, s_.osmEvents, [this](const OsmEvent& ev) { onOsmEvent(ev); });
+  if (!l) return l.status();
+  osmEvents_ = std::move(*l);
+  out_ << fmt::format("ebb agent: OpenSM events on {}\n", s_.osmEvents) << std::flush;
+  return Status::ok();
+}
+
+void AgentDaemon::onDecision(const agent::DecisionRecord& d) {
+  ++counters_.decisions[{d.source, d.turnOn, !d.refused.empty(), gatingAction_}];
+  // A refused decision repeats every period while its cause lasts: log it
+  // once, until the switch decides something else for that port.
+  std::string& last = lastRefusal_[{d.port.sw.value(), d.port.index}];
+  if (!d.refused.empty() && d.refused == last) return;
+  last = d.refused;
+  log_.decision(d, topo_.sw(d.port.sw).name, gatingAction_);
+  out_ << fmt::format("{:.3f}s {} {} {}{}\n", toSeconds(d.time), topo_.describePort(d.port),
+                      d.turnOn ? "on" : "off", d.source, d.refused.empty() ? "" : ": " + d.refused)
+       << std::flush;
+}
+
+// What ebb did to the fabric, beside what it decided: one line per Set.
+void AgentDaemon::onPortSet(const ib::PortSetEvent& e) {
+  log_.portSet(sched_.now(), e, topo_.sw(e.port.sw).name);
+  const std::string text =
+      e.isWidth() ? fmt::format("LinkWidthEnabled {} (was {})", ib::linkWidthName(e.widthEnabled),
+                                ib::linkWidthName(e.widthBefore))
+                  : std::string(ib::physStateName(e.phys));
+  out_ << fmt::format("{:.3f}s {} set {}\n", toSeconds(sched_.now()), topo_.describePort(e.port),
+                      text)
+       << std::flush;
+}
+
+void AgentDaemon::onFailSafe(fabric::SwitchId sw, const std::string& why) {
+  ++counters_.agentsFailedSafe;
+  err_ << fmt::format("ebb agent: {} failed safe (stops gating, re-enables what it disabled): {}\n",
+                      topo_.sw(sw).name, why)
+       << std::flush;
+}
+
+// A trap naming a switch ebb manages re-reads its ports at once; in width
+// mode a heavy sweep re-reads the switches holding reduced ends (OpenSM may
+// have reset their width).
+std::vector<fabric::SwitchId> AgentDaemon::rereadTargets(const OsmEvent& ev) const {
+  std::vector<fabric::SwitchId> targets;
+  if (ev.event == "trap" && ev.lid != 0) {
+    if (auto sw = backend_->switchByLid(ev.lid); sw && managed_.count(*sw)) targets.push_back(*sw);
+  } else if (ev.event == "heavy_sweep_done" &&
+             s_.backend.action == ib::GatingAction::kReduceWidth) {
+    std::set<fabric::SwitchId> holding;
+    for (const auto& [l, n] : backend_->narrowedLinks()) {
+      for (const auto& e : n.ends) {
+        if (managed_.count(e.end.sw)) holding.insert(e.end.sw);
+      }
+    }
+    targets.assign(holding.begin(), holding.end());
+  }
+  return targets;
+}
+
+void AgentDaemon::onOsmEvent(const OsmEvent& ev) {
+  ++counters_.osmEvents[{ev.event, ev.trap >= 0 ? ev.trap : -1}];
+  const std::vector<fabric::SwitchId> targets = rereadTargets(ev);
+  const std::string cause = ev.trap >= 0 ? fmt::format("trap {}", ev.trap) : ev.event;
+  std::vector<std::string> names;
+  for (fabric::SwitchId sw : targets)
+    names.push_back(topo_.sw(sw).name);
+  log_.osmEvent(sched_.now(), ev, names);
+  for (fabric::SwitchId sw : targets) {
+    ++counters_.osmRereads;
+    const std::int64_t reportedNs = ev.timeNs;
+    backend_->rereadPorts(sw, [this, sw, cause, reportedNs](Result<std::vector<ib::PortChange>> r) {
+      onReread(sw, cause, reportedNs, r);
+    });
+  }
+}
+
+void AgentDaemon::onReread(fabric::SwitchId sw, const std::string& cause, std::int64_t reportedNs,
+                           const Result<std::vector<ib::PortChange>>& r) {
+  const std::string& name = topo_.sw(sw).name;
+  const auto nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  const double latencyMs = reportedNs > 0 ? static_cast<double>(nowNs - reportedNs) * 1e-6 : -1.0;
+  if (!r) {
+    ++counters_.osmRereadsFailed;
+    err_ << fmt::format("ebb agent: re-reading {} on OpenSM {}: {}\n", name, cause,
+                        r.status().toString())
+         << std::flush;
+    return;
+  }
+  std::string text;
+  for (const ib::PortChange& c : *r)
+    text += fmt::format(" [{}] {};", c.port.ibPortNumber(), c.what);
+  log_.portReread(sched_.now(), sw, name, cause, latencyMs, *r);
+  out_ << fmt::format("{:.3f}s {} re-read on OpenSM {} ({:.1f} ms after OpenSM reported it):{}\n",
+                      toSeconds(sched_.now()), name, cause, latencyMs,
+                      text.empty() ? " no change" : text)
+       << std::flush;
+}
+
+void AgentDaemon::shutdown(const std::string& why) {
+  if (stopping_) return;
+  stopping_ = true;
+  out_ << "ebb agent: stopping (" << why << ")\n" << std::flush;
+  host_->stopAll();
+  if (metrics_) metrics_->stop();
+  if (osmEvents_) osmEvents_->stop();
+  const std::size_t n = backend_->gatedLinks().size();
+  if (s_.keepStateOnExit || n == 0) {
+    if (n > 0) {
+      out_ << fmt::format(
+          "ebb agent: keeping {} links {} (keep_state_on_exit)\n", n,
+          s_.backend.action == ib::GatingAction::kReduceWidth ? "at reduced width" : "disabled");
+    }
+    io_.stop();
+    return;
+  }
+  restoreGated();
+}
+
+// Re-enables (or widens) every link this run gated; each Set is logged as a
+// decision with source "restore".
+void AgentDaemon::restoreGated() {
+  const std::size_t n = backend_->gatedLinks().size();
+  const bool width = s_.backend.action == ib::GatingAction::kReduceWidth;
+  out_ << (width ? fmt::format("ebb agent: restoring the width of the {} links it reduced\n", n)
+                 : fmt::format("ebb agent: re-enabling the {} links it disabled\n", n))
+       << std::flush;
+  auto logSet = [this](fabric::LinkId, fabric::PortId end) {
+    agent::DecisionRecord d;
+    d.time = sched_.now();
+    d.port = end;
+    d.up = topo_.sw(end.sw).ports.at(end.index).role == fabric::PortRole::kUp;
+    d.turnOn = true;
+    d.source = "restore";
+    onDecision(d);
+  };
+  backend_->restoreAll(
+      [this, n, width](Status st) {
+        if (st.isOk()) {
+          out_ << (width ? fmt::format(
+                               "ebb agent: restored the width of the {} links it had reduced\n", n)
+                         : fmt::format("ebb agent: re-enabled the {} links it had disabled\n", n));
+        } else {
+          err_ << "ebb agent: could not re-enable every link: " << st.toString() << "\n";
+          exitCode_ = 1;
+        }
+        io_.stop();
+      },
+      logSet);
+}
+
+void AgentDaemon::printSummary() {
+  out_ << fmt::format("ebb agent: {} MADs sent, {} failed; {} port Sets; {} agents failed safe{}\n",
+                      mad_->stats().sent, mad_->stats().failed, backend_->stats().setsSent,
+                      counters_.agentsFailedSafe,
+                      osmEvents_ ? fmt::format("; {} OpenSM events ({} malformed), {} re-reads",
+                                               osmEvents_->received(), osmEvents_->malformed(),
+                                               counters_.osmRereads)
+                                 : std::string())
+       << std::flush;
+}
+
+DaemonMetrics AgentDaemon::metricsNow() {
+  DaemonMetrics m = counters_;
+  if (osmEvents_) m.osmEventsMalformed = osmEvents_->malformed();
+  addLinkGauges(m);
+  m.gatingAction = ib::gatingActionName(backend_->gatingAction());
+  m.linksReducedWidth = backend_->narrowedLinks().size();
+  const ib::TransportStats& t = mad_->stats();
+  m.madsSent = t.sent;
+  m.madsFailed = t.failed;
+  m.madsTimeouts = t.timeouts;
+  m.madsMalformed = t.malformed;
+  m.madsOutstanding = t.outstanding;
+  m.madsQueued = t.queued;
+  const ib::IbBackendStats& b = backend_->stats();
+  m.portSets = b.setsSent;
+  m.portSetsSuppressed = b.setsSuppressed;
+  m.periodSeconds = toSeconds(b.lastSweepPs);
+  m.agents = host_->agents().size();
+  m.smpReroutes = b.reroutes;
+  m.countersHeld = b.countersHeld;
+  m.widthSetsReduce = b.widthReduced;
+  m.widthSetsRestore = b.widthRestored;
+  m.osmPortChanges = b.portChanges;
+  return m;
+}
+
+// Switch-to-switch links on and off by level, and their estimated power: a
+// link at reduced width counts its lanes still on over its lanes before
+// (SerDes power goes with lanes; the port logic stays on).
+void AgentDaemon::addLinkGauges(DaemonMetrics& m) const {
+  const fabric::LinkStates ls = backend_->linkStates();
+  const auto& narrowed = backend_->narrowedLinks();
+  int all = 0;
+  double power = 0;  // in links at full width
+  for (std::size_t l = 0; l < topo_.numLinks(); ++l) {
+    const fabric::Link& L = topo_.links()[l];
+    if (L.lowerIsHost) continue;
+    const bool up = ls.isFullyOn(fabric::LinkId(static_cast<std::uint32_t>(l)));
+    LinkCount& count = m.linksByLevel[topo_.sw(L.upper.sw).level];
+    (up ? count.on : count.off) += 1;
+    ++all;
+    if (up) {
+      power += 1.0;
+    } else if (auto it = narrowed.find(static_cast<std::uint32_t>(l)); it != narrowed.end()) {
+      const auto& e0 = it->second.ends.front();
+      const int before = ib::widestLanes(e0.restoreTo);
+      power += before > 0 ? static_cast<double>(ib::widestLanes(e0.widthEnabled)) / before : 1.0;
+    }
+  }
+  m.linkPowerRelative = all == 0 ? 1.0 : power / static_cast<double>(all);
+}
+
+}  // namespace ebb::daemon

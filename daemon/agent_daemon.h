@@ -1,0 +1,105 @@
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agent/agent_host.h"
+#include "agent/asio_scheduler.h"
+#include "common/status.h"
+#include "daemon/daemon_settings.h"
+#include "daemon/event_log.h"
+#include "daemon/metrics.h"
+#include "daemon/metrics_server.h"
+#include "daemon/osm_event_intake.h"
+#include "fabric/minimal_tree.h"
+#include "fabric/topology.h"
+#include "ib_backend/ib_backend.h"
+#include "ib_backend/umad_transport.h"
+
+namespace ebb::daemon {
+
+// `ebb agent` (docs/ib_agent.md): one SwitchAgent per managed switch over the
+// InfiniBand backend, on one Asio io_context, next to OpenSM. run() opens the
+// umad port, reads the fabric, starts the agents, the metrics endpoint and
+// the OpenSM event intake, and runs until SIGTERM/SIGINT or run_for; on the
+// way out it restores what it gated unless keep_state_on_exit.
+//
+// What it prints: a startup line, a line per decision and per Set, and a
+// summary on `out`; errors and fail-safes on `err`. What it logs: the event
+// log (daemon/event_log.h). What it exports: daemon/metrics.h.
+class AgentDaemon {
+ public:
+  AgentDaemon(DaemonSettings settings, const fabric::Topology& topo, std::ostream& out,
+              std::ostream& err);
+  ~AgentDaemon();
+  AgentDaemon(const AgentDaemon&) = delete;
+  AgentDaemon& operator=(const AgentDaemon&) = delete;
+
+  // Runs the daemon (or, with settings.sweeps, the counter sweeps) to the
+  // end; returns the exit code. Call once.
+  int run();
+
+ private:
+  // Start-up, in this order; each false/error ends run() with exit code 1.
+  // openPort() exits the process when the port does not open (its helper
+  // thread may be stuck inside the umad library).
+  void openPort();
+  bool readFabric();
+  void printStartupLine();
+  void startAgents();
+  Status startMetrics();
+  Status startOsmEvents();
+
+  // What the agents and the backend report.
+  void onDecision(const agent::DecisionRecord& d);
+  void onPortSet(const ib::PortSetEvent& e);
+  void onFailSafe(fabric::SwitchId sw, const std::string& why);
+
+  // OpenSM's events: which switches to re-read, and what a re-read found.
+  void onOsmEvent(const OsmEvent& ev);
+  std::vector<fabric::SwitchId> rereadTargets(const OsmEvent& ev) const;
+  void onReread(fabric::SwitchId sw, const std::string& cause, std::int64_t reportedNs,
+                const Result<std::vector<ib::PortChange>>& r);
+
+  // Stopping: the agents stop, then what they gated is restored (or kept).
+  void shutdown(const std::string& why);
+  void restoreGated();
+  void printSummary();
+
+  // The counters plus the gauges read now, for a scrape.
+  DaemonMetrics metricsNow();
+  void addLinkGauges(DaemonMetrics& m) const;
+
+  const DaemonSettings s_;
+  const fabric::Topology& topo_;
+  std::ostream& out_;
+  std::ostream& err_;
+  const std::set<fabric::SwitchId> managed_;
+  const char* gatingAction_;  // "disable_port" or "reduce_width"
+
+  boost::asio::io_context io_;
+  agent::AsioScheduler sched_;
+  std::unique_ptr<ib::UmadTransport> mad_;
+  std::unique_ptr<ib::IbBackend> backend_;
+  std::unique_ptr<fabric::MinimalTree> tree_;
+  EventLog log_;
+  DaemonMetrics counters_;  // the counters; gauges are filled by metricsNow()
+  // The last refusal logged per (switch, port index), to log each once.
+  std::map<std::pair<std::uint32_t, std::uint16_t>, std::string> lastRefusal_;
+  std::unique_ptr<agent::AgentHost> host_;
+  std::unique_ptr<OsmEventListener> osmEvents_;
+  std::unique_ptr<MetricsServer> metrics_;
+  std::unique_ptr<boost::asio::signal_set> signals_;
+  int exitCode_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace ebb::daemon

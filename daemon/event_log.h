@@ -1,0 +1,64 @@
+#pragma once
+
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/decision.h"
+#include "common/status.h"
+#include "common/time.h"
+#include "daemon/osm_event_intake.h"
+#include "fabric/ids.h"
+#include "ib_backend/ib_backend.h"
+
+namespace ebb::daemon {
+
+// The daemon's JSON-lines log (agent.decision_log, docs/ib_agent.md): one
+// object per line, flushed at once, for
+//   - a decision: the record of `ebb replay`'s decisions.jsonl with
+//     "switch_name" and "gating_action";
+//   - "event":"port_set": a PortInfo Set the fabric accepted;
+//   - "event":"osm_event": an event from OpenSM's plugin and the switches it
+//     makes the daemon re-read;
+//   - "event":"port_reread": what such a re-read found.
+// Every string is JSON-escaped (common/json.h).
+class EventLog {
+ public:
+  EventLog() = default;  // off: writes nothing
+  explicit EventLog(std::ostream& out) : out_(&out) {}
+  EventLog(const EventLog&) = delete;
+  EventLog& operator=(const EventLog&) = delete;
+
+  // Appends to the file at `path`; E_IO naming it when it cannot be written.
+  Status open(const std::string& path);
+  bool enabled() const { return out_ != nullptr; }
+
+  void decision(const agent::DecisionRecord& d, const std::string& switchName,
+                std::string_view gatingAction);
+  void portSet(TimePs now, const ib::PortSetEvent& e, const std::string& switchName);
+  void osmEvent(TimePs now, const OsmEvent& ev, const std::vector<std::string>& rereadSwitches);
+  void portReread(TimePs now, fabric::SwitchId sw, const std::string& switchName,
+                  const std::string& cause, double sinceReportedMs,
+                  const std::vector<ib::PortChange>& changes);
+
+  // The lines themselves, without the newline.
+  static std::string decisionLine(const agent::DecisionRecord& d, const std::string& switchName,
+                                  std::string_view gatingAction);
+  static std::string portSetLine(TimePs now, const ib::PortSetEvent& e,
+                                 const std::string& switchName);
+  static std::string osmEventLine(TimePs now, const OsmEvent& ev,
+                                  const std::vector<std::string>& rereadSwitches);
+  static std::string portRereadLine(TimePs now, fabric::SwitchId sw, const std::string& switchName,
+                                    const std::string& cause, double sinceReportedMs,
+                                    const std::vector<ib::PortChange>& changes);
+
+ private:
+  void write(const std::string& line);
+
+  std::ofstream file_;
+  std::ostream* out_ = nullptr;
+};
+
+}  // namespace ebb::daemon

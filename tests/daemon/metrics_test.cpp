@@ -1,0 +1,149 @@
+// The Prometheus text of `ebb agent`: fixed numbers in, the exact exposition
+// text out (names, HELP/TYPE lines, label order and escaping, number formats).
+#include "daemon/metrics.h"
+
+#include <gtest/gtest.h>
+
+namespace ebb::daemon {
+namespace {
+
+DaemonMetrics fixedMetrics() {
+  DaemonMetrics m;
+  m.linksByLevel[1] = {6, 2};
+  m.linksByLevel[2] = {8, 0};
+  m.linkPowerRelative = 0.875;
+  m.gatingAction = "reduce_width";
+  m.linksReducedWidth = 2;
+  m.decisions[{"gating", false, false, "reduce_width"}] = 4;
+  m.decisions[{"gating", true, false, "reduce_width"}] = 1;
+  m.decisions[{"down-link-rule", false, true, "reduce_width"}] = 3;
+  m.madsSent = 1200;
+  m.madsFailed = 3;
+  m.madsTimeouts = 5;
+  m.madsMalformed = 0;
+  m.madsOutstanding = 2;
+  m.madsQueued = 1;
+  m.portSets = 6;
+  m.portSetsSuppressed = 0;
+  m.periodSeconds = 0.0125;
+  m.agents = 12;
+  m.agentsFailedSafe = 1;
+  m.smpReroutes = 7;
+  m.countersHeld = 0;
+  m.widthSetsReduce = 4;
+  m.widthSetsRestore = 2;
+  return m;
+}
+
+const char* const kFixedText =
+    "# HELP ebb_links Switch-to-switch links by the level of their upper switch and state.\n"
+    "# TYPE ebb_links gauge\n"
+    "ebb_links{level=\"1\",state=\"on\"} 6\n"
+    "ebb_links{level=\"1\",state=\"off\"} 2\n"
+    "ebb_links{level=\"2\",state=\"on\"} 8\n"
+    "ebb_links{level=\"2\",state=\"off\"} 0\n"
+    "# HELP ebb_link_power_relative Estimated switch-link power relative to all links on.\n"
+    "# TYPE ebb_link_power_relative gauge\n"
+    "ebb_link_power_relative 0.875000\n"
+    "# HELP ebb_gating_action How links are gated (disable_port or reduce_width).\n"
+    "# TYPE ebb_gating_action gauge\n"
+    "ebb_gating_action{action=\"reduce_width\"} 1\n"
+    "# HELP ebb_links_reduced_width Switch links at reduced width (LinkWidthEnabled).\n"
+    "# TYPE ebb_links_reduced_width gauge\n"
+    "ebb_links_reduced_width 2\n"
+    "# HELP ebb_decisions_total Gating decisions by source, action and outcome.\n"
+    "# TYPE ebb_decisions_total counter\n"
+    "ebb_decisions_total{source=\"down-link-rule\",action=\"off\",refused=\"yes\","
+    "gating_action=\"reduce_width\"} 3\n"
+    "ebb_decisions_total{source=\"gating\",action=\"off\",refused=\"no\","
+    "gating_action=\"reduce_width\"} 4\n"
+    "ebb_decisions_total{source=\"gating\",action=\"on\",refused=\"no\","
+    "gating_action=\"reduce_width\"} 1\n"
+    "# TYPE ebb_mads_sent_total counter\n"
+    "ebb_mads_sent_total 1200\n"
+    "# TYPE ebb_mads_failed_total counter\n"
+    "ebb_mads_failed_total 3\n"
+    "# TYPE ebb_mads_timeouts_total counter\n"
+    "ebb_mads_timeouts_total 5\n"
+    "# TYPE ebb_mads_malformed_total counter\n"
+    "ebb_mads_malformed_total 0\n"
+    "# TYPE ebb_mads_outstanding gauge\n"
+    "ebb_mads_outstanding 2\n"
+    "# TYPE ebb_mads_queued gauge\n"
+    "ebb_mads_queued 1\n"
+    "# TYPE ebb_port_sets_total counter\n"
+    "ebb_port_sets_total 6\n"
+    "# HELP ebb_port_sets_suppressed_total Sets a dry run decided but did not send.\n"
+    "# TYPE ebb_port_sets_suppressed_total counter\n"
+    "ebb_port_sets_suppressed_total 0\n"
+    "# HELP ebb_period_seconds Time of the last counter read of one switch.\n"
+    "# TYPE ebb_period_seconds gauge\n"
+    "ebb_period_seconds 0.012500\n"
+    "# TYPE ebb_agents gauge\n"
+    "ebb_agents 12\n"
+    "# TYPE ebb_agents_failed_safe gauge\n"
+    "ebb_agents_failed_safe 1\n"
+    "# HELP ebb_smp_reroutes_total SMPs sent again on a new directed route after a timeout.\n"
+    "# TYPE ebb_smp_reroutes_total counter\n"
+    "ebb_smp_reroutes_total 7\n"
+    "# HELP ebb_counters_held_total Counter reads with no LID route while the switch answered by "
+    "directed route (its agent holds).\n"
+    "# TYPE ebb_counters_held_total counter\n"
+    "ebb_counters_held_total 0\n"
+    "# HELP ebb_width_sets_total LinkWidthEnabled Sets by what they did.\n"
+    "# TYPE ebb_width_sets_total counter\n"
+    "ebb_width_sets_total{action=\"reduce\"} 4\n"
+    "ebb_width_sets_total{action=\"restore\"} 2\n";
+
+TEST(Metrics, FixedNumbersGiveTheExactText) {
+  EXPECT_EQ(renderPrometheus(fixedMetrics()), kFixedText);
+}
+
+TEST(Metrics, OpenSmEventsAppearOnceAnyArrived) {
+  DaemonMetrics m = fixedMetrics();
+  m.osmEvents[{"trap", 128}] = 3;
+  m.osmEvents[{"trap", 64}] = 1;
+  m.osmEvents[{"heavy_sweep_done", -1}] = 2;
+  m.osmRereads = 3;
+  m.osmRereadsFailed = 1;
+  m.osmPortChanges = 4;
+  m.osmEventsMalformed = 0;
+  EXPECT_EQ(renderPrometheus(m),
+            std::string(kFixedText) +
+                "# HELP ebb_osm_events_total Events from OpenSM's ebb_osm_events plugin.\n"
+                "# TYPE ebb_osm_events_total counter\n"
+                "ebb_osm_events_total{event=\"heavy_sweep_done\"} 2\n"
+                "ebb_osm_events_total{event=\"trap\",trap=\"64\"} 1\n"
+                "ebb_osm_events_total{event=\"trap\",trap=\"128\"} 3\n"
+                "# HELP ebb_osm_event_rereads_total Switches whose ports were re-read at once on "
+                "an OpenSM event.\n"
+                "# TYPE ebb_osm_event_rereads_total counter\n"
+                "ebb_osm_event_rereads_total 3\n"
+                "# TYPE ebb_osm_event_rereads_failed_total counter\n"
+                "ebb_osm_event_rereads_failed_total 1\n"
+                "# HELP ebb_osm_event_port_changes_total Port changes those re-reads found.\n"
+                "# TYPE ebb_osm_event_port_changes_total counter\n"
+                "ebb_osm_event_port_changes_total 4\n"
+                "# TYPE ebb_osm_events_malformed_total counter\n"
+                "ebb_osm_events_malformed_total 0\n");
+}
+
+TEST(Metrics, NoLinksIsStillValidText) {
+  const std::string t = renderPrometheus(DaemonMetrics{});
+  EXPECT_NE(t.find("# TYPE ebb_links gauge\n# HELP ebb_link_power_relative"), std::string::npos);
+  EXPECT_NE(t.find("ebb_link_power_relative 1.000000\n"), std::string::npos);
+  EXPECT_NE(t.find("ebb_gating_action{action=\"disable_port\"} 1\n"), std::string::npos);
+  EXPECT_EQ(t.find("ebb_osm_events_total"), std::string::npos);
+}
+
+// Label values from outside (an OpenSM event name) are escaped as the
+// exposition format requires: backslash, quote, newline.
+TEST(Metrics, LabelValuesAreEscaped) {
+  DaemonMetrics m;
+  m.osmEvents[{"we\"ird\\ev\nent", -1}] = 1;
+  EXPECT_NE(renderPrometheus(m).find("ebb_osm_events_total{event=\"we\\\"ird\\\\ev\\nent\"} 1\n"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ebb::daemon
