@@ -10,7 +10,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libspdlog-dev libfmt-dev libcli11-dev
+  libfmt-dev libcli11-dev
   rdma-core libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev
   opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags
   gnuplot-nox

@@ -124,13 +124,6 @@ TEST(ReduceWidthGating, NarrowsBothEndsIsBusyMeanwhileAndWidensToWhatItRead) {
   EXPECT_EQ(rig.fab.widthEnabled(upper), kWidth1x | kWidth4x | kWidth12x);
 }
 
-Result<std::vector<PortChange>> reread(Rig& rig, SwitchId s) {
-  Result<std::vector<PortChange>> out = Status(ErrorCode::kInternal, "not done");
-  rig.backend->rereadPorts(s, [&](Result<std::vector<PortChange>> r) { out = r; });
-  rig.sched.runUntil(rig.sched.now() + 100 * kMs);
-  return out;
-}
-
 // A re-read that finds a link down without ebb raises onPortDown at both of
 // its switch ends; back up, onPortUp. What ebb does itself raises neither.
 TEST(IbBackendEvents, AReReadThatFindsALinkDownRaisesPortDownAtBothEnds) {

@@ -294,13 +294,6 @@ TEST(IbBackend, WidthDryRunSendsNothingAndRestoreAllBringsWidthsBack) {
   }
 }
 
-Result<std::vector<PortChange>> reread(Rig& rig, SwitchId s) {
-  Result<std::vector<PortChange>> out = Status(ErrorCode::kInternal, "not done");
-  rig.backend->rereadPorts(s, [&](Result<std::vector<PortChange>> r) { out = r; });
-  rig.sched.runUntil(rig.sched.now() + 100 * kMs);
-  return out;
-}
-
 // An OpenSM event makes the backend re-read a switch: what changed without
 // ebb is taken in and told to the agents; what ebb did itself is not a change.
 TEST(IbBackend, ReReadingASwitchTakesInWhatChangedWithoutEbb) {

@@ -82,4 +82,12 @@ inline std::vector<PortId> nonMtUpPorts(SwitchId s) {
   return out;
 }
 
+// Re-reads one switch's ports (as on an OpenSM event) and runs until done.
+inline Result<std::vector<PortChange>> reread(Rig& rig, fabric::SwitchId s) {
+  Result<std::vector<PortChange>> out = Status(ErrorCode::kInternal, "not done");
+  rig.backend->rereadPorts(s, [&](Result<std::vector<PortChange>> r) { out = r; });
+  rig.sched.runUntil(rig.sched.now() + 100 * kMs);
+  return out;
+}
+
 }  // namespace ebb::ib::testing

@@ -1,0 +1,116 @@
+// Collective algorithms chosen by name (config, command line) and the
+// expansion of one named collective into the ranks' programs.
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "workload/collectives.h"
+
+namespace ebb::workload {
+
+namespace {
+
+template <class E>
+Status pick(const std::map<std::string, E>& names, const std::string& op, const std::string& name,
+            E& out) {
+  const auto it = names.find(name);
+  if (it != names.end()) {
+    out = it->second;
+    return Status::ok();
+  }
+  std::string choices;
+  for (const auto& [n, v] : names)
+    choices += (choices.empty() ? "" : ", ") + n;
+  return {ErrorCode::kInvalidArgument,
+          fmt::format("unknown {} algorithm '{}' (choices: {})", op, name, choices)};
+}
+
+const std::map<std::string, ReduceAlgo>& reduceNames() {
+  static const std::map<std::string, ReduceAlgo> m = {
+      {"gather-to-root", ReduceAlgo::kGatherToRoot},
+      {"binomial", ReduceAlgo::kBinomial},
+      {"ring", ReduceAlgo::kRing},
+      {"recursive-doubling", ReduceAlgo::kRecursiveDoubling},
+      {"reduce-scatter-allgather", ReduceAlgo::kReduceScatterAllgather}};
+  return m;
+}
+
+}  // namespace
+
+Status setAlgorithm(CollectiveAlgos& a, const std::string& op, const std::string& name) {
+  static const std::map<std::string, AlltoallAlgo> alltoall = {
+      {"pairwise", AlltoallAlgo::kPairwise}, {"socket-phased", AlltoallAlgo::kSocketPhased}};
+  static const std::map<std::string, BcastAlgo> bcast = {
+      {"binomial", BcastAlgo::kBinomial}, {"scatter-allgather", BcastAlgo::kScatterAllgather}};
+  static const std::map<std::string, RootedAlgo> rootedNames = {
+      {"linear", RootedAlgo::kLinear}, {"segmented", RootedAlgo::kSegmented}};
+  if (op == "alltoall") return pick(alltoall, op, name, a.alltoall);
+  if (op == "bcast") return pick(bcast, op, name, a.bcast);
+  if (op == "gather") return pick(rootedNames, op, name, a.gather);
+  if (op == "scatter") return pick(rootedNames, op, name, a.scatter);
+  if (op == "reduce") return pick(reduceNames(), op, name, a.reduce);
+  if (op == "allreduce") return pick(reduceNames(), op, name, a.allreduce);
+  return {ErrorCode::kInvalidArgument,
+          fmt::format("unknown collective '{}' (alltoall, bcast, gather, scatter, reduce, "
+                      "allreduce)",
+                      op)};
+}
+
+Status parseAlgorithms(CollectiveAlgos& a, const std::string& list) {
+  std::size_t start = 0;
+  while (start < list.size()) {
+    std::size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string item = list.substr(start, end - start);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      return {ErrorCode::kInvalidArgument,
+              fmt::format("collective algorithm '{}': expected op=algorithm", item)};
+    }
+    if (Status s = setAlgorithm(a, item.substr(0, eq), item.substr(eq + 1)); !s.isOk()) return s;
+    start = end + 1;
+  }
+  return Status::ok();
+}
+
+Status expandCollective(Programs& p, const CollectiveAlgos& a, const std::string& op,
+                        std::int64_t bytes, std::int32_t tag, std::uint32_t root) {
+  if (bytes < 0) return {ErrorCode::kInvalidArgument, "collective size must be >= 0"};
+  if (!p.empty()) root %= static_cast<std::uint32_t>(p.size());
+  if (op == "alltoall") {
+    if (a.alltoall == AlltoallAlgo::kSocketPhased) {
+      return alltoallSocketPhased(p, bytes, a.coresPerNode, tag);
+    }
+    alltoallPairwise(p, bytes, tag);
+  } else if (op == "bcast") {
+    (a.bcast == BcastAlgo::kScatterAllgather ? bcastScatterAllgather : bcastBinomial)(p, root,
+                                                                                      bytes, tag);
+  } else if (op == "gather") {
+    if (a.gather == RootedAlgo::kSegmented) {
+      gatherSegmented(p, root, bytes, a.m1, a.m2, tag);
+    } else {
+      gatherLinear(p, root, bytes, tag);
+    }
+  } else if (op == "scatter") {
+    if (a.scatter == RootedAlgo::kSegmented) {
+      scatterSegmented(p, root, bytes, a.s, tag);
+    } else {
+      scatterLinear(p, root, bytes, tag);
+    }
+  } else if (op == "reduce") {
+    reduce(p, a.reduce, root, bytes, tag);
+  } else if (op == "allreduce") {
+    allreduce(p, a.allreduce, bytes, tag);
+  } else if (op == "barrier") {
+    barrier(p, tag);
+  } else {
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("unknown collective '{}' (alltoall, bcast, gather, scatter, reduce, "
+                        "allreduce, barrier)",
+                        op)};
+  }
+  return Status::ok();
+}
+
+}  // namespace ebb::workload
