@@ -7,6 +7,7 @@ set -euo pipefail
 src=$1
 dir=$2
 rm -rf "$dir"
+mkdir -p "$(dirname "$dir")"
 cmake -S "$src" -B "$dir" -G Ninja -DEBB_WITH_IB=OFF -DEBB_BUILD_TESTS=ON -DEBB_BUILD_BENCH=ON \
   >"$dir.log" 2>&1 || { cat "$dir.log"; echo "FAIL: configure with EBB_WITH_IB=OFF"; exit 1; }
 ninja_file="$dir/build.ninja"
