@@ -55,9 +55,10 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   }
   s.port.caName = a.ca();
   s.port.port = a.ca_port();
-  s.transport.timeoutPs = (a.mad_timeout_ms() == 0 ? 200 : a.mad_timeout_ms()) * kPsPerMs;
-  s.transport.retries = a.mad_retries() == 0 ? 2 : a.mad_retries();
-  s.transport.maxOutstanding = a.max_outstanding() == 0 ? 16 : a.max_outstanding();
+  // Zero means unset: the option structs keep their defaults.
+  if (a.mad_timeout_ms() != 0) s.transport.timeoutPs = milliseconds(a.mad_timeout_ms());
+  if (a.mad_retries() != 0) s.transport.retries = a.mad_retries();
+  if (a.max_outstanding() != 0) s.transport.maxOutstanding = a.max_outstanding();
   if (Status st = s.transport.validate(); !st.isOk()) return invalid("agent." + st.message());
 
   if (cfg.lpi().mode() != config::LpiSpec::MODE_UNSPECIFIED &&
@@ -72,7 +73,11 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   s.agent.gating = gating.gating;
   s.agent.thresholds = gating.thresholds;
   s.policyName = gating.gating ? gating.policyName : "observe only (gating.policy ALL_ON)";
-  s.agent.checkPeriodPs = (a.check_period_ms() == 0 ? 1000 : a.check_period_ms()) * kPsPerMs;
+  // A real fabric is sampled far less often than the emulator (AgentConfig's
+  // default is 2000 cycles of 1 ns): PMA reads of every port take milliseconds.
+  constexpr std::int64_t kDefaultCheckPeriodMs = 1000;
+  s.agent.checkPeriodPs =
+      milliseconds(a.check_period_ms() == 0 ? kDefaultCheckPeriodMs : a.check_period_ms());
   s.agent.rateLimits.maxOffPerWindow = a.max_off_per_window();
   s.agent.rateLimits.windowPs =
       a.rate_window_ms() == 0 ? s.agent.checkPeriodPs : a.rate_window_ms() * kPsPerMs;
@@ -83,7 +88,7 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   s.backend.action = a.gating_action() == config::AgentDaemonSpec::REDUCE_WIDTH
                          ? ib::GatingAction::kReduceWidth
                          : ib::GatingAction::kDisablePort;
-  s.backend.linkPollPs = (a.link_poll_ms() == 0 ? 100 : a.link_poll_ms()) * kPsPerMs;
+  if (a.link_poll_ms() != 0) s.backend.linkPollPs = milliseconds(a.link_poll_ms());
   if (a.restore_timeout_ms() > 0) s.backend.restoreTimeoutPs = a.restore_timeout_ms() * kPsPerMs;
   if (a.lost_contact_ms() > 0) s.backend.lostContactPs = a.lost_contact_ms() * kPsPerMs;
   if (!a.m_key().empty()) {
