@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "daemon/counter_sweep.h"
+#include "daemon/instance_lock.h"
 #include "daemon/umad_port.h"
 
 namespace ebb::daemon {
@@ -26,6 +27,9 @@ AgentDaemon::~AgentDaemon() = default;
 
 int AgentDaemon::run() {
   std::signal(SIGPIPE, SIG_IGN);
+  // One agent per fabric, before the port is opened; the counter sweep sets
+  // nothing and may run next to an agent.
+  if (s_.sweeps == 0 && !takeLock()) return 1;
   openPort();
   if (!readFabric()) return 1;
   printStartupLine();
@@ -61,6 +65,21 @@ int AgentDaemon::run() {
   mad_->close();
   printSummary();
   return exitCode_;
+}
+
+bool AgentDaemon::takeLock() {
+  const std::string path =
+      s_.lockFile.empty() ? defaultLockPath(s_.port, "/run/ebb", std::getenv("XDG_RUNTIME_DIR"),
+                                            std::getenv("IBSIM_SOCKNAME"))
+                          : s_.lockFile;
+  auto lock = InstanceLock::acquire(path);
+  if (!lock) {
+    err_ << "ebb agent: cannot start: " << lock.status().toString() << "\n";
+    return false;
+  }
+  lock_ = std::make_unique<InstanceLock>(std::move(*lock));
+  out_ << "ebb agent: holding " << path << " (one agent per fabric)\n" << std::flush;
+  return true;
 }
 
 void AgentDaemon::openPort() {

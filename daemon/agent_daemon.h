@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "daemon/daemon_settings.h"
 #include "daemon/event_log.h"
+#include "daemon/instance_lock.h"
 #include "daemon/metrics.h"
 #include "daemon/metrics_server.h"
 #include "daemon/osm_event_intake.h"
@@ -49,6 +50,7 @@ class AgentDaemon {
 
  private:
   // Start-up, in this order; each false/error ends run() with exit code 1.
+  bool takeLock();
   // openPort() exits the process when the port does not open (its helper
   // thread may be stuck inside the umad library).
   void openPort();
@@ -87,6 +89,7 @@ class AgentDaemon {
 
   boost::asio::io_context io_;
   agent::AsioScheduler sched_;
+  std::unique_ptr<InstanceLock> lock_;  // held until the daemon is destroyed
   std::unique_ptr<ib::UmadTransport> mad_;
   std::unique_ptr<ib::IbBackend> backend_;
   std::unique_ptr<fabric::MinimalTree> tree_;

@@ -126,6 +126,10 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
     const std::filesystem::path p(a.osm_events());
     s.osmEvents = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();
   }
+  if (!a.lock_file().empty()) {
+    const std::filesystem::path p(a.lock_file());
+    s.lockFile = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();
+  }
   s.runForPs = a.run_for_ms() * kPsPerMs;
   return s;
 }

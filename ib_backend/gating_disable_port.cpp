@@ -165,37 +165,40 @@ void DisablePortGating::restore(std::shared_ptr<RestoreRun> run, std::function<v
 
 // One wave: Set Polling on every disabled link with a reachable end; links
 // out of reach wait for the next wave, after pollUntilUp has seen earlier
-// ones train (linkChanged re-routes).
+// ones train (linkChanged re-routes). Done once nothing is disabled, nothing
+// is on the wire and every link set Polling reads LinkUp; restoreAll's
+// deadline ends it otherwise (run->over).
 void DisablePortGating::wave(std::shared_ptr<RestoreRun> r, std::function<void()> then) {
+  if (r->over) return;
   for (LinkId l : std::vector<LinkId>(b_.disabled_)) {
     if (r->inFlight.count(l)) continue;
     const std::optional<PortId> end = enableEnd(l);
-    if (!end || !b_.sw_[end->sw.value()].reachable) continue;  // a later wave
+    if (!end || !b_.sw_[end->sw.value()].reachable) {
+      if (end) {
+        r->why[l] =
+            fmt::format("the end to re-enable ({}) is out of reach", b_.topo_.describePort(*end));
+      }
+      continue;  // a later wave
+    }
     r->inFlight.insert(l);
     ++b_.rec(l).gen;
     setPhys(*end, PhysState::kPolling, [this, r, l, end = *end](Status s) {
       r->inFlight.erase(l);
       if (!s.isOk()) {
         if (r->firstError.isOk()) r->firstError = s;
-        return;
+        r->why[l] = "setting Polling failed: " + s.message();
+        return;  // the next wave sends it again, until the deadline
       }
       forget(l);
+      r->why[l] = fmt::format("set Polling at {}, no LinkUp", b_.topo_.describePort(end));
+      r->awaitingUp.insert(l);
       if (r->onSet) r->onSet(l, end);
       pollUntilUp(l, end);
     });
   }
-  if (b_.disabled_.empty() && r->inFlight.empty()) return then();
-  if (b_.sched_.now() >= r->deadline && r->inFlight.empty()) {
-    std::string left;
-    for (LinkId l : b_.disabled_)
-      left += (left.empty() ? "" : ", ") + b_.topo_.describeLink(l);
-    r->gaveUp = Status(
-        r->firstError.isOk() ? ErrorCode::kUnavailable : r->firstError.code(),
-        fmt::format("{} links still disabled after {} s ({}){}", b_.disabled_.size(),
-                    toSeconds(b_.opts_.restoreTimeoutPs), left,
-                    r->firstError.isOk() ? "" : "; first error: " + r->firstError.message()));
-    return then();
-  }
+  const bool allUp = std::all_of(r->awaitingUp.begin(), r->awaitingUp.end(),
+                                 [this](LinkId l) { return b_.rec(l).up; });
+  if (b_.disabled_.empty() && r->inFlight.empty() && allUp) return then();
   b_.sched_.after(b_.opts_.linkPollPs, agent::Phase::kBackend,
                   [this, r, then = std::move(then)] { wave(r, then); });
 }

@@ -185,14 +185,17 @@ void ReduceWidthGating::restore(std::shared_ptr<RestoreRun> run, std::function<v
         const LinkId l = narrow[i];
         const PortId first = b_.rec(l).narrowed->ends.front().end;
         widenLink(l, [run, l, first, answer](Status s) {
-          if (!s.isOk()) return answer(s);
+          if (!s.isOk()) {
+            run->why[l] = "restoring its width failed: " + s.message();
+            return answer(s);
+          }
           if (run->onSet) run->onSet(l, first);
           answer(true);
         });
       },
       [run, then = std::move(then)](Gathered<bool> g) {
         if (!g.firstError.isOk() && run->firstError.isOk()) run->firstError = g.firstError;
-        then();
+        if (!run->over) then();
       });
 }
 

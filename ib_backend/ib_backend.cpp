@@ -86,22 +86,49 @@ std::optional<SwitchId> IbBackend::switchByLid(std::uint16_t lid) const {
   return std::nullopt;
 }
 
-double IbBackend::bandwidthOf(SwitchId s, std::uint16_t port) const {
-  const auto& ports = sw_[s.value()].ports;
-  const fabric::Switch& me = topo_.sw(s);
-  auto narrowed = [&](std::size_t p) {
-    return me.ports[p].role != fabric::PortRole::kUnused &&
-           rec(me.ports[p].link).narrowed.has_value();
-  };
-  // A link at reduced width counts at the width of its full-width neighbours.
-  double gbps = narrowed(port) ? 0.0 : ports[port].gbps();
-  if (gbps <= 0) {
-    for (std::size_t p = 0; p < ports.size(); ++p) {
-      if (!narrowed(p)) gbps = std::max(gbps, ports[p].gbps());
-    }
+Result<double> IbBackend::activeGbps(SwitchId s, std::uint16_t port) const {
+  Result<double> r = sw_[s.value()].ports[port].dataGbps(sw_[s.value()].extSpeeds);
+  if (!r) {
+    return Status(r.status().code(),
+                  fmt::format("{}: {}", topo_.describePort(PortId{s, port}), r.status().message()));
   }
-  if (gbps <= 0) gbps = 32.0;  // 4x QDR
-  return gbps / 8000.0;        // Gb/s -> bytes per picosecond
+  return r;
+}
+
+// A LinkUp port at full width runs at the speed it reads. A port that is
+// down or at reduced width (ebb's own doing, or a cable out) runs at the
+// fastest full-width LinkUp port of its switch when it comes back, else of
+// the fabric: the IBA gives a down port no active speed to read.
+Result<double> IbBackend::bandwidthOf(SwitchId s, std::uint16_t port) const {
+  auto readsActive = [&](SwitchId sw, std::size_t p) {
+    const fabric::Port& pt = topo_.sw(sw).ports[p];
+    return pt.role != fabric::PortRole::kUnused && sw_[sw.value()].reachable &&
+           sw_[sw.value()].ports[p].phys == PhysState::kLinkUp && !rec(pt.link).narrowed;
+  };
+  if (readsActive(s, port)) {
+    Result<double> g = activeGbps(s, port);
+    if (!g) return g.status();
+    return *g / 8000.0;  // Gb/s -> bytes per picosecond
+  }
+  auto fastestOf = [&](SwitchId sw) {
+    double best = 0;
+    for (std::size_t p = 0; p < topo_.sw(sw).ports.size(); ++p) {
+      if (!readsActive(sw, p)) continue;
+      if (auto g = activeGbps(sw, static_cast<std::uint16_t>(p))) best = std::max(best, *g);
+    }
+    return best;
+  };
+  double gbps = fastestOf(s);
+  for (std::size_t o = 0; gbps <= 0 && o < sw_.size(); ++o) {
+    gbps = std::max(gbps, fastestOf(SwitchId(static_cast<std::uint32_t>(o))));
+  }
+  if (gbps <= 0) {
+    return Status(ErrorCode::kUnavailable,
+                  fmt::format("{}: its link is not up and no LinkUp port of the fabric reads a "
+                              "known speed to take for it",
+                              topo_.describePort(PortId{s, port})));
+  }
+  return gbps / 8000.0;
 }
 
 void IbBackend::discoverPorts(SwitchId sw, Done<std::vector<agent::PortDescription>> done) {
@@ -110,7 +137,9 @@ void IbBackend::discoverPorts(SwitchId sw, Done<std::vector<agent::PortDescripti
   for (std::uint16_t p = 0; p < me.ports.size(); ++p) {
     if (me.ports[p].role == fabric::PortRole::kUnused) continue;
     const LinkPowerState st = usable(me.ports[p].link) ? LinkPowerState::kOn : LinkPowerState::kOff;
-    out.push_back({p, me.ports[p].role, bandwidthOf(sw, p), st, st});
+    Result<double> bw = bandwidthOf(sw, p);
+    if (!bw) return later<std::vector<agent::PortDescription>>(std::move(done), bw.status());
+    out.push_back({p, me.ports[p].role, *bw, st, st});
   }
   later<std::vector<agent::PortDescription>>(std::move(done), std::move(out));
 }

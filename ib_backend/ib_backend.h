@@ -19,6 +19,7 @@
 namespace ebb::ib {
 
 class GatingStrategy;
+struct RestoreRun;
 class DisablePortGating;
 class ReduceWidthGating;
 
@@ -127,9 +128,11 @@ class IbBackend final : public agent::Backend {
   const GatingAction& gatingAction() const { return opts_.action; }
   // Sets Polling on every link this backend disabled, in waves: a link whose
   // ends are both out of reach (a dark switch) waits until links enabled
-  // before it have trained and opened a route. `onSet` hears of each Set
-  // (the daemon logs it); done when every link is set, or with the ones left
-  // after restoreTimeoutPs.
+  // before it have trained and opened a route; widens every link it reduced.
+  // `onSet` hears of each Set (the daemon logs it). Done OK once every link
+  // is back (a disabled link when it reads LinkUp), else at restoreTimeoutPs
+  // of scheduler time, whatever is in flight, with every link not back and
+  // why, one per line.
   using RestoreObserver = std::function<void(fabric::LinkId, fabric::PortId)>;
   void restoreAll(std::function<void(Status)> done, RestoreObserver onSet = {});
   const IbBackendStats& stats() const { return stats_; }
@@ -151,6 +154,7 @@ class IbBackend final : public agent::Backend {
     bool reachable = false;
     bool visited = false;
     std::uint16_t lid = 0;
+    bool extSpeeds = false;       // port 0's CapabilityMask.IsExtendedSpeedsSupported
     std::vector<PortInfo> ports;  // by port label
     std::vector<agent::PortCounters> last;
     TimePs lastSampleAt = -1;
@@ -183,12 +187,17 @@ class IbBackend final : public agent::Backend {
   void recomputeRoutes();
   // Re-reads (ib_reread.cpp): takes in one port's PortInfo, with its changes.
   std::vector<PortChange> takeIn(fabric::PortId port, const PortInfo& pi);
+  // Restore (ib_restore.cpp): ends a restoreAll once.
+  void finishRestore(const std::shared_ptr<RestoreRun>& r, bool deadline);
   // Counters (ib_counters.cpp).
   void lostContact(fabric::SwitchId s, const Status& why);
   // Core (ib_backend.cpp).
   MadAddress drTo(fabric::SwitchId s) const;
   bool allowed(fabric::SwitchId s) const;
-  double bandwidthOf(fabric::SwitchId s, std::uint16_t port) const;
+  // One direction's bandwidth in bytes/ps (docs/ib_agent.md, *Link speeds*).
+  Result<double> bandwidthOf(fabric::SwitchId s, std::uint16_t port) const;
+  // The data rate of a LinkUp port as read; E_INVALID naming the port.
+  Result<double> activeGbps(fabric::SwitchId s, std::uint16_t port) const;
   void sendSmp(fabric::SwitchId s, const std::function<MadBytes(const MadAddress&)>& build,
                MadTransport::Done done, int reroutes = 2);
   // Read-modify-write of one port's PortInfo along the directed route of the

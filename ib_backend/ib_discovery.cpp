@@ -131,6 +131,7 @@ void IbBackend::visit(std::shared_ptr<Walk> w, SwitchId s) {
                           const PortInfo pi = parsePortInfo(*pr);
                           if (p == 0) {
                             sw_[s.value()].lid = pi.lid;
+                            sw_[s.value()].extSpeeds = pi.extendedSpeeds();
                           } else {
                             sw_[s.value()].ports[p - 1] = pi;
                             const fabric::Port& port = topo_.sw(s).ports[p - 1];
@@ -140,8 +141,16 @@ void IbBackend::visit(std::shared_ptr<Walk> w, SwitchId s) {
                         });
             },
             [this, w, s, finishOne](Gathered<PortInfo>) {
+              // Every LinkUp port must read a speed ebb knows (no default).
+              const fabric::Switch& me = topo_.sw(s);
+              for (std::uint16_t q = 0; w->error.isOk() && q < me.ports.size(); ++q) {
+                if (me.ports[q].role == fabric::PortRole::kUnused ||
+                    sw_[s.value()].ports[q].phys != PhysState::kLinkUp) {
+                  continue;
+                }
+                if (auto g = activeGbps(s, q); !g) w->error = g.status();
+              }
               if (w->error.isOk()) {
-                const fabric::Switch& me = topo_.sw(s);
                 for (std::uint16_t q = 0; q < me.ports.size(); ++q) {
                   const fabric::Port& port = me.ports[q];
                   if (port.role == fabric::PortRole::kUnused) continue;

@@ -212,30 +212,67 @@ PortInfo parsePortInfo(const MadBytes& r) {
   p.phys = narrow<PhysState>(field(r, kData, IB_PORT_PHYS_STATE_F));
   p.widthActive = narrow<std::uint8_t>(field(r, kData, IB_PORT_LINK_WIDTH_ACTIVE_F));
   p.speedActive = narrow<std::uint8_t>(field(r, kData, IB_PORT_LINK_SPEED_ACTIVE_F));
+  p.speedExtActive = narrow<std::uint8_t>(field(r, kData, IB_PORT_LINK_SPEED_EXT_ACTIVE_F));
+  p.capabilityMask = field(r, kData, IB_PORT_CAPMASK_F);
   p.widthEnabled = narrow<std::uint8_t>(field(r, kData, IB_PORT_LINK_WIDTH_ENABLED_F));
   p.widthSupported = narrow<std::uint8_t>(field(r, kData, IB_PORT_LINK_WIDTH_SUPPORTED_F));
   return p;
 }
 
-double PortInfo::gbps() const {
-  int lanes = 0;
-  if (widthActive & 0x8)
-    lanes = 12;
-  else if (widthActive & 0x4)
-    lanes = 8;
-  else if (widthActive & 0x2)
-    lanes = 4;
-  else if (widthActive & 0x10)
-    lanes = 2;
-  else if (widthActive & 0x1)
-    lanes = 1;
-  double lane = 0;  // Gb/s of data per lane after 8b/10b
-  if (speedActive & 0x4)
-    lane = 8.0;
-  else if (speedActive & 0x2)
-    lane = 4.0;
-  else if (speedActive & 0x1)
-    lane = 2.0;
+// Signalling rate per lane times the line code's efficiency (IBA vol. 2):
+// 8b/10b up to QDR, 64b/66b for FDR and EDR; HDR and NDR (PAM4, RS-FEC) carry
+// 50 and 100 Gb/s of data per lane.
+double laneGbps(std::uint8_t speedActive) {
+  switch (speedActive) {
+    case 1:
+      return 2.0;  // SDR 2.5 Gb/s x 8/10
+    case 2:
+      return 4.0;  // DDR 5 Gb/s x 8/10
+    case 4:
+      return 8.0;  // QDR 10 Gb/s x 8/10
+    default:
+      return 0.0;
+  }
+}
+
+double laneGbpsExt(std::uint8_t speedExtActive) {
+  switch (speedExtActive) {
+    case 1:
+      return 14.0625 * 64.0 / 66.0;  // FDR
+    case 2:
+      return 25.78125 * 64.0 / 66.0;  // EDR: 25
+    case 4:
+      return 50.0;  // HDR 53.125 Gb/s PAM4
+    case 8:
+      return 100.0;  // NDR 106.25 Gb/s PAM4
+    default:
+      return 0.0;
+  }
+}
+
+Result<double> PortInfo::dataGbps(bool extendedSpeeds) const {
+  const int lanes = widestLanes(widthActive);
+  if (lanes == 0 || (widthActive & ~(kWidth1x | kWidth2x | kWidth4x | kWidth8x | kWidth12x))) {
+    return Status(ErrorCode::kInvalidArgument,
+                  fmt::format("LinkWidthActive 0x{:02x} is not a known width", widthActive));
+  }
+  if (extendedSpeeds && speedExtActive != 0) {
+    const double lane = laneGbpsExt(speedExtActive);
+    if (lane <= 0) {
+      return Status(ErrorCode::kInvalidArgument,
+                    fmt::format("LinkSpeedExtActive {} is not a known speed (1 FDR, 2 EDR, "
+                                "4 HDR, 8 NDR)",
+                                speedExtActive));
+    }
+    return lanes * lane;
+  }
+  const double lane = laneGbps(speedActive);
+  if (lane <= 0) {
+    return Status(
+        ErrorCode::kInvalidArgument,
+        fmt::format("LinkSpeedActive {} is not a known speed (1 SDR, 2 DDR, 4 QDR){}", speedActive,
+                    extendedSpeeds ? "" : "; the port does not report extended speeds"));
+  }
   return lanes * lane;
 }
 

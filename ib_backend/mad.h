@@ -110,12 +110,25 @@ struct PortInfo {
   std::uint16_t lid = 0;
   PortState state = PortState::kDown;
   PhysState phys = PhysState::kPolling;
-  std::uint8_t widthActive = 0;  // bit mask: 1=1x 2=4x 4=8x 8=12x
-  std::uint8_t speedActive = 0;  // 1=SDR 2=DDR 4=QDR (extended speeds not read)
+  std::uint8_t widthActive = 0;      // bit mask: 1=1x 2=4x 4=8x 8=12x 16=2x
+  std::uint8_t speedActive = 0;      // LinkSpeedActive: 1=SDR 2=DDR 4=QDR
+  std::uint8_t speedExtActive = 0;   // LinkSpeedExtActive: 0 none, 1=FDR 2=EDR 4=HDR 8=NDR
+  std::uint32_t capabilityMask = 0;  // on a switch, valid at port 0 only
   std::uint8_t widthEnabled = 0;
   std::uint8_t widthSupported = 0;
-  double gbps() const;  // data rate of one direction (after encoding)
+  // CapabilityMask.IsExtendedSpeedsSupported (IBA 14.2.5.6, bit 14).
+  bool extendedSpeeds() const { return (capabilityMask & (1u << 14)) != 0; }
+  // The data rate of one direction in Gb/s: LinkWidthActive lanes times the
+  // per-lane data rate (after line encoding) of LinkSpeedExtActive when
+  // `extendedSpeeds` (the port's, or on a switch its port 0's capability) and
+  // it is non-zero, else of LinkSpeedActive. The table is in
+  // docs/ib_agent.md. E_INVALID naming the field when a code is unknown.
+  Result<double> dataGbps(bool extendedSpeeds) const;
 };
+// Per-lane data rate in Gb/s of a LinkSpeedActive / LinkSpeedExtActive code
+// (one bit: the active speed); 0 for a code the IBA does not define.
+double laneGbps(std::uint8_t speedActive);
+double laneGbpsExt(std::uint8_t speedExtActive);
 struct PortCountersExt {
   std::uint64_t xmitDataWords = 0;  // PortXmitData, in 4-byte words
   std::uint64_t xmitPkts = 0;

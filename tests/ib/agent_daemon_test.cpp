@@ -435,11 +435,13 @@ TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
   }
 }
 
-// 6 without the physical layer: the ports still read Disabled when SIGTERM
-// arrives, so reading them afterwards shows the restore for real.
-TEST(AgentDaemon, SigtermReenablesPortsThatStillReadDisabled) {
+// 6 without the physical layer (the player stopped): the ports still read
+// Disabled when SIGTERM arrives and nothing retrains them after the Polling
+// Sets, so the restore ends at restore_timeout_ms with exit 1, naming every
+// link it set Polling that never read LinkUp.
+TEST(AgentDaemon, SigtermWithoutLinkUpExitsOneNamingTheLinksWithinTheTimeout) {
   IbsimFabric fab(tree());
-  Daemon d(fab, "", "sigterm");
+  Daemon d(fab, "restore_timeout_ms: 3000", "sigterm");
   std::vector<Decision> offs;
   for (int i = 0; i < 10 && offs.empty(); ++i) {
     for (const Decision& x : d.next(2s)) {
@@ -448,24 +450,35 @@ TEST(AgentDaemon, SigtermReenablesPortsThatStillReadDisabled) {
   }
   ASSERT_FALSE(offs.empty()) << d.out() << d.err();
   std::vector<PortName> ports;
-  std::set<fabric::LinkId> avoid;
   for (const Decision& x : offs) {
     ports.emplace_back(x.sw, x.port);
-    avoid.insert(linkOf(x.sw, x.port));
   }
   auto before = waitForStates(fab, ports, "Disabled", [&] { return d.offNow(); });
   for (const auto& p : ports) {
     EXPECT_EQ(before[p], "Disabled") << p.first << "[" << p.second << "]";
   }
-  EXPECT_EQ(d.proc().stop(20s), 0) << d.err();
-  // Re-enabled (by the SIGTERM restore, or earlier by a fail-safe): Polling,
-  // as ibsim has no link training.
+  const auto t0 = std::chrono::steady_clock::now();
+  d.proc().signal(SIGTERM);
+  const std::optional<int> status = d.proc().wait(10s);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(status.has_value()) << "still running 10 s after SIGTERM\n" << d.err();
+  EXPECT_EQ(*status, 1) << d.out() << d.err();
+  // restore_timeout_ms is 3 s; the margin covers the start of the restore.
+  EXPECT_LT(took, 4500ms);
+  EXPECT_GE(took, 2900ms) << "ended before the timeout: " << d.err();
+  const std::string err = d.err();
+  EXPECT_NE(err.find("links not back up after 3 s (restore_timeout_ms)"), std::string::npos) << err;
+  for (const auto& p : ports) {
+    const std::string link = tree().describeLink(linkOf(p.first, p.second));
+    EXPECT_NE(err.find(link + ": set Polling"), std::string::npos) << link << "\n" << err;
+  }
+  EXPECT_EQ(d.out().find("re-enabled the"), std::string::npos) << d.out();
+  // The restore did set them Polling (ibsim has no link training).
   // Around every link ebb ever disabled: Polling ones pass no SMP either.
   auto after = waitForStates(fab, ports, "Polling", [&] { return d.everDisabled(); });
   for (const auto& p : ports) {
     EXPECT_EQ(after[p], "Polling") << p.first << "[" << p.second << "]";
   }
-  EXPECT_EQ(d.out().find("could not re-enable"), std::string::npos) << d.out() << d.err();
 }
 
 // One field of `smpquery -D portinfo` ("LinkWidthActive" -> "1X"), or why not.

@@ -53,6 +53,9 @@ class FakeFabric {
   // Link training: a port set Polling comes back LinkUp after this many
   // MADs to anything (0: never, as under ibsim).
   int trainAfter = 0;
+  // LinkSpeedActive of every port, and per (switch, port index) overrides.
+  std::uint8_t speedActive = 4;  // QDR
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint8_t> speedActiveAt;
   bool dead = false;               // nothing answers (the fabric is gone)
   bool pmaBlocked = false;         // PMA gets no LID route (the SM's up/down rule)
   std::uint64_t wrongGuidFor = 0;  // a switch reporting another GUID
@@ -149,7 +152,12 @@ class FakeFabric {
                         ? kWidth4x
                         : widthActive(here));
     }
-    mad_set_field(d, 0, IB_PORT_LINK_SPEED_ACTIVE_F, 4);
+    std::uint8_t speed = speedActive;
+    if (auto it = speedActiveAt.find({at->value(), mod == 0 ? 0 : mod - 1});
+        mod > 0 && it != speedActiveAt.end()) {
+      speed = it->second;
+    }
+    mad_set_field(d, 0, IB_PORT_LINK_SPEED_ACTIVE_F, speed);
     return r;
   }
 

@@ -35,6 +35,41 @@ TEST(IbBackend, DiscoversTheFabricAndChecksEveryGuid) {
   EXPECT_NE(s.message().find(tree().sw(SwitchId(0)).name), std::string::npos) << s.toString();
 }
 
+// Bandwidth from the speed each port reads; a LinkUp port with a speed
+// code ebb does not know is an error naming the port, never a default.
+TEST(IbBackend, PortBandwidthComesFromTheSpeedReadAndAnUnknownCodeIsAnError) {
+  const SwitchId leaf = tree().switchesAtLevel(tree().depth() - 1).front();
+  const PortId down = nonMtUpPorts(leaf).front();
+  PortId up = down;
+  for (std::uint16_t u : tree().sw(leaf).upPorts) {
+    if (u != down.index) up = {leaf, u};
+  }
+  ASSERT_NE(up, down);
+  Rig rig;
+  rig.fab.speedActive = 2;                               // DDR
+  rig.fab.speedActiveAt[{up.sw.value(), up.index}] = 1;  // one SDR port
+  rig.fab.phys(down) = PhysState::kDisabled;
+  ASSERT_TRUE(rig.init().isOk());
+  Result<std::vector<agent::PortDescription>> ports = Status(ErrorCode::kInternal, "not done");
+  rig.backend->discoverPorts(leaf, [&](auto r) { ports = std::move(r); });
+  rig.sched.runAll();
+  ASSERT_TRUE(ports) << ports.status().toString();
+  for (const agent::PortDescription& d : *ports) {
+    // 4x SDR = 8 Gb/s, 4x DDR = 16 Gb/s (1 Gb/s = 1/8000 bytes per ps); the
+    // disabled port takes the fastest LinkUp port of its switch.
+    const double gbps = d.index == up.index ? 8.0 : 16.0;
+    EXPECT_DOUBLE_EQ(d.bandwidthBytesPerPs, gbps / 8000.0) << d.index;
+  }
+
+  Rig bad;
+  bad.fab.speedActiveAt[{up.sw.value(), up.index}] = 3;  // not an IBA code
+  const Status st = bad.init();
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find(tree().describePort(up)), std::string::npos) << st.toString();
+  EXPECT_NE(st.message().find("LinkSpeedActive 3 is not a known speed"), std::string::npos)
+      << st.toString();
+}
+
 TEST(IbBackend, StartsFromThePortStatesItReads) {
   Rig rig;
   const PortId p = nonMtUpPorts(tree().switchesAtLevel(1).front()).front();

@@ -114,7 +114,76 @@ TEST(Mad, ParsesNodeInfoAndPortInfoAsLibibmadWritesThem) {
   EXPECT_EQ(p.lid, 17);
   EXPECT_EQ(p.state, PortState::kActive);
   EXPECT_EQ(p.phys, PhysState::kLinkUp);
-  EXPECT_DOUBLE_EQ(p.gbps(), 32.0);  // 4 lanes x 10 Gb/s x 8/10
+  EXPECT_DOUBLE_EQ(p.dataGbps(false).value(), 32.0);  // 4 lanes x 10 Gb/s x 8/10
+}
+
+// A PortInfo reply as a switch port would send it, built with libibmad.
+MadBytes portInfoReply(std::uint32_t width, std::uint32_t speed, std::uint32_t speedExt,
+                       std::uint32_t capMask = 0) {
+  MadBytes pi = toBytes(replyTo(buildRequest(dr({0, 1}), Method::kGet, Attr::kPortInfo, 5)));
+  std::uint8_t* d = payload(pi).data();
+  mad_set_field(d, 0, IB_PORT_PHYS_STATE_F, 5);
+  mad_set_field(d, 0, IB_PORT_CAPMASK_F, capMask);
+  mad_set_field(d, 0, IB_PORT_LINK_WIDTH_ACTIVE_F, width);
+  mad_set_field(d, 0, IB_PORT_LINK_SPEED_ACTIVE_F, speed);
+  mad_set_field(d, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F, speedExt);
+  return pi;
+}
+
+// Data rates (docs/ib_agent.md, *Link speeds*): lanes x the lane's data rate,
+// LinkSpeedExtActive taking over when the port reports extended speeds.
+TEST(Mad, LinkSpeedsFromSdrToNdrTimesTheWidth) {
+  constexpr std::uint32_t kExt = 1u << 14;  // IsExtendedSpeedsSupported
+  struct Case {
+    std::uint32_t width, speed, ext, cap;
+    double gbps;
+  };
+  const Case cases[] = {
+      {kWidth1x, 1, 0, 0, 2.0},                 // 1x SDR
+      {kWidth4x, 1, 0, 0, 8.0},                 // 4x SDR
+      {kWidth12x, 1, 0, 0, 24.0},               // 12x SDR
+      {kWidth4x, 2, 0, 0, 16.0},                // 4x DDR
+      {kWidth4x, 4, 0, 0, 32.0},                // 4x QDR
+      {kWidth12x, 4, 0, 0, 96.0},               // 12x QDR
+      {kWidth2x, 4, 0, 0, 16.0},                // 2x QDR
+      {kWidth4x, 4, 1, kExt, 56.25 * 64 / 66},  // 4x FDR
+      {kWidth1x, 4, 2, kExt, 25.0},             // 1x EDR
+      {kWidth4x, 4, 2, kExt, 100.0},            // 4x EDR
+      {kWidth12x, 4, 2, kExt, 300.0},           // 12x EDR
+      {kWidth4x, 4, 4, kExt, 200.0},            // 4x HDR
+      {kWidth1x, 4, 4, kExt, 50.0},             // 1x HDR
+      {kWidth4x, 4, 8, kExt, 400.0},            // 4x NDR
+      {kWidth8x, 4, 8, kExt, 800.0},            // 8x NDR
+      {kWidth4x, 4, 0, kExt, 32.0},             // extended speeds supported, none active: QDR
+      {kWidth4x, 2, 2, 0, 16.0},  // no extended speeds reported: the ext field is not read
+  };
+  for (const Case& c : cases) {
+    const PortInfo p = parsePortInfo(portInfoReply(c.width, c.speed, c.ext, c.cap));
+    const Result<double> g = p.dataGbps(p.extendedSpeeds());
+    ASSERT_TRUE(g) << c.width << "/" << c.speed << "/" << c.ext << ": " << g.status().toString();
+    EXPECT_NEAR(*g, c.gbps, 1e-9) << c.width << "/" << c.speed << "/" << c.ext;
+  }
+  // A switch reports the capability at port 0 only: the caller passes it.
+  const PortInfo edr = parsePortInfo(portInfoReply(kWidth4x, 4, 2));
+  EXPECT_FALSE(edr.extendedSpeeds());
+  EXPECT_DOUBLE_EQ(edr.dataGbps(true).value(), 100.0);
+  EXPECT_DOUBLE_EQ(edr.dataGbps(false).value(), 32.0);
+}
+
+TEST(Mad, AnUnknownSpeedOrWidthCodeIsAnErrorNamingTheField) {
+  const PortInfo noSpeed = parsePortInfo(portInfoReply(kWidth4x, 0, 0));
+  ASSERT_FALSE(noSpeed.dataGbps(false));
+  EXPECT_NE(noSpeed.dataGbps(false).status().message().find("LinkSpeedActive 0"), std::string::npos)
+      << noSpeed.dataGbps(false).status().toString();
+  const PortInfo badExt = parsePortInfo(portInfoReply(kWidth4x, 4, 3));
+  ASSERT_FALSE(badExt.dataGbps(true));
+  EXPECT_NE(badExt.dataGbps(true).status().message().find("LinkSpeedExtActive 3"),
+            std::string::npos)
+      << badExt.dataGbps(true).status().toString();
+  const PortInfo noWidth = parsePortInfo(portInfoReply(0, 4, 0));
+  ASSERT_FALSE(noWidth.dataGbps(false));
+  EXPECT_NE(noWidth.dataGbps(false).status().message().find("LinkWidthActive"), std::string::npos);
+  EXPECT_FALSE(parsePortInfo(portInfoReply(0x20, 4, 0)).dataGbps(false));  // no such width
 }
 
 TEST(Mad, PortInfoSetChangesOnlyThePhysicalState) {
