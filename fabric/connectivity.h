@@ -59,7 +59,8 @@ class Connectivity {
   // The reach over the usable directions (every link on) for `faults`; cached
   // until a different FaultSet is passed.
   const LeafReach& surviving(const FaultSet& faults);
-  // The reach computed by the last findDisconnectedPair.
+  // The reach over the links on, as computed by the last findDisconnectedPair
+  // that got as far as comparing leaves (every host link it needed was on).
   const LeafReach& lastReach() const { return now_; }
 
   // "no up*/down* path from H3 to H60" for logs and errors.
