@@ -6,20 +6,22 @@
 
 namespace ebb::fabric {
 
-Connectivity::Connectivity(const Topology& topo) : topo_(topo) {
-  leaves_ = topo.switchesAtLevel(topo.depth() - 1);
-  leafIndex_.assign(topo.numSwitches(), 0);
-  for (std::size_t i = 0; i < leaves_.size(); ++i) {
-    leafIndex_[leaves_[i].value()] = static_cast<std::uint32_t>(i);
-  }
-  firstHostOfLeaf_.assign(leaves_.size(), HostId{});
-  for (std::size_t h = topo.numHosts(); h-- > 0;) {
+Connectivity::Connectivity(const Topology& topo) : topo_(topo), now_(topo), surviving_(topo) {
+  const std::size_t nl = now_.numLeaves();
+  firstHostOfLeaf_.assign(nl, HostId{});
+  hostStart_.assign(nl + 1, 0);
+  for (const Host& h : topo.hosts())
+    ++hostStart_[now_.leafIndex(topo.link(h.link).upper.sw) + 1];
+  for (std::size_t i = 0; i < nl; ++i)
+    hostStart_[i + 1] += hostStart_[i];
+  hostsByLeaf_.assign(topo.numHosts(), HostId{});
+  std::vector<std::uint32_t> next(hostStart_.begin(), hostStart_.end() - 1);
+  for (std::size_t h = 0; h < topo.numHosts(); ++h) {
     const HostId id(static_cast<std::uint32_t>(h));
-    firstHostOfLeaf_[leafIndex_[topo.leafOf(id).value()]] = id;
+    const std::size_t i = now_.leafIndex(topo.leafOf(id));
+    hostsByLeaf_[next[i]++] = id;
+    if (!firstHostOfLeaf_[i].valid()) firstHostOfLeaf_[i] = id;
   }
-  words_ = (leaves_.size() + 63) / 64;
-  down_.assign(topo.numSwitches() * words_, 0);
-  reach_.assign(topo.numSwitches() * words_, 0);
 }
 
 std::optional<HostPair> Connectivity::findDisconnectedPair(const LinkStates& states) {
@@ -32,42 +34,12 @@ std::optional<HostPair> Connectivity::findDisconnectedPair(const LinkStates& sta
     if (!states.isOn(l, Direction::kUp)) return HostPair{id, other};
     if (!states.isOn(l, Direction::kDown)) return HostPair{other, id};
   }
-  const int leafLevel = topo_.depth() - 1;
-  // D bottom-up: the leaves a switch reaches descending.
-  std::fill(down_.begin(), down_.end(), 0);
-  for (std::size_t i = 0; i < leaves_.size(); ++i) {
-    down(leaves_[i].value())[i / 64] |= Word{1} << (i % 64);
-  }
-  for (int level = leafLevel - 1; level >= 0; --level) {
-    for (SwitchId s : topo_.switchesAtLevel(level)) {
-      Word* d = down(s.value());
-      for (std::uint16_t p : topo_.sw(s).downPorts) {
-        const LinkId l = topo_.sw(s).ports[p].link;
-        if (!states.isOn(l, Direction::kDown)) continue;
-        const Word* c = down(topo_.link(l).lower.sw.value());
-        for (std::size_t w = 0; w < words_; ++w)
-          d[w] |= c[w];
-      }
-    }
-  }
-  // R top-down: D of the switch itself and of everything it reaches ascending.
-  for (int level = 0; level <= leafLevel; ++level) {
-    for (SwitchId s : topo_.switchesAtLevel(level)) {
-      Word* r = reach(s.value());
-      std::copy_n(down(s.value()), words_, r);
-      for (std::uint16_t p : topo_.sw(s).upPorts) {
-        const LinkId l = topo_.sw(s).ports[p].link;
-        if (!states.isOn(l, Direction::kUp)) continue;
-        const Word* pr = reach(topo_.link(l).upper.sw.value());
-        for (std::size_t w = 0; w < words_; ++w)
-          r[w] |= pr[w];
-      }
-    }
-  }
-  for (std::size_t i = 0; i < leaves_.size(); ++i) {
-    const Word* r = reach(leaves_[i].value());
-    for (std::size_t w = 0; w < words_; ++w) {
-      const std::size_t bitsHere = std::min<std::size_t>(64, leaves_.size() - w * 64);
+  now_.compute([&](LinkId l, Direction d) { return states.isOn(l, d); });
+  const std::size_t nl = now_.numLeaves();
+  for (std::size_t i = 0; i < nl; ++i) {
+    const Word* r = now_.reach(now_.leaf(i));
+    for (std::size_t w = 0; w < now_.words(); ++w) {
+      const std::size_t bitsHere = std::min<std::size_t>(64, nl - w * 64);
       const Word full = bitsHere == 64 ? ~Word{0} : ((Word{1} << bitsHere) - 1);
       const Word missing = full & ~r[w];
       if (missing != 0) {
@@ -77,6 +49,117 @@ std::optional<HostPair> Connectivity::findDisconnectedPair(const LinkStates& sta
     }
   }
   return std::nullopt;
+}
+
+const LeafReach& Connectivity::surviving(const FaultSet& faults) {
+  if (survivingFor_ && *survivingFor_ == faults) return surviving_;
+  survivingFor_ = faults;
+  surviving_.compute([&](LinkId l, Direction d) { return faults.usable(l, d); });
+  const std::size_t nl = surviving_.numLeaves();
+  recvLeaves_.assign(surviving_.words(), 0);
+  numSenders_.assign(nl, 0);
+  numReceivers_.assign(nl, 0);
+  numSendAndReceive_ = 0;
+  for (std::size_t i = 0; i < nl; ++i) {
+    for (std::uint32_t k = hostStart_[i]; k < hostStart_[i + 1]; ++k) {
+      const LinkId l = topo_.host(hostsByLeaf_[k]).link;
+      const bool up = faults.usable(l, Direction::kUp);
+      const bool down = faults.usable(l, Direction::kDown);
+      numSenders_[i] += up;
+      numReceivers_[i] += down;
+      numSendAndReceive_ += up && down;
+    }
+    if (numReceivers_[i] > 0) LeafReach::setBit(recvLeaves_.data(), i);
+  }
+  return surviving_;
+}
+
+HostId Connectivity::receiverOn(std::size_t j, HostId other) const {
+  for (std::uint32_t k = hostStart_[j]; k < hostStart_[j + 1]; ++k) {
+    const HostId h = hostsByLeaf_[k];
+    if (h != other && survivingFor_->usable(topo_.host(h).link, Direction::kDown)) return h;
+  }
+  return HostId{};
+}
+
+HostId Connectivity::senderOn(std::size_t j, HostId other) const {
+  for (std::uint32_t k = hostStart_[j]; k < hostStart_[j + 1]; ++k) {
+    const HostId h = hostsByLeaf_[k];
+    if (h != other && survivingFor_->usable(topo_.host(h).link, Direction::kUp)) return h;
+  }
+  return HostId{};
+}
+
+std::optional<HostPair> Connectivity::findDisconnectedPair(const LinkStates& states,
+                                                           const FaultSet& faults) {
+  const LeafReach& phys = surviving(faults);
+  const std::size_t nl = phys.numLeaves();
+  const std::size_t words = phys.words();
+  // 1. Host links: a usable direction that is off breaks every pair that needs
+  //    it; name one such pair if the host has a connectable partner at all.
+  for (std::size_t h = 0; h < topo_.numHosts(); ++h) {
+    const HostId id(static_cast<std::uint32_t>(h));
+    const LinkId l = topo_.host(id).link;
+    const std::size_t i = phys.leafIndex(topo_.leafOf(id));
+    if (faults.usable(l, Direction::kUp) && !states.isOn(l, Direction::kUp)) {
+      const Word* r = phys.reach(phys.leaf(i));
+      for (std::size_t j = 0; j < nl; ++j) {
+        if (!LeafReach::test(r, j) || !LeafReach::test(recvLeaves_.data(), j)) continue;
+        if (const HostId b = receiverOn(j, id); b.valid()) return HostPair{id, b};
+      }
+    }
+    if (faults.usable(l, Direction::kDown) && !states.isOn(l, Direction::kDown)) {
+      for (std::size_t j = 0; j < nl; ++j) {
+        if (numSenders_[j] == 0 || !phys.leafReaches(j, i)) continue;
+        if (const HostId a = senderOn(j, id); a.valid()) return HostPair{a, id};
+      }
+    }
+  }
+  // 2. Leaves: every host link a connectable pair needs is on now, so pair
+  //    (a, b) on leaves i != j is broken iff j is in R_surviving(i) but not in
+  //    R_now(i). (i is always in R_now(i).)
+  now_.compute([&](LinkId l, Direction d) { return states.isOn(l, d) && faults.usable(l, d); });
+  for (std::size_t i = 0; i < nl; ++i) {
+    if (numSenders_[i] == 0) continue;
+    const Word* rp = phys.reach(phys.leaf(i));
+    const Word* rn = now_.reach(now_.leaf(i));
+    for (std::size_t w = 0; w < words; ++w) {
+      const Word missing = rp[w] & ~rn[w] & recvLeaves_[w];
+      if (missing != 0) {
+        const auto j = w * 64 + static_cast<std::size_t>(__builtin_ctzll(missing));
+        return HostPair{senderOn(i, HostId{}), receiverOn(j, HostId{})};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool Connectivity::connectable(HostId a, HostId b, const FaultSet& faults) {
+  if (a == b) return true;
+  if (!faults.usable(topo_.host(a).link, Direction::kUp) ||
+      !faults.usable(topo_.host(b).link, Direction::kDown)) {
+    return false;
+  }
+  const LeafReach& phys = surviving(faults);
+  return phys.leafReaches(phys.leafIndex(topo_.leafOf(a)), phys.leafIndex(topo_.leafOf(b)));
+}
+
+std::uint64_t Connectivity::countCutPairs(const FaultSet& faults) {
+  const LeafReach& phys = surviving(faults);
+  const std::size_t nl = phys.numLeaves();
+  // Connectable ordered pairs, self-pairs included, then minus the self-pairs.
+  std::uint64_t connectablePairs = 0;
+  for (std::size_t i = 0; i < nl; ++i) {
+    if (numSenders_[i] == 0) continue;
+    std::uint64_t receivers = 0;
+    for (std::size_t j = 0; j < nl; ++j) {
+      if (phys.leafReaches(i, j)) receivers += numReceivers_[j];
+    }
+    connectablePairs += std::uint64_t{numSenders_[i]} * receivers;
+  }
+  connectablePairs -= numSendAndReceive_;
+  const std::uint64_t n = topo_.numHosts();
+  return n * (n - (n > 0 ? 1 : 0)) - connectablePairs;
 }
 
 std::string Connectivity::describe(const HostPair& pair) const {

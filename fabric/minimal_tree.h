@@ -5,9 +5,12 @@
 #include <vector>
 
 #include "common/status.h"
+#include "fabric/faults.h"
 #include "fabric/topology.h"
 
 namespace ebb::fabric {
+
+struct Rehomed;
 
 // The Minimal Tree: a spanning tree of the hosts that gating never touches.
 // Built for any fat tree: the root is the root switch with the lowest GUID
@@ -20,7 +23,13 @@ class MinimalTree {
  public:
   // E_NOT_FAT_TREE when no root is reachable upward from every leaf.
   static Result<MinimalTree> build(const Topology& topo);
+  // Re-homing (docs/mechanisms.md §3.1): a new minimal tree over the cables
+  // that survive `faults` (both directions usable), spanning the largest part
+  // of the hosts it can. Never an error: hosts it cannot span are listed. With
+  // no faults it equals build(topo) whenever that succeeds.
+  static Rehomed build(const Topology& topo, const FaultSet& faults);
 
+  // Invalid only for a re-homed tree that spans no host.
   SwitchId root() const { return root_; }
   bool containsSwitch(SwitchId s) const { return switchIn_[s.value()] != 0; }
   bool containsLink(LinkId l) const { return linkIn_[l.value()] != 0; }
@@ -31,8 +40,14 @@ class MinimalTree {
   std::size_t numSwitchLinks() const { return numSwitchLinks_; }  // switch-to-switch only
   std::size_t numLinks() const { return numLinks_; }              // host links included
 
+  bool operator==(const MinimalTree&) const = default;
+
  private:
   static constexpr std::uint16_t kNone = 0xFFFF;
+  template <class Usable, class Keep>
+  static MinimalTree assemble(const Topology& t, SwitchId root, const Usable& usable,
+                              const Keep& keepHost);
+
   SwitchId root_;
   std::vector<std::uint8_t> switchIn_;
   std::vector<std::uint8_t> linkIn_;
@@ -40,6 +55,20 @@ class MinimalTree {
   std::size_t numSwitches_ = 0;
   std::size_t numSwitchLinks_ = 0;
   std::size_t numLinks_ = 0;
+};
+
+// The result of re-homing. A host is spanned by `tree` iff its cable survives
+// and its leaf reaches the root over surviving cables; `outside` lists the
+// others, ascending. `cutOff` is the subset of `outside` with no up*/down*
+// path, in either direction, to or from any spanned host: physically cut off
+// from the main part (its own cable failed, its leaf lost every way up, or it
+// sits in a part the surviving cables separate from the root's). The hosts of
+// `outside` that are not cut off can still reach some spanned hosts through
+// links outside the tree; linksToRestore (fabric/recovery.h) turns those on.
+struct Rehomed {
+  MinimalTree tree;
+  std::vector<HostId> outside;
+  std::vector<HostId> cutOff;
 };
 
 }  // namespace ebb::fabric
