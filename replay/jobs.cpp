@@ -350,6 +350,13 @@ void JobRunner::onDelivery(const sim::Delivery& d) {
   }
 }
 
+void JobRunner::onDrop(const sim::Drop& d) {
+  for (auto& r : running_) {
+    if (r->replay && r->replay->onDrop(d)) return;
+    if (r->previous && r->previous->onDrop(d)) return;
+  }
+}
+
 bool JobRunner::done() const {
   return pending_ == 0;
 }

@@ -17,6 +17,7 @@ namespace ebb::sim {
 class FabricEmulator;
 class MpiReplay;
 struct Delivery;
+struct Drop;
 }  // namespace ebb::sim
 
 namespace ebb::replay {
@@ -84,6 +85,8 @@ class JobRunner {
   void start();
   // Forward every delivery here.
   void onDelivery(const sim::Delivery& d);
+  // Forward every drop here: the replay it belongs to sends the message again.
+  void onDrop(const sim::Drop& d);
   // Every job that does not repeat has ended.
   bool done() const;
   std::uint64_t messagesSent() const;

@@ -24,6 +24,7 @@ Status EmulatorConfig::validate() const {
   if (routingDelayPs < 0) return bad("routing_delay_ps", "must be >= 0");
   if (turnOnPs < 0) return bad("turn_on_ps", "must be >= 0");
   if (turnOffPs < 0) return bad("turn_off_ps", "must be >= 0");
+  if (faultDetectionPs < 0) return bad("fault_detection_ps", "must be >= 0");
   return lpi.validate();
 }
 

@@ -30,6 +30,11 @@ struct EmulatorConfig {
   TimePs turnOnPs = 1'000'000;   // T_on = 1000 cycles
   TimePs turnOffPs = 1'000'000;  // T_off = 1000 cycles
   policies::LpiParams lpi;       // mode off by default
+  // How long after a link fails the switches at its ends report it down to
+  // their agents (SimBackend: onPortDown). A PHY declares a link down only
+  // after loss of signal persists (so noise does not flap it), on the scale
+  // of link training: 1 µs, the default T_on (docs/emulator.md, "Faults").
+  TimePs faultDetectionPs = 1'000'000;
 
   TimePs serializationPs(std::int64_t bytes) const {
     return (bytes + flitBytes - 1) / flitBytes * cyclePs;

@@ -19,7 +19,9 @@ FabricEmulator::FabricEmulator(const fabric::Topology& topo, const EmulatorConfi
       sched_(scheduler),
       rng_(cfg.seed),
       downRoutes_(topo),
-      upRouting_(makeUpRouting(cfg.upRouting)) {
+      upRouting_(makeUpRouting(cfg.upRouting)),
+      reach_(topo, downRoutes_),
+      switchFault_(topo.numSwitches(), 0) {
   if (Status s = cfg_.validate(); !s.isOk()) throw Error(s);
   channels_.resize(topo.numLinks() * 2);
   for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
@@ -91,8 +93,12 @@ void FabricEmulator::sendMessage(HostId src, HostId dst, std::int64_t bytes, std
     const auto size = static_cast<std::uint32_t>(std::min(left, cfg_.packetBytes));
     left -= size;
     packets_[p] = {m, kNone, kNone, size, dst, 0};
-    push(ch, p);
     ++packetsLive_;
+    if (channels_[ch].failed) {  // the host's only link is down
+      post(sched_.now(), kDrop, p);
+      continue;
+    }
+    push(ch, p);
     ++queuedAtHosts_;
   }
   tryStart(ch);
@@ -100,7 +106,7 @@ void FabricEmulator::sendMessage(HostId src, HostId dst, std::int64_t bytes, std
 
 bool FabricEmulator::chUsable(std::uint32_t ch) {
   Channel& c = channels_[ch];
-  return c.enabled && c.gate.state(sched_.now()) == LinkPowerState::kOn;
+  return c.enabled && !c.failed && c.gate.state(sched_.now()) == LinkPowerState::kOn;
 }
 
 bool FabricEmulator::usable(LinkId link, Direction dir) {
@@ -117,7 +123,8 @@ LinkPowerState FabricEmulator::directionState(LinkId link, Direction dir) {
 // what it holds, once its gate is on.
 bool FabricEmulator::chCanSend(std::uint32_t ch) {
   Channel& c = channels_[ch];
-  return (c.enabled || c.offPending) && c.gate.state(sched_.now()) == LinkPowerState::kOn;
+  return (c.enabled || c.offPending) && !c.failed &&
+         c.gate.state(sched_.now()) == LinkPowerState::kOn;
 }
 
 void FabricEmulator::tryStart(std::uint32_t ch) {
@@ -151,6 +158,7 @@ void FabricEmulator::tryStart(std::uint32_t ch) {
   const TimePs start = now + c.lpi.packetReady(now);
   const TimePs ser = cfg_.serializationPs(pk.bytes);
   c.busy = true;
+  c.txPacket = p;
   c.txInCh = pk.inCh;
   c.txVc = pk.vc;
   c.txBytes = pk.bytes;
@@ -160,7 +168,8 @@ void FabricEmulator::tryStart(std::uint32_t ch) {
   ++stats_.packetHops;
   pk.vc = static_cast<std::uint8_t>(vc);
   pk.inCh = ch;
-  post(start + ser, kTxDone, ch);
+  pk.epoch = c.epoch;
+  post(start + ser, kTxDone, ch, c.epoch);
   if (c.toHost) {
     post(start + ser + cfg_.linkLatencyPs, kDeliver, p);
   } else {
@@ -201,7 +210,7 @@ void FabricEmulator::wake() {
 void FabricEmulator::dispatch(const NetEvent& e) {
   switch (e.kind) {
     case kTxDone:
-      txDone(e.a);
+      if (e.b == channels_[e.a].epoch) txDone(e.a);
       break;
     case kArrive:
       arrive(e.a, e.b);
@@ -214,28 +223,38 @@ void FabricEmulator::dispatch(const NetEvent& e) {
       channels_[e.a].credits[e.b >> 24] += e.b & 0xFFFFFF;
       tryStart(e.a);
       break;
-    case kTurnedOn: {
-      Channel& c = channels_[e.a];
-      if (!chCanSend(e.a)) break;
-      c.lpi.resume(sched_.now());
-      // Turned off while turning on: it only drains what it holds, then goes off.
-      if (c.offPending) {
-        tryStart(e.a);
-        if (!c.busy && c.head == kNone) finishOff(e.a);
-        break;
-      }
-      if (usabilityCb_) usabilityCb_(LinkId(e.a / 2), static_cast<Direction>(e.a % 2), true);
-      if (transitionCb_)
-        transitionCb_(LinkId(e.a / 2), static_cast<Direction>(e.a % 2), LinkPowerState::kOn);
-      tryStart(e.a);
+    case kTurnedOn:
+      if (e.b == channels_[e.a].epoch) turnedOn(e.a);
       break;
-    }
     case kTurnedOff:
-      if (channels_[e.a].gate.state(sched_.now()) == LinkPowerState::kOff && transitionCb_) {
+      if (e.b == channels_[e.a].epoch &&
+          channels_[e.a].gate.state(sched_.now()) == LinkPowerState::kOff && transitionCb_) {
         transitionCb_(LinkId(e.a / 2), static_cast<Direction>(e.a % 2), LinkPowerState::kOff);
       }
       break;
+    case kDrop:
+      lose(e.a);
+      break;
+    case kRecovered:
+      if (e.b == channels_[e.a].epoch) recovered(e.a);
+      break;
   }
+}
+
+void FabricEmulator::turnedOn(std::uint32_t ch) {
+  Channel& c = channels_[ch];
+  if (!chCanSend(ch)) return;
+  c.lpi.resume(sched_.now());
+  // Turned off while turning on: it only drains what it holds, then goes off.
+  if (c.offPending) {
+    tryStart(ch);
+    if (!c.busy && c.head == kNone) finishOff(ch);
+    return;
+  }
+  if (usabilityCb_) usabilityCb_(LinkId(ch / 2), static_cast<Direction>(ch % 2), true);
+  if (transitionCb_)
+    transitionCb_(LinkId(ch / 2), static_cast<Direction>(ch % 2), LinkPowerState::kOn);
+  tryStart(ch);
 }
 
 void FabricEmulator::txDone(std::uint32_t ch) {
@@ -255,21 +274,33 @@ void FabricEmulator::txDone(std::uint32_t ch) {
 }
 
 void FabricEmulator::arrive(std::uint32_t p, std::uint32_t ch) {
+  if (lostOnWire(p, ch)) return;
   const SwitchId sw = channels_[ch].receiver;
   const std::uint32_t out = route(sw, packets_[p].dst);
+  if (out == kNone || channels_[out].failed) {  // no way on: a switch drops it
+    discard(p);
+    return;
+  }
   push(out, p);
   tryStart(out);
 }
 
 void FabricEmulator::deliver(std::uint32_t p) {
+  if (lostOnWire(p, packets_[p].inCh)) return;
   const Packet& pk = packets_[p];
+  if (pk.truncated) {
+    lose(p);
+    return;
+  }
   Message& m = messages_[pk.msg];
   ++stats_.packetsDelivered;
   stats_.bytesDelivered += pk.bytes;
   --packetsLive_;
   const std::uint32_t msg = pk.msg;
   freePackets_.push_back(p);
-  if (--m.remaining == 0) {
+  if (--m.remaining == 0 && m.lost) {
+    freeMessages_.push_back(msg);  // reported by onDrop already
+  } else if (m.remaining == 0) {
     m.info.delivered = sched_.now();
     ++stats_.messagesDelivered;
     // A copy: the callback may send (reusing this record or growing messages_).
@@ -284,18 +315,23 @@ std::uint32_t FabricEmulator::route(SwitchId sw, HostId dst) {
   if (leaf == sw) return index(topo_.host(dst).link, Direction::kDown);
   const std::uint16_t down = downRoutes_.port(sw, leaf);
   if (down != DownRoutes::kNoPort) return index(topo_.sw(sw).ports[down].link, Direction::kDown);
-  return chooseUp(sw);
+  return chooseUp(sw, leaf);
 }
 
 // The usable up links with their load, for the up-routing strategy; with none
 // usable, the packet waits where it will move soonest (routing.h).
-std::uint32_t FabricEmulator::chooseUp(SwitchId sw) {
+std::uint32_t FabricEmulator::chooseUp(SwitchId sw, SwitchId dstLeaf) {
   const auto& ups = topo_.sw(sw).upPorts;
   const bool load = upRouting_->needsLoad();
+  // With faults, only up links from which the destination can still be reached.
+  const auto reaches = [&](std::uint32_t ch) {
+    return failedDirections_ == 0 ||
+           (!channels_[ch].failed && reach_.reaches(channels_[ch].receiver, dstLeaf));
+  };
   upScratch_.clear();
   for (std::uint16_t port : ups) {
     const std::uint32_t ch = index(topo_.sw(sw).ports[port].link, Direction::kUp);
-    if (!chUsable(ch)) continue;
+    if (!chUsable(ch) || !reaches(ch)) continue;
     UpCandidate cand{ch, 0, 0};
     if (load) {
       const Channel& c = channels_[ch];
@@ -310,15 +346,19 @@ std::uint32_t FabricEmulator::chooseUp(SwitchId sw) {
   states.reserve(ups.size());
   for (std::uint16_t port : ups) {
     const std::uint32_t ch = index(topo_.sw(sw).ports[port].link, Direction::kUp);
-    states.push_back({ch, channels_[ch].offPending, channels_[ch].enabled});
+    if (reaches(ch)) states.push_back({ch, channels_[ch].offPending, channels_[ch].enabled});
   }
-  return fallbackUp(states);
+  return states.empty() ? kNone : fallbackUp(states);
 }
 
 TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
   const std::uint32_t ch = index(link, dir);
   Channel& c = channels_[ch];
   const TimePs now = sched_.now();
+  if (c.failed) {  // remembered for the repair; the direction stays unpowered
+    c.enabled = on;
+    return now;
+  }
   if (!on) {
     if (!c.enabled)
       return c.offPending ? now + cfg_.turnOffPs : std::max(now, c.gate.transitionEnd());
@@ -345,7 +385,7 @@ TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
     tryStart(ch);
     return now;
   }
-  post(ready, kTurnedOn, ch);
+  post(ready, kTurnedOn, ch, c.epoch);
   return ready;
 }
 
@@ -384,20 +424,37 @@ void FabricEmulator::applyOff(std::uint32_t ch) {
   Channel& c = channels_[ch];
   const TimePs now = sched_.now();
   c.lpi.suspend(now);
-  post(c.gate.request(false, now), kTurnedOff, ch);
+  post(c.gate.request(false, now), kTurnedOff, ch, c.epoch);
 }
 
 // Packets queued for an up link that went off ascend through another one.
-void FabricEmulator::rerouteQueued(std::uint32_t ch) {
+// After a failure (`forFault`) what cannot is dropped, and so is what was
+// queued on a failed down or host link (there is no other way down).
+void FabricEmulator::rerouteQueued(std::uint32_t ch, bool forFault) {
   Channel& c = channels_[ch];
-  if (ch % 2 != static_cast<std::uint32_t>(Direction::kUp) || c.head == kNone) return;
+  if (c.head == kNone) return;
   const fabric::Link& l = topo_.link(LinkId(ch / 2));
-  if (l.lowerIsHost) return;  // a host has one link: its packets wait
+  if (ch % 2 != static_cast<std::uint32_t>(Direction::kUp) || l.lowerIsHost) {
+    if (!forFault) return;  // gating: a host has one link, and a down link drains
+    while (c.head != kNone)
+      discard(pop(ch));
+    return;
+  }
   std::vector<std::uint32_t> moved;
   while (c.head != kNone)
     moved.push_back(pop(ch));
   for (std::uint32_t p : moved) {
-    const std::uint32_t out = chooseUp(l.lower.sw);
+    const std::uint32_t out = chooseUp(l.lower.sw, topo_.leafOf(packets_[p].dst));
+    if (out == kNone || channels_[out].failed) {  // faults left it no way up
+      discard(p);
+      continue;
+    }
+    if (forFault) {
+      ++stats_.packetsRerouted;
+      Message& m = messages_[packets_[p].msg];
+      if (!m.rerouted) ++stats_.messagesRerouted;
+      m.rerouted = true;
+    }
     push(out, p);
     tryStart(out);
   }
@@ -436,9 +493,13 @@ policies::DirectionTimes FabricEmulator::directionTimes(LinkId link, Direction d
   lpi.finish(now);
   t.lpi = lpi.times();
   const auto& g = c.gate.times(now);
-  t.turningOn = g[static_cast<std::size_t>(LinkPowerState::kTurningOn)];
-  t.turningOff = g[static_cast<std::size_t>(LinkPowerState::kTurningOff)];
-  t.off = g[static_cast<std::size_t>(LinkPowerState::kOff)];
+  const auto at = [&](LinkPowerState s) {
+    const auto i = static_cast<std::size_t>(s);
+    return g[i] + c.gateBefore[i];  // the gate is replaced at each failure
+  };
+  t.turningOn = at(LinkPowerState::kTurningOn);
+  t.turningOff = at(LinkPowerState::kTurningOff);
+  t.off = at(LinkPowerState::kOff);  // includes the time failed
   return t;
 }
 

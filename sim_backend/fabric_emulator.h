@@ -34,6 +34,13 @@ struct Delivery {
   TimePs delivered = 0;
 };
 
+// A message that lost a packet to a failure: it will never be delivered
+// (docs/emulator.md, "Faults").
+struct Drop {
+  Delivery message;  // message.delivered is -1
+  TimePs droppedAt = 0;
+};
+
 struct EmulatorStats {
   std::uint64_t messagesSent = 0;
   std::uint64_t messagesDelivered = 0;
@@ -41,6 +48,13 @@ struct EmulatorStats {
   std::uint64_t bytesDelivered = 0;
   std::uint64_t packetHops = 0;  // link traversals
   std::uint64_t events = 0;      // network events processed (the emulator's own queue)
+  // Faults: packets lost (queued at a failed output with no other path, on the
+  // wire of a failed direction, or routed to one), the messages they belonged
+  // to (never delivered), and packets moved off a failed up direction.
+  std::uint64_t packetsDropped = 0;
+  std::uint64_t messagesDropped = 0;
+  std::uint64_t packetsRerouted = 0;
+  std::uint64_t messagesRerouted = 0;  // messages with at least one packet rerouted
 };
 
 // The packet-level k-ary n-tree (any fat tree) network model (docs/design.md §8, docs/emulator.md)
@@ -66,6 +80,10 @@ class FabricEmulator {
   // A direction became usable for routing (its turn-on completed) or stopped
   // being usable (it was set off: unusable at once, powered for T_off more).
   using UsabilityCallback = std::function<void(fabric::LinkId, fabric::Direction, bool usable)>;
+  using DropCallback = std::function<void(const Drop&)>;
+  // A link went down (one of its directions failed) or came back up (no
+  // direction failed, and T_on passed since the last repair).
+  using LinkFaultCallback = std::function<void(fabric::LinkId, bool up)>;
 
   FabricEmulator(const fabric::Topology& topo, const EmulatorConfig& cfg,
                  agent::VirtualScheduler& scheduler);
@@ -91,6 +109,26 @@ class FabricEmulator {
   void setLpiEnabled(fabric::LinkId link, fabric::Direction dir, bool enabled);
   bool usable(fabric::LinkId link, fabric::Direction dir);
 
+  // Faults (docs/emulator.md, "Faults"), at now(), any number of times: a
+  // failed direction carries nothing, draws no power and is unusable; what
+  // it held is rerouted or dropped. Repair returns a direction to the state
+  // gating last asked for: on after T_on (like a turn-on), or off. A switch
+  // failure fails every link of the switch until repairSwitch; a direction
+  // is failed while any of its own, its link's or an end switch's faults is.
+  void failLink(fabric::LinkId link);
+  void repairLink(fabric::LinkId link);
+  void failDirection(fabric::LinkId link, fabric::Direction dir);
+  void repairDirection(fabric::LinkId link, fabric::Direction dir);
+  void failSwitch(fabric::SwitchId sw);
+  void repairSwitch(fabric::SwitchId sw);
+  bool failed(fabric::LinkId link, fabric::Direction dir) const {
+    return channels_[index(link, dir)].failed;
+  }
+  // A direction of the link is failed, or still recovering from a repair.
+  bool linkDown(fabric::LinkId link) const;
+  // Time failed up to now() (counted as off in directionTimes()).
+  TimePs failedTime(fabric::LinkId link, fabric::Direction dir);
+
   const ChannelCounters& counters(fabric::LinkId link, fabric::Direction dir) const {
     return channels_[index(link, dir)].counters;
   }
@@ -100,6 +138,14 @@ class FabricEmulator {
   // Packets queued or in flight anywhere.
   std::uint64_t packetsInNetwork() const { return packetsLive_; }
   std::uint64_t queuedAtHosts() const { return queuedAtHosts_; }
+  // Packets queued for one direction (not counting the one being sent), and
+  // whether it is sending one now.
+  std::uint32_t queuedPackets(fabric::LinkId link, fabric::Direction dir) const {
+    return channels_[index(link, dir)].queued;
+  }
+  bool transmitting(fabric::LinkId link, fabric::Direction dir) const {
+    return channels_[index(link, dir)].busy;
+  }
   // Where packets wait now and why (direction off, turning on, no credits),
   // at most `maxLines` directions: for "the replay did not finish" errors.
   std::string describeWaiting(std::size_t maxLines = 4);
@@ -107,6 +153,9 @@ class FabricEmulator {
   void onDelivery(DeliveryCallback cb) { deliveryCb_ = std::move(cb); }
   void onTransition(TransitionCallback cb) { transitionCb_ = std::move(cb); }
   void onUsability(UsabilityCallback cb) { usabilityCb_ = std::move(cb); }
+  // Called once per lost message, at its first lost packet.
+  void onDrop(DropCallback cb) { dropCb_ = std::move(cb); }
+  void onLinkFault(LinkFaultCallback cb) { linkFaultCb_ = std::move(cb); }
 
   const fabric::Topology& topology() const { return topo_; }
   const EmulatorConfig& config() const { return cfg_; }
@@ -121,10 +170,14 @@ class FabricEmulator {
     std::uint32_t bytes;
     fabric::HostId dst;
     std::uint8_t vc;
+    std::uint16_t epoch = 0;  // its channel's epoch when it was sent (lost if it changed)
+    bool truncated = false;   // a failure cut its tail: the destination discards it
   };
   struct Message {
     Delivery info;
     std::uint32_t remaining;
+    bool lost = false;
+    bool rerouted = false;
   };
   struct Channel {
     std::uint32_t head = kNone, tail = kNone;
@@ -134,6 +187,7 @@ class FabricEmulator {
     bool offPending = false;  // turn off once nothing is being sent or queued (draining)
     bool waiting = false;
     TimePs waitSince = 0;
+    std::uint32_t txPacket = kNone;
     std::uint32_t txInCh = kNone;  // the packet being sent: where to return its credit
     std::uint8_t txVc = 0;
     std::uint32_t txBytes = 0;
@@ -143,6 +197,15 @@ class FabricEmulator {
     policies::GatedLink gate{0, 0};
     policies::LpiLink lpi{policies::LpiParams{}};
     ChannelCounters counters;
+    // Faults. The epoch changes at each failure: events and packets of the
+    // direction from before it are stale (the packets are lost).
+    bool fault = false;       // failDirection / failLink (a switch fault is per switch)
+    bool failed = false;      // the effective state
+    bool recovering = false;  // repaired, T_on not yet passed
+    std::uint16_t epoch = 0;
+    TimePs failedSince = 0;
+    TimePs failedTotal = 0;
+    policies::GatingTimes gateBefore{};  // times of the gate replaced at failures
   };
 
   static std::uint32_t index(fabric::LinkId l, fabric::Direction d) {
@@ -156,13 +219,38 @@ class FabricEmulator {
   void arrive(std::uint32_t p, std::uint32_t ch);
   void deliver(std::uint32_t p);
   std::uint32_t route(fabric::SwitchId sw, fabric::HostId dst);
-  std::uint32_t chooseUp(fabric::SwitchId sw);
+  // kNone when faults leave no up link that can reach `dstLeaf`.
+  std::uint32_t chooseUp(fabric::SwitchId sw, fabric::SwitchId dstLeaf);
   bool chUsable(std::uint32_t ch);
   bool chCanSend(std::uint32_t ch);
   void finishOff(std::uint32_t ch);
   void applyOff(std::uint32_t ch);
-  void rerouteQueued(std::uint32_t ch);
-  enum EventKind : std::uint8_t { kTxDone, kArrive, kDeliver, kCredit, kTurnedOn, kTurnedOff };
+  void rerouteQueued(std::uint32_t ch, bool forFault = false);
+  void turnedOn(std::uint32_t ch);
+  // Faults (fabric_faults.cpp).
+  bool shouldFail(std::uint32_t ch) const;
+  void applyFaults(const std::vector<fabric::LinkId>& links);
+  void cut(std::uint32_t ch);
+  void heal(std::uint32_t ch);
+  void recovered(std::uint32_t ch);
+  void recomputeReach();
+  // A packet that will not reach its destination: its input buffer's credit
+  // goes back upstream and it is counted lost (a kDrop event, now).
+  void discard(std::uint32_t p);
+  void lose(std::uint32_t p);
+  // The packet's channel failed while it was on the wire.
+  bool lostOnWire(std::uint32_t p, std::uint32_t ch);
+  void returnCredit(std::uint32_t ch, std::uint8_t vc, std::uint32_t bytes);
+  enum EventKind : std::uint8_t {
+    kTxDone,
+    kArrive,
+    kDeliver,
+    kCredit,
+    kTurnedOn,
+    kTurnedOff,
+    kDrop,
+    kRecovered
+  };
   void post(TimePs when, EventKind kind, std::uint32_t a, std::uint32_t b = 0);
   void arm();
   void wake();
@@ -186,6 +274,11 @@ class FabricEmulator {
   DeliveryCallback deliveryCb_;
   TransitionCallback transitionCb_;
   UsabilityCallback usabilityCb_;
+  DropCallback dropCb_;
+  LinkFaultCallback linkFaultCb_;
+  FaultReach reach_;
+  std::vector<std::uint8_t> switchFault_;  // per switch
+  std::uint32_t failedDirections_ = 0;     // routing consults reach_ only when > 0
   EventQueue events_;
   agent::TaskId armed_;                  // the scheduler task that runs the next events
   TimePs armedAt_ = EventQueue::kNever;  // its time

@@ -14,6 +14,11 @@ MpiReplay::MpiReplay(FabricEmulator& emu, const workload::MpiTrace& trace,
       posted_(trace.ranks.size()),
       unexpected_(trace.ranks.size()) {}
 
+MpiReplay::~MpiReplay() {
+  for (const auto& [msg, task] : retransmitting_)
+    emu_.scheduler().cancel(task);
+}
+
 void MpiReplay::start() {
   for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
     emu_.scheduler().at(emu_.scheduler().now(), agent::Phase::kControl, [this, r] { advance(r); });
@@ -40,14 +45,14 @@ void MpiReplay::complete(std::uint32_t req) {
 std::uint32_t MpiReplay::postSend(std::uint32_t rank, const workload::MpiOp& op, bool outstanding) {
   const std::uint32_t req = newRequest(rank, outstanding);
   const auto msg = static_cast<std::uint32_t>(inflight_.size());
-  inflight_.push_back({rank, op.peer, op.tag, req});
+  const std::int64_t bytes = std::max<std::int64_t>(op.bytes, 1);
+  inflight_.push_back({rank, op.peer, op.tag, req, bytes, emu_.scheduler().now()});
   ++sent_;
   bytes_ += static_cast<std::uint64_t>(op.bytes);
   if (op.peer == rank) {  // a message to itself never touches the network
     onDelivery({tagBase_ + msg, placement_[rank], placement_[rank], op.bytes, 0, 0});
   } else {
-    emu_.sendMessage(placement_[rank], placement_[op.peer], std::max<std::int64_t>(op.bytes, 1),
-                     tagBase_ + msg);
+    emu_.sendMessage(placement_[rank], placement_[op.peer], bytes, tagBase_ + msg);
   }
   return req;
 }
@@ -141,6 +146,25 @@ void MpiReplay::advance(std::uint32_t rank) {
     finish_ = std::max(finish_, emu_.scheduler().now());
     if (done() && doneCb_) doneCb_();
   }
+}
+
+bool MpiReplay::onDrop(const Drop& drop) {
+  const Delivery& d = drop.message;
+  if (d.tag < tagBase_ || d.tag - tagBase_ >= inflight_.size()) return false;
+  const std::uint32_t msg = d.tag - tagBase_;
+  const InFlight& f = inflight_[msg];
+  if (placement_[f.src] != d.src || placement_[f.dst] != d.dst) return false;
+  if (stopped_) return true;  // an abandoned run: nobody waits for it
+  agent::VirtualScheduler& sched = emu_.scheduler();
+  const TimePs when = std::max(sched.now(), f.lastSent + retransmitTimeout_);
+  retransmitting_[msg] = sched.at(when, agent::Phase::kControl, [this, msg] {
+    retransmitting_.erase(msg);
+    InFlight& again = inflight_[msg];
+    again.lastSent = emu_.scheduler().now();
+    ++retransmissions_;
+    emu_.sendMessage(placement_[again.src], placement_[again.dst], again.bytes, tagBase_ + msg);
+  });
+  return true;
 }
 
 bool MpiReplay::onDelivery(const Delivery& d) {

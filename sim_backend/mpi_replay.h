@@ -21,15 +21,34 @@ namespace ebb::sim {
 //
 // Message ids (the emulator tag) are `tagBase` + a running count, so several
 // replays (jobs) can share one emulator; onDelivery() ignores foreign ids.
+//
+// A message the emulator lost to a failure (onDrop) is sent again, whole and
+// under the same id, when the transport's timer expires: `retransmitTimeout`
+// after it was last sent (or at once if that has passed), as an MPI transport
+// over a reliable connection would. Only lost messages are resent (the
+// emulator knows which), so a timeout shorter than a loaded round trip costs
+// nothing extra (docs/emulator.md, "Faults").
 class MpiReplay {
  public:
   // placement[rank] = the host the rank runs on.
   MpiReplay(FabricEmulator& emu, const workload::MpiTrace& trace,
             std::vector<fabric::HostId> placement, std::uint32_t tagBase = 0);
+  // Cancels pending retransmissions (they would call into this object).
+  ~MpiReplay();
+  MpiReplay(const MpiReplay&) = delete;
+  MpiReplay& operator=(const MpiReplay&) = delete;
 
   void start();
   // Forward every delivery here; true if it belonged to this replay.
   bool onDelivery(const Delivery& d);
+  // Forward every drop here; true if it belonged to this replay.
+  bool onDrop(const Drop& d);
+  // 100 µs: above the emulator's loaded round trips (a few µs, tens with
+  // deep-sleep wake-ups on every hop), far below a real RC transport's
+  // (milliseconds and more), which would dwarf an emulated run.
+  static constexpr TimePs kDefaultRetransmitTimeoutPs = 100'000'000;
+  void setRetransmitTimeout(TimePs t) { retransmitTimeout_ = t; }
+  std::uint64_t retransmissions() const { return retransmissions_; }
   bool done() const { return ranksDone_ == ranks_.size(); }
   std::size_t ranksDone() const { return ranksDone_; }
   // Called once, when the last rank finishes (from inside the replay: the
@@ -60,6 +79,8 @@ class MpiReplay {
     std::uint32_t dst;
     std::int32_t tag;
     std::uint32_t sendReq;
+    std::int64_t bytes;
+    TimePs lastSent;
   };
   void advance(std::uint32_t rank);
   void complete(std::uint32_t req);
@@ -87,6 +108,9 @@ class MpiReplay {
   std::uint64_t sent_ = 0;
   std::uint64_t bytes_ = 0;
   std::uint64_t matched_ = 0;
+  TimePs retransmitTimeout_ = kDefaultRetransmitTimeoutPs;
+  std::uint64_t retransmissions_ = 0;
+  std::map<std::uint32_t, agent::TaskId> retransmitting_;  // by message id
 };
 
 }  // namespace ebb::sim

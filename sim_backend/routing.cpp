@@ -35,6 +35,64 @@ DownRoutes::DownRoutes(const fabric::Topology& topo) {
   }
 }
 
+FaultReach::FaultReach(const fabric::Topology& topo, const DownRoutes& down)
+    : topo_(topo), down_(down) {
+  const auto& leaves = topo.switchesAtLevel(topo.depth() - 1);
+  numLeaves_ = leaves.size();
+  leafIndex_.assign(topo.numSwitches(), 0);
+  for (std::size_t i = 0; i < leaves.size(); ++i)
+    leafIndex_[leaves[i].value()] = static_cast<std::uint32_t>(i);
+  downOk_.assign(topo.numSwitches() * numLeaves_, 0);
+  reach_.assign(topo.numSwitches() * numLeaves_, 0);
+}
+
+void FaultReach::recompute(const Failed& failed) {
+  const auto& leaves = topo_.switchesAtLevel(topo_.depth() - 1);
+  // Bottom-up: the down path from a switch to a leaf is intact when its first
+  // down direction is and the child's path is.
+  for (int level = topo_.depth() - 1; level >= 0; --level) {
+    for (SwitchId s : topo_.switchesAtLevel(level)) {
+      std::uint8_t* row = &downOk_[s.value() * numLeaves_];
+      for (std::size_t leaf = 0; leaf < numLeaves_; ++leaf) {
+        if (leaves[leaf] == s) {
+          row[leaf] = 1;
+          continue;
+        }
+        const std::uint16_t port = down_.port(s, leaves[leaf]);
+        row[leaf] = 0;
+        if (port == DownRoutes::kNoPort) continue;
+        const fabric::LinkId link = topo_.sw(s).ports[port].link;
+        const SwitchId child = topo_.link(link).lower.sw;
+        row[leaf] = !failed(link, fabric::Direction::kDown) &&
+                    downOk_[child.value() * numLeaves_ + leaf] != 0;
+      }
+    }
+  }
+  // Top-down: a leaf not below a switch is reached through some intact up
+  // direction whose upper switch reaches it.
+  for (int level = 0; level < topo_.depth(); ++level) {
+    for (SwitchId s : topo_.switchesAtLevel(level)) {
+      std::uint8_t* row = &reach_[s.value() * numLeaves_];
+      for (std::size_t leaf = 0; leaf < numLeaves_; ++leaf) {
+        if (leaves[leaf] == s || down_.port(s, leaves[leaf]) != DownRoutes::kNoPort) {
+          row[leaf] = downOk_[s.value() * numLeaves_ + leaf];
+          continue;
+        }
+        row[leaf] = 0;
+        for (std::uint16_t up : topo_.sw(s).upPorts) {
+          const fabric::LinkId link = topo_.sw(s).ports[up].link;
+          const SwitchId upper = topo_.link(link).upper.sw;
+          if (!failed(link, fabric::Direction::kUp) &&
+              reach_[upper.value() * numLeaves_ + leaf] != 0) {
+            row[leaf] = 1;
+            break;
+          }
+        }
+      }
+    }
+  }
+}
+
 namespace {
 
 std::uint32_t pickOne(const std::vector<std::uint32_t>& tied, std::mt19937_64& rng) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -33,6 +34,30 @@ class DownRoutes {
   std::vector<std::uint32_t> leafIndex_;  // per switch: its index among the leaves
   std::vector<std::uint16_t> table_;      // [switch * leaves + leaf] -> down port label
   std::size_t numLeaves_ = 0;
+};
+
+// Which switches can still reach each leaf over link directions that have not
+// failed, the up*/down* way: up over any non-failed up direction, then down
+// the down table's path. Recomputed after each failure or repair; the emulator
+// consults it only while some direction is failed, so runs without faults do
+// not pay for it.
+class FaultReach {
+ public:
+  using Failed = std::function<bool(fabric::LinkId, fabric::Direction)>;
+
+  FaultReach(const fabric::Topology& topo, const DownRoutes& down);
+  void recompute(const Failed& failed);
+  bool reaches(fabric::SwitchId sw, fabric::SwitchId leaf) const {
+    return reach_[sw.value() * numLeaves_ + leafIndex_[leaf.value()]] != 0;
+  }
+
+ private:
+  const fabric::Topology& topo_;
+  const DownRoutes& down_;
+  std::vector<std::uint32_t> leafIndex_;  // per switch: its index among the leaves
+  std::size_t numLeaves_ = 0;
+  std::vector<std::uint8_t> downOk_;  // [switch * leaves + leaf]: the down path is intact
+  std::vector<std::uint8_t> reach_;   // [switch * leaves + leaf]: some intact up*/down* path
 };
 
 // One usable up link of a switch as the up-routing strategy sees it.

@@ -14,6 +14,43 @@ SimBackend::SimBackend(FabricEmulator& emu) : emu_(emu) {
     if (dir == Direction::kUp && l.lowerIsHost) return;  // hosts have no agent
     callback_->onLinkStateChanged(dir == Direction::kUp ? l.lower : l.upper, state);
   });
+  reports_.resize(emu_.topology().numLinks());
+  emu_.onLinkFault([this](fabric::LinkId link, bool up) { linkFault(link, up); });
+}
+
+// Down is reported after the detection delay if the link is still down then
+// (no later change); up at once, and only if down was reported.
+void SimBackend::linkFault(fabric::LinkId link, bool up) {
+  LinkReport& r = reports_[link.value()];
+  const std::uint64_t generation = ++r.generation;
+  agent::VirtualScheduler& sched = emu_.scheduler();
+  if (!up) {
+    sched.at(sched.now() + emu_.config().faultDetectionPs, agent::Phase::kBackend,
+             [this, link, generation] {
+               LinkReport& now = reports_[link.value()];
+               if (now.generation != generation) return;
+               now.reportedDown = true;
+               reportPorts(link, false);
+             });
+    return;
+  }
+  if (!r.reportedDown) return;
+  r.reportedDown = false;
+  sched.at(sched.now(), agent::Phase::kBackend, [this, link] { reportPorts(link, true); });
+}
+
+void SimBackend::reportPorts(fabric::LinkId link, bool up) {
+  if (!callback_) return;
+  const fabric::Link& l = emu_.topology().link(link);
+  const auto report = [&](fabric::PortId p) {
+    if (up) {
+      callback_->onPortUp(p);
+    } else {
+      callback_->onPortDown(p);
+    }
+  };
+  if (!l.lowerIsHost) report(l.lower);  // hosts have no agent
+  report(l.upper);
 }
 
 Direction SimBackend::txDir(PortId p) const {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <vector>
+
 #include "agent/backend.h"
 #include "sim_backend/fabric_emulator.h"
 
@@ -7,7 +9,9 @@ namespace ebb::sim {
 
 // The agents' view of the emulator: each switch sees its own ports, counters
 // and transmit directions. Completions arrive on the scheduler (Phase::kBackend)
-// like a real backend's would.
+// like a real backend's would. A failed link is reported at both switch ends
+// (onPortDown) `faultDetectionPs` after it went down, unless it came back up
+// before; onPortUp follows when it is up again (docs/emulator.md, "Faults").
 class SimBackend final : public agent::Backend {
  public:
   explicit SimBackend(FabricEmulator& emu);
@@ -21,11 +25,19 @@ class SimBackend final : public agent::Backend {
  private:
   // The link direction a switch port transmits on, and the one it receives on.
   fabric::Direction txDir(fabric::PortId p) const;
+  void linkFault(fabric::LinkId link, bool up);
+  // Calls onPortDown or onPortUp at the switch ends of `link`.
+  void reportPorts(fabric::LinkId link, bool up);
   template <class T>
   void complete(Done<T> done, Result<T> r);
 
   FabricEmulator& emu_;
   agent::BackendCallback* callback_ = nullptr;
+  struct LinkReport {
+    std::uint64_t generation = 0;  // changes when the link goes down or up
+    bool reportedDown = false;
+  };
+  std::vector<LinkReport> reports_;  // per link
 };
 
 }  // namespace ebb::sim
