@@ -8,7 +8,7 @@
 
 namespace ebb::policies {
 
-// Low-power idle modes (Saravanan et al., seed 004, sections II-III).
+// Low-power idle modes (Georgakoudis et al., seed 004, sections II-III).
 enum class LpiMode { kOff, kDeepSleep, kFastWake, kHybrid };
 const char* toString(LpiMode m);
 

@@ -1,4 +1,4 @@
-// Tables II, III and IV of Saravanan et al. (seed 004), marker by marker: the
+// Tables II, III and IV of Georgakoudis et al. (seed 004), marker by marker: the
 // overhead a packet gets at each marked point of Figures 3-5 and the time
 // credited to each state of the idle period before it. Expected values are
 // built from the figures' timestamps (t_f: fast-wake starts, t_s: sleep
