@@ -204,6 +204,10 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
                                  static_cast<std::int64_t>(420'000 * scale));
   }
   if (Status s = r.workload.rate.validate(); !s.isOk()) return invalid("workload: " + s.message());
+  Result<FaultsDef> faults = faultsFromConfig(cfg.faults(), em.cyclePs, em.seed);
+  if (!faults) return faults.status();
+  r.faults = std::move(*faults);
+  em.faultDetectionPs = r.faults.detectionPs;
   r.baseline = !cfg.report().skip_baseline();
   r.plots = !cfg.report().skip_plots();
   return r;

@@ -5,6 +5,7 @@
 #include "agent/switch_agent.h"
 #include "common/status.h"
 #include "configs/proto/ebb.pb.h"  // generated
+#include "replay/fault_plan.h"
 #include "replay/jobs.h"
 #include "sim_backend/emulator_config.h"
 #include "sim_backend/synthetic_traffic.h"
@@ -24,6 +25,7 @@ struct RunSpec {
   bool baseline = true;
   bool plots = true;
   std::string policyName;
+  FaultsDef faults;  // none by default
 };
 
 // Every field checked before anything runs; E_INVALID names the field and the

@@ -34,6 +34,7 @@ struct RunOutput {
   std::vector<agent::DecisionRecord> decisions;
   // Connectivity proofs run: one after every direction that stopped being usable.
   std::uint64_t connectivityProofs = 0;
+  FaultOutcome faults;  // empty events when the run had none
 };
 
 using ProgressFn = std::function<void(double fraction)>;

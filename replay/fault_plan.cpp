@@ -1,0 +1,170 @@
+#include "replay/fault_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace ebb::replay {
+
+namespace {
+
+Status invalid(const std::string& m) {
+  return {ErrorCode::kInvalidArgument, m};
+}
+
+// cycles x cyclePs, or E_INVALID naming the field when negative or too large.
+Result<TimePs> cyclesToPs(const std::string& field, std::int64_t cycles, TimePs cyclePs) {
+  if (cycles < 0) return invalid(fmt::format("{}: must be >= 0 (is {})", field, cycles));
+  if (cyclePs > 0 && cycles > std::numeric_limits<TimePs>::max() / cyclePs) {
+    return invalid(
+        fmt::format("{}: {} cycles of {} ps overflow the time range", field, cycles, cyclePs));
+  }
+  return cycles * cyclePs;
+}
+
+Result<TimePs> usToPs(const std::string& field, double us) {
+  if (!std::isfinite(us) || us < 0)
+    return invalid(fmt::format("{}: must be >= 0 (is {})", field, us));
+  if (us * 1e6 > 9e18) return invalid(fmt::format("{}: {} us is beyond the time range", field, us));
+  return static_cast<TimePs>(std::llround(us * 1e6));
+}
+
+Status checkShare(const std::string& field, double v) {
+  if (!std::isfinite(v) || v < 0 || v > 1) {
+    return invalid(fmt::format("{}: must be in [0, 1] (is {})", field, v));
+  }
+  return Status::ok();
+}
+
+Result<FaultEventDef> eventFromConfig(const config::FaultEventSpec& e, const std::string& where,
+                                      TimePs cyclePs) {
+  FaultEventDef d;
+  d.where = where;
+  Result<TimePs> at = cyclesToPs(where + ".at_cycles", e.at_cycles(), cyclePs);
+  if (!at) return at.status();
+  d.at = *at;
+  switch (e.action()) {
+    case config::FaultEventSpec::REPAIR:
+      d.action = FaultAction::kRepair;
+      break;
+    case config::FaultEventSpec::RESTART_AGENT:
+      d.action = FaultAction::kRestartAgent;
+      break;
+    default:
+      d.action = FaultAction::kFail;
+      break;
+  }
+  switch (e.scope()) {
+    case config::FaultEventSpec::UP_DIRECTION:
+      d.scope = FaultScope::kUpDirection;
+      break;
+    case config::FaultEventSpec::DOWN_DIRECTION:
+      d.scope = FaultScope::kDownDirection;
+      break;
+    case config::FaultEventSpec::SWITCH:
+      d.scope = FaultScope::kSwitch;
+      break;
+    default:
+      d.scope = FaultScope::kLink;
+      break;
+  }
+  FaultTargetDef& t = d.target;
+  t.switchName = e.switch_name();
+  if (t.switchName.empty()) {
+    if (e.level() < 0)
+      return invalid(fmt::format("{}.level: must be >= 0 (is {})", where, e.level()));
+    t.level = e.level();
+    t.index = e.index();
+  } else if (e.level() != 0 || e.index() != 0) {
+    return invalid(
+        fmt::format("{}: name the switch by switch_name or by level and index, not both", where));
+  }
+  if (e.port() > 0xFFFF)
+    return invalid(fmt::format("{}.port: must be 1..65535 (is {})", where, e.port()));
+  t.port = static_cast<std::uint16_t>(e.port());
+  t.minimalTreeUp = e.minimal_tree_up();
+  const bool switchOnly = d.scope == FaultScope::kSwitch || d.action == FaultAction::kRestartAgent;
+  if (switchOnly && (t.port != 0 || t.minimalTreeUp)) {
+    return invalid(
+        fmt::format("{}: a {} names a switch, not a port", where,
+                    d.action == FaultAction::kRestartAgent ? "RESTART_AGENT" : "SWITCH fault"));
+  }
+  if (!switchOnly && t.port == 0 && !t.minimalTreeUp) {
+    return invalid(fmt::format("{}: a link fault needs port (1-based) or minimal_tree_up", where));
+  }
+  if (t.port != 0 && t.minimalTreeUp) {
+    return invalid(
+        fmt::format("{}: port and minimal_tree_up name the link twice; give one", where));
+  }
+  return d;
+}
+
+}  // namespace
+
+Result<FaultsDef> faultsFromConfig(const config::FaultsSpec& spec, TimePs cyclePs,
+                                   std::uint64_t seed) {
+  FaultsDef f;
+  for (int i = 0; i < spec.event_size(); ++i) {
+    Result<FaultEventDef> e =
+        eventFromConfig(spec.event(i), fmt::format("faults.event[{}]", i), cyclePs);
+    if (!e) return e.status();
+    f.events.push_back(std::move(*e));
+  }
+  std::stable_sort(f.events.begin(), f.events.end(),
+                   [](const FaultEventDef& a, const FaultEventDef& b) { return a.at < b.at; });
+  if (spec.detection_cycles() != 0) {
+    Result<TimePs> d = cyclesToPs("faults.detection_cycles", spec.detection_cycles(), cyclePs);
+    if (!d) return d.status();
+    f.detectionPs = *d;
+  }
+  if (spec.retransmit_timeout_cycles() != 0) {
+    Result<TimePs> d =
+        cyclesToPs("faults.retransmit_timeout_cycles", spec.retransmit_timeout_cycles(), cyclePs);
+    if (!d) return d.status();
+    f.retransmitTimeoutPs = *d;
+  } else {
+    f.retransmitTimeoutPs = 100'000 * cyclePs;
+  }
+  Result<TimePs> slack =
+      cyclesToPs("faults.recovery_slack_cycles", spec.recovery_slack_cycles(), cyclePs);
+  if (!slack) return slack.status();
+  f.recoverySlackPs = *slack;
+  if (spec.has_random()) {
+    const config::RandomFaultsSpec& r = spec.random();
+    RandomFaultsDef& d = f.random;
+    if (!(r.mtbf_us() > 0)) {
+      return invalid(fmt::format("faults.random.mtbf_us: must be > 0 (is {})", r.mtbf_us()));
+    }
+    Result<TimePs> mtbf = usToPs("faults.random.mtbf_us", r.mtbf_us());
+    if (!mtbf) return mtbf.status();
+    Result<TimePs> repair = usToPs("faults.random.repair_us", r.repair_us());
+    if (!repair) return repair.status();
+    d.mtbfPs = std::max<TimePs>(1, *mtbf);
+    d.repairPs = *repair;
+    for (auto [field, v] : {std::pair{"faults.random.mt_share", r.mt_share()},
+                            std::pair{"faults.random.switch_share", r.switch_share()},
+                            std::pair{"faults.random.direction_share", r.direction_share()}}) {
+      if (Status s = checkShare(field, v); !s.isOk()) return s;
+    }
+    d.mtShare = r.mt_share() == 0 ? 0.5 : r.mt_share();
+    d.switchShare = r.switch_share();
+    d.directionShare = r.direction_share();
+    Result<TimePs> start = cyclesToPs("faults.random.start_cycles", r.start_cycles(), cyclePs);
+    if (!start) return start.status();
+    Result<TimePs> end = cyclesToPs("faults.random.end_cycles", r.end_cycles(), cyclePs);
+    if (!end) return end.status();
+    if (*end != 0 && *end <= *start) {
+      return invalid(fmt::format("faults.random.end_cycles: must be after start_cycles ({} <= {})",
+                                 r.end_cycles(), r.start_cycles()));
+    }
+    d.startPs = *start;
+    d.endPs = *end;
+    d.maxFailed = r.max_failed() == 0 ? 1 : r.max_failed();
+    d.seed = r.seed() == 0 ? seed : r.seed();
+  }
+  return f;
+}
+
+}  // namespace ebb::replay
