@@ -9,6 +9,7 @@
 
 #include "daemon/counter_sweep.h"
 #include "daemon/instance_lock.h"
+#include "daemon/preload_noise_filter.h"
 #include "daemon/umad_port.h"
 
 namespace ebb::daemon {
@@ -31,6 +32,8 @@ int AgentDaemon::run() {
   // nothing and may run next to an agent.
   if (s_.sweeps == 0 && !takeLock()) return 1;
   openPort();
+  // Until run() returns: libumad2sim's flood once ibsim is gone, summed up.
+  const auto noise = PreloadNoiseFilter::installIfUnderIbsim();
   if (!readFabric()) return 1;
   printStartupLine();
   if (s_.sweeps > 0) {
