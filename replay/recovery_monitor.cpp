@@ -33,7 +33,7 @@ void RecoveryMonitor::onUsability(fabric::LinkId link, fabric::Direction dir, bo
 
 void RecoveryMonitor::beforeFaultChange(std::size_t record) {
   lastEventAt_ = sched_.now();
-  if (records_ && (*records_)[record].action == "fail") lastFailRecord_ = record;
+  lastRecord_ = record;
   if (brokenSince_) {  // a new fault while recovering: the bound starts again
     deadline_ = lastEventAt_ + bound_;
     armDeadline();
@@ -58,7 +58,7 @@ void RecoveryMonitor::check(const std::string& change) {
     violatedThisBreak_ = false;
     if (lastEventAt_ >= 0 && now <= lastEventAt_ + bound_) {
       deadline_ = lastEventAt_ + bound_;
-      openRecord_ = lastFailRecord_;
+      openRecord_ = lastRecord_;
       if (openRecord_ && records_) (*records_)[*openRecord_].disconnected = true;
       armDeadline();
       return;

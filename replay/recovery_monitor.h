@@ -67,7 +67,7 @@ class RecoveryMonitor {
   Status failure_ = Status::ok();
   std::uint64_t proofs_ = 0;
   TimePs lastEventAt_ = -1;
-  std::optional<std::size_t> lastFailRecord_;
+  std::optional<std::size_t> lastRecord_;  // the last fault or repair
   // While some connectable pair has no path: since when, until when it may
   // last, and the record of the fault it is attributed to.
   std::optional<TimePs> brokenSince_;
