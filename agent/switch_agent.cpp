@@ -190,7 +190,7 @@ void SwitchAgent::apply(PortState& p, bool on, DecisionRecord rec) {
     } else {
       guard_.recordOff(link, dir);
     }
-    guard_.noteOff(rec.time);
+    guard_.noteOff(link, rec.time);
   }
   p.transmit = on ? LinkPowerState::kTurningOn : LinkPowerState::kTurningOff;
   if (sink_) sink_(rec);
