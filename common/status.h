@@ -41,6 +41,12 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+// E_INVALID with `message`: the one way to say a value breaks a documented
+// rule (message names the field or the place, then the rule).
+inline Status invalidArgument(std::string message) {
+  return {ErrorCode::kInvalidArgument, std::move(message)};
+}
+
 // Exception for configuration load and start-up only (docs/design.md §12, conventions).
 class Error : public std::runtime_error {
  public:

@@ -14,10 +14,6 @@ namespace {
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 
-Status invalid(const std::string& msg) {
-  return {ErrorCode::kInvalidArgument, msg};
-}
-
 template <class T>
 bool parseNumber(const std::string& s, T& out) {
   const char* end = s.data() + s.size();
@@ -40,7 +36,7 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
                  const std::string& value) {
   const auto* r = m.GetReflection();
   const auto bad = [&](const char* what) {
-    return invalid(fmt::format("override {}={}: the value is not {}", key, value, what));
+    return invalidArgument(fmt::format("override {}={}: the value is not {}", key, value, what));
   };
   switch (f->cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32: {
@@ -94,7 +90,7 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
       break;
     }
     case FieldDescriptor::CPPTYPE_MESSAGE:
-      return invalid(
+      return invalidArgument(
           fmt::format("override {}: {} is a message, name one of its fields", key, f->name()));
   }
   return Status::ok();
@@ -105,7 +101,7 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
 Status applyOverride(Message& msg, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
-    return invalid(fmt::format("override '{}': expected key=value", assignment));
+    return invalidArgument(fmt::format("override '{}': expected key=value", assignment));
   }
   const std::string key = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
@@ -119,11 +115,11 @@ Status applyOverride(Message& msg, const std::string& assignment) {
     const std::string name = key.substr(start, dot == std::string::npos ? dot : dot - start);
     const FieldDescriptor* f = m->GetDescriptor()->FindFieldByName(name);
     if (!f) {
-      return invalid(fmt::format("override {}: {} has no field '{}'", key,
-                                 m->GetDescriptor()->full_name(), name));
+      return invalidArgument(fmt::format("override {}: {} has no field '{}'", key,
+                                         m->GetDescriptor()->full_name(), name));
     }
     if (f->is_repeated()) {
-      return invalid(
+      return invalidArgument(
           fmt::format("override {}: '{}' is a list; edit it in the config file", key, name));
     }
     if (dot == std::string::npos) {
@@ -131,7 +127,7 @@ Status applyOverride(Message& msg, const std::string& assignment) {
       break;
     }
     if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
-      return invalid(fmt::format("override {}: '{}' is not a message", key, name));
+      return invalidArgument(fmt::format("override {}: '{}' is not a message", key, name));
     }
     m = m->GetReflection()->MutableMessage(m, f);
     start = dot + 1;

@@ -11,10 +11,6 @@
 namespace ebb::daemon {
 namespace {
 
-Status invalid(std::string m) {
-  return {ErrorCode::kInvalidArgument, std::move(m)};
-}
-
 Result<std::uint64_t> parseGuid(const std::string& field, const std::string& text) {
   std::size_t used = 0;
   std::uint64_t v = 0;
@@ -24,14 +20,15 @@ Result<std::uint64_t> parseGuid(const std::string& field, const std::string& tex
     used = 0;
   }
   if (text.empty() || used != text.size()) {
-    return invalid(
+    return invalidArgument(
         fmt::format("{}: '{}' is not a GUID (write it as 0x0002c90000000000)", field, text));
   }
   return v;
 }
 
 Status nonNegative(const char* field, std::int64_t v) {
-  return v < 0 ? invalid(fmt::format("agent.{}: must be >= 0 (is {})", field, v)) : Status::ok();
+  return v < 0 ? invalidArgument(fmt::format("agent.{}: must be >= 0 (is {})", field, v))
+               : Status::ok();
 }
 
 }  // namespace
@@ -60,11 +57,12 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   if (a.mad_timeout_ms() != 0) s.transport.timeoutPs = milliseconds(a.mad_timeout_ms());
   if (a.mad_retries() != 0) s.transport.retries = a.mad_retries();
   if (a.max_outstanding() != 0) s.transport.maxOutstanding = a.max_outstanding();
-  if (Status st = s.transport.validate(); !st.isOk()) return invalid("agent." + st.message());
+  if (Status st = s.transport.validate(); !st.isOk())
+    return invalidArgument("agent." + st.message());
 
   if (cfg.lpi().mode() != config::LpiSpec::MODE_UNSPECIFIED &&
       cfg.lpi().mode() != config::LpiSpec::OFF) {
-    return invalid(
+    return invalidArgument(
         "lpi.mode: InfiniBand has no low-power idle; `ebb agent` gates whole links only (LPI is "
         "an emulator feature)");
   }
@@ -88,19 +86,20 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   // re-sweep, so it stays on for 10 minutes, then 20, 40, ...
   constexpr std::int64_t kFlapWindowMs = 600'000;
   if (a.has_flap_limit() && a.flap_limit() < 0) {
-    return invalid(fmt::format("agent.flap_limit: must be >= 0 (is {})", a.flap_limit()));
+    return invalidArgument(fmt::format("agent.flap_limit: must be >= 0 (is {})", a.flap_limit()));
   }
   for (auto [field, has, v] :
        {std::tuple{"flap_window_ms", a.has_flap_window_ms(), a.flap_window_ms()},
         std::tuple{"flap_hold_ms", a.has_flap_hold_ms(), a.flap_hold_ms()}}) {
-    if (has && v <= 0) return invalid(fmt::format("agent.{}: must be > 0 (is {})", field, v));
+    if (has && v <= 0)
+      return invalidArgument(fmt::format("agent.{}: must be > 0 (is {})", field, v));
   }
   s.agent.rateLimits.flap.limit = a.has_flap_limit() ? a.flap_limit() : 3;
   s.agent.rateLimits.flap.windowPs =
       milliseconds(a.has_flap_window_ms() ? a.flap_window_ms() : kFlapWindowMs);
   s.agent.rateLimits.flap.holdPs =
       milliseconds(a.has_flap_hold_ms() ? a.flap_hold_ms() : kFlapWindowMs);
-  if (Status st = s.agent.validate(); !st.isOk()) return invalid(st.message());
+  if (Status st = s.agent.validate(); !st.isOk()) return invalidArgument(st.message());
 
   s.backend.dryRun = a.dry_run();
   s.backend.action = a.gating_action() == config::AgentDaemonSpec::REDUCE_WIDTH
@@ -123,7 +122,8 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
     if (!guid) return guid.status();
     const auto sw = topo.findSwitchByGuid(*guid);
     if (!sw) {
-      return invalid(fmt::format("{}: 0x{:016x} is not a switch of the topology", field, *guid));
+      return invalidArgument(
+          fmt::format("{}: 0x{:016x} is not a switch of the topology", field, *guid));
     }
     if (!s.backend.allowGuids.insert(*guid).second) continue;
     s.managed.push_back(*sw);

@@ -16,10 +16,6 @@ using fabric::SwitchId;
 
 namespace {
 
-Status invalid(const std::string& m) {
-  return {ErrorCode::kInvalidArgument, m};
-}
-
 const char* actionName(FaultAction a) {
   switch (a) {
     case FaultAction::kFail:
@@ -45,17 +41,18 @@ Result<std::unique_ptr<FaultInjector>> FaultInjector::create(const FaultsDef& de
     if (!t.switchName.empty()) {
       const auto sw = topo.findSwitch(t.switchName);
       if (!sw)
-        return invalid(fmt::format("{}.switch_name: no switch named {}", e.where, t.switchName));
+        return invalidArgument(
+            fmt::format("{}.switch_name: no switch named {}", e.where, t.switchName));
       r.sw = *sw;
     } else {
       if (t.level >= topo.depth()) {
-        return invalid(fmt::format("{}.level: the fabric has levels 0..{} (is {})", e.where,
-                                   topo.depth() - 1, t.level));
+        return invalidArgument(fmt::format("{}.level: the fabric has levels 0..{} (is {})", e.where,
+                                           topo.depth() - 1, t.level));
       }
       const auto& level = topo.switchesAtLevel(t.level);
       if (t.index >= level.size()) {
-        return invalid(fmt::format("{}.index: level {} has switches 0..{} (is {})", e.where,
-                                   t.level, level.size() - 1, t.index));
+        return invalidArgument(fmt::format("{}.index: level {} has switches 0..{} (is {})", e.where,
+                                           t.level, level.size() - 1, t.index));
       }
       r.sw = level[t.index];
     }
@@ -63,12 +60,13 @@ Result<std::unique_ptr<FaultInjector>> FaultInjector::create(const FaultsDef& de
     if (t.port != 0) {
       const std::size_t index = t.port - 1u;
       if (index >= s.ports.size() || s.ports[index].role == fabric::PortRole::kUnused) {
-        return invalid(fmt::format("{}.port: {} has no cabled port {}", e.where, s.name, t.port));
+        return invalidArgument(
+            fmt::format("{}.port: {} has no cabled port {}", e.where, s.name, t.port));
       }
       r.link = s.ports[index].link;
     }
     if (t.minimalTreeUp && s.upPorts.empty()) {
-      return invalid(
+      return invalidArgument(
           fmt::format("{}.minimal_tree_up: {} is a root and has no up link", e.where, s.name));
     }
     inj->events_.push_back(std::move(r));

@@ -10,15 +10,11 @@ namespace ebb::replay {
 
 namespace {
 
-Status invalid(const std::string& m) {
-  return {ErrorCode::kInvalidArgument, m};
-}
-
 // cycles x cyclePs, or E_INVALID naming the field when negative or too large.
 Result<TimePs> cyclesToPs(const std::string& field, std::int64_t cycles, TimePs cyclePs) {
-  if (cycles < 0) return invalid(fmt::format("{}: must be >= 0 (is {})", field, cycles));
+  if (cycles < 0) return invalidArgument(fmt::format("{}: must be >= 0 (is {})", field, cycles));
   if (cyclePs > 0 && cycles > std::numeric_limits<TimePs>::max() / cyclePs) {
-    return invalid(
+    return invalidArgument(
         fmt::format("{}: {} cycles of {} ps overflow the time range", field, cycles, cyclePs));
   }
   return cycles * cyclePs;
@@ -26,14 +22,15 @@ Result<TimePs> cyclesToPs(const std::string& field, std::int64_t cycles, TimePs 
 
 Result<TimePs> usToPs(const std::string& field, double us) {
   if (!std::isfinite(us) || us < 0)
-    return invalid(fmt::format("{}: must be >= 0 (is {})", field, us));
-  if (us * 1e6 > 9e18) return invalid(fmt::format("{}: {} us is beyond the time range", field, us));
+    return invalidArgument(fmt::format("{}: must be >= 0 (is {})", field, us));
+  if (us * 1e6 > 9e18)
+    return invalidArgument(fmt::format("{}: {} us is beyond the time range", field, us));
   return static_cast<TimePs>(std::llround(us * 1e6));
 }
 
 Status checkShare(const std::string& field, double v) {
   if (!std::isfinite(v) || v < 0 || v > 1) {
-    return invalid(fmt::format("{}: must be in [0, 1] (is {})", field, v));
+    return invalidArgument(fmt::format("{}: must be in [0, 1] (is {})", field, v));
   }
   return Status::ok();
 }
@@ -74,28 +71,29 @@ Result<FaultEventDef> eventFromConfig(const config::FaultEventSpec& e, const std
   t.switchName = e.switch_name();
   if (t.switchName.empty()) {
     if (e.level() < 0)
-      return invalid(fmt::format("{}.level: must be >= 0 (is {})", where, e.level()));
+      return invalidArgument(fmt::format("{}.level: must be >= 0 (is {})", where, e.level()));
     t.level = e.level();
     t.index = e.index();
   } else if (e.level() != 0 || e.index() != 0) {
-    return invalid(
+    return invalidArgument(
         fmt::format("{}: name the switch by switch_name or by level and index, not both", where));
   }
   if (e.port() > 0xFFFF)
-    return invalid(fmt::format("{}.port: must be 1..65535 (is {})", where, e.port()));
+    return invalidArgument(fmt::format("{}.port: must be 1..65535 (is {})", where, e.port()));
   t.port = static_cast<std::uint16_t>(e.port());
   t.minimalTreeUp = e.minimal_tree_up();
   const bool switchOnly = d.scope == FaultScope::kSwitch || d.action == FaultAction::kRestartAgent;
   if (switchOnly && (t.port != 0 || t.minimalTreeUp)) {
-    return invalid(
+    return invalidArgument(
         fmt::format("{}: a {} names a switch, not a port", where,
                     d.action == FaultAction::kRestartAgent ? "RESTART_AGENT" : "SWITCH fault"));
   }
   if (!switchOnly && t.port == 0 && !t.minimalTreeUp) {
-    return invalid(fmt::format("{}: a link fault needs port (1-based) or minimal_tree_up", where));
+    return invalidArgument(
+        fmt::format("{}: a link fault needs port (1-based) or minimal_tree_up", where));
   }
   if (t.port != 0 && t.minimalTreeUp) {
-    return invalid(
+    return invalidArgument(
         fmt::format("{}: port and minimal_tree_up name the link twice; give one", where));
   }
   return d;
@@ -135,7 +133,8 @@ Result<FaultsDef> faultsFromConfig(const config::FaultsSpec& spec, TimePs cycleP
     const config::RandomFaultsSpec& r = spec.random();
     RandomFaultsDef& d = f.random;
     if (!(r.mtbf_us() > 0)) {
-      return invalid(fmt::format("faults.random.mtbf_us: must be > 0 (is {})", r.mtbf_us()));
+      return invalidArgument(
+          fmt::format("faults.random.mtbf_us: must be > 0 (is {})", r.mtbf_us()));
     }
     Result<TimePs> mtbf = usToPs("faults.random.mtbf_us", r.mtbf_us());
     if (!mtbf) return mtbf.status();
@@ -156,8 +155,9 @@ Result<FaultsDef> faultsFromConfig(const config::FaultsSpec& spec, TimePs cycleP
     Result<TimePs> end = cyclesToPs("faults.random.end_cycles", r.end_cycles(), cyclePs);
     if (!end) return end.status();
     if (*end != 0 && *end <= *start) {
-      return invalid(fmt::format("faults.random.end_cycles: must be after start_cycles ({} <= {})",
-                                 r.end_cycles(), r.start_cycles()));
+      return invalidArgument(
+          fmt::format("faults.random.end_cycles: must be after start_cycles ({} <= {})",
+                      r.end_cycles(), r.start_cycles()));
     }
     d.startPs = *start;
     d.endPs = *end;

@@ -16,10 +16,6 @@ namespace ebb::replay {
 
 namespace {
 
-Status invalid(const std::string& msg) {
-  return {ErrorCode::kInvalidArgument, msg};
-}
-
 const char* formatName(config::TraceSpec::Format f) {
   switch (f) {
     case config::TraceSpec::SIMGRID_TI:
@@ -40,7 +36,7 @@ Result<JobDef> jobFromTrace(const config::TraceSpec& t, const std::string& baseD
   JobDef j;
   j.field = field;
   j.source = JobDef::Source::kTrace;
-  if (t.path().empty()) return invalid(field + ".path: must name a trace");
+  if (t.path().empty()) return invalidArgument(field + ".path: must name a trace");
   std::filesystem::path p(t.path());
   if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
   j.path = p.string();
@@ -50,19 +46,21 @@ Result<JobDef> jobFromTrace(const config::TraceSpec& t, const std::string& baseD
   j.ranks = t.ranks();
   if (t.flops_per_s() != 0) {
     if (!(t.flops_per_s() > 0) || !std::isfinite(t.flops_per_s())) {
-      return invalid(fmt::format("{}.flops_per_s: must be > 0 (is {})", field, t.flops_per_s()));
+      return invalidArgument(
+          fmt::format("{}.flops_per_s: must be > 0 (is {})", field, t.flops_per_s()));
     }
     j.flopsPerS = t.flops_per_s();
   }
   if (t.size_scale() != 0) {
     if (!(t.size_scale() > 0) || !std::isfinite(t.size_scale())) {
-      return invalid(fmt::format("{}.size_scale: must be > 0 (is {})", field, t.size_scale()));
+      return invalidArgument(
+          fmt::format("{}.size_scale: must be > 0 (is {})", field, t.size_scale()));
     }
     j.sizeScale = t.size_scale();
   }
   if (!t.collectives().empty()) {
     if (Status s = workload::parseAlgorithms(j.algos, t.collectives()); !s.isOk()) {
-      return invalid(field + ".collectives: " + s.message());
+      return invalidArgument(field + ".collectives: " + s.message());
     }
   }
   j.name = p.filename().string();
@@ -80,7 +78,7 @@ Result<JobDef> jobFromCollective(const config::CollectiveLoopSpec& c, const std:
   static const char* kOps[] = {"alltoall", "bcast",     "gather", "scatter",
                                "reduce",   "allreduce", "barrier"};
   if (std::find(std::begin(kOps), std::end(kOps), c.op()) == std::end(kOps)) {
-    return invalid(fmt::format(
+    return invalidArgument(fmt::format(
         "{}.op: unknown collective '{}' (alltoall, bcast, gather, scatter, reduce, allreduce, "
         "barrier)",
         field, c.op()));
@@ -88,18 +86,19 @@ Result<JobDef> jobFromCollective(const config::CollectiveLoopSpec& c, const std:
   j.op = c.op();
   if (!c.algorithm().empty()) {
     if (Status s = workload::setAlgorithm(j.algos, c.op(), c.algorithm()); !s.isOk()) {
-      return invalid(field + ".algorithm: " + s.message());
+      return invalidArgument(field + ".algorithm: " + s.message());
     }
   }
   if (c.bytes() < 0)
-    return invalid(fmt::format("{}.bytes: must be >= 0 (is {})", field, c.bytes()));
+    return invalidArgument(fmt::format("{}.bytes: must be >= 0 (is {})", field, c.bytes()));
   j.bytes = c.bytes();
   if (c.ranks() < 2)
-    return invalid(fmt::format("{}.ranks: must be >= 2 (is {})", field, c.ranks()));
+    return invalidArgument(fmt::format("{}.ranks: must be >= 2 (is {})", field, c.ranks()));
   j.ranks = c.ranks();
   j.iterations = c.iterations() == 0 ? 1 : c.iterations();
   if (c.compute_us() < 0 || !std::isfinite(c.compute_us())) {
-    return invalid(fmt::format("{}.compute_us: must be >= 0 (is {})", field, c.compute_us()));
+    return invalidArgument(
+        fmt::format("{}.compute_us: must be >= 0 (is {})", field, c.compute_us()));
   }
   j.computePs = usToPs(c.compute_us());
   j.name = fmt::format("{}-{}x{}B", j.op, j.ranks, j.bytes);
@@ -109,7 +108,7 @@ Result<JobDef> jobFromCollective(const config::CollectiveLoopSpec& c, const std:
 Status applyJobFields(JobDef& j, const config::JobSpec& s) {
   if (!s.name().empty()) j.name = s.name();
   if (s.start_us() < 0 || !std::isfinite(s.start_us())) {
-    return invalid(fmt::format("{}.start_us: must be >= 0 (is {})", j.field, s.start_us()));
+    return invalidArgument(fmt::format("{}.start_us: must be >= 0 (is {})", j.field, s.start_us()));
   }
   j.startPs = usToPs(s.start_us());
   j.repeat = s.repeat();
@@ -163,16 +162,18 @@ Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::strin
     }
     case config::WorkloadSpec::kMix: {
       const auto& mix = w.mix();
-      if (mix.jobs().empty()) return invalid("workload.mix.jobs: a mix needs at least one job");
+      if (mix.jobs().empty())
+        return invalidArgument("workload.mix.jobs: a mix needs at least one job");
       out.randomHosts = mix.placement() == config::TraceSpec::RANDOM;
       bool anyOnce = false;
       for (int i = 0; i < mix.jobs_size(); ++i) {
         const config::JobSpec& s = mix.jobs(i);
         const std::string field = fmt::format("workload.mix.jobs[{}]", i);
-        Result<JobDef> j = s.has_trace() ? jobFromTrace(s.trace(), baseDir, field + ".trace")
-                           : s.has_collective()
-                               ? jobFromCollective(s.collective(), field + ".collective")
-                               : Result<JobDef>(invalid(field + ": needs a trace or a collective"));
+        Result<JobDef> j =
+            s.has_trace() ? jobFromTrace(s.trace(), baseDir, field + ".trace")
+            : s.has_collective()
+                ? jobFromCollective(s.collective(), field + ".collective")
+                : Result<JobDef>(invalidArgument(field + ": needs a trace or a collective"));
         if (!j) return j.status();
         j->field = field;
         if (Status st = applyJobFields(*j, s); !st.isOk()) return st;
@@ -180,7 +181,7 @@ Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::strin
         out.jobs.push_back(std::move(*j));
       }
       if (!anyOnce) {
-        return invalid(
+        return invalidArgument(
             "workload.mix.jobs: every job repeats, so the run would never end; "
             "at least one job must not repeat");
       }
@@ -217,7 +218,7 @@ Result<workload::MpiTrace> collectiveLoopProgram(const JobDef& job) {
     const auto tag = -static_cast<std::int32_t>(it + 1);
     if (Status s = workload::expandCollective(t.ranks, job.algos, job.op, job.bytes, tag);
         !s.isOk()) {
-      return invalid(job.field + ": " + s.message());
+      return invalidArgument(job.field + ": " + s.message());
     }
   }
   t.countOps();
@@ -236,12 +237,12 @@ Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabric
     if (!prog) return prog.status();
     l.program = std::move(*prog);
     if (l.program.ranks.empty()) {
-      return invalid(fmt::format("{}: {} has no ranks", j.field, j.path));
+      return invalidArgument(fmt::format("{}: {} has no ranks", j.field, j.path));
     }
     scaleSizes(l.program, j.sizeScale);
     const auto ranks = static_cast<std::uint32_t>(l.program.ranks.size());
     if (j.ranks != 0 && ranks > j.ranks) {
-      return invalid(
+      return invalidArgument(
           fmt::format("{}: {} ({}) has {} ranks, beyond the {} placed (ranks): rank {} has no host",
                       j.field, j.path, formatName(j.format), ranks, j.ranks, j.ranks));
     }
@@ -253,8 +254,8 @@ Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabric
     std::string what;
     for (const auto& l : out)
       what += fmt::format("{}{} {}", what.empty() ? "" : ", ", l.def.name, l.def.ranks);
-    return invalid(fmt::format("the jobs need {} hosts ({}) but the fabric has only {}", needed,
-                               what, fabricHosts));
+    return invalidArgument(fmt::format("the jobs need {} hosts ({}) but the fabric has only {}",
+                                       needed, what, fabricHosts));
   }
   std::vector<fabric::HostId> hosts;
   for (std::uint32_t h = 0; h < fabricHosts; ++h)

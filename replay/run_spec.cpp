@@ -11,17 +11,13 @@ namespace ebb::replay {
 
 namespace {
 
-Status invalid(const std::string& m) {
-  return {ErrorCode::kInvalidArgument, m};
-}
-
 template <class T>
 T orDefault(T v, T def) {
   return v == T{} ? def : v;
 }
 
 Status checkPositive(const char* field, std::int64_t v) {
-  if (v < 0) return invalid(fmt::format("{}: must be > 0 (is {})", field, v));
+  if (v < 0) return invalidArgument(fmt::format("{}: must be > 0 (is {})", field, v));
   return Status::ok();
 }
 
@@ -74,13 +70,13 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   const std::int64_t tOff =
       orDefault<std::int64_t>(g.turn_off_cycles(), defaults.turnOffPs / defaults.cyclePs);
   if (tOn > period) {
-    return invalid(fmt::format(
+    return invalidArgument(fmt::format(
         "gating.turn_on_cycles: T_on ({}) must not exceed the check period ({}): the network "
         "must settle between decisions",
         tOn, period));
   }
   if (tOff > period) {
-    return invalid(
+    return invalidArgument(
         fmt::format("gating.turn_off_cycles: T_off ({}) must not exceed the check "
                     "period ({})",
                     tOff, period));
@@ -96,7 +92,7 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   r.policyName = gating.gating ? gating.policyName : "all links on";
   if (r.gating) {
     if (Status s = r.agent.thresholds.validate(); !s.isOk()) {
-      return invalid("gating: " + s.message());
+      return invalidArgument("gating: " + s.message());
     }
   }
   // Low-power idle.
@@ -117,13 +113,14 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
       break;
   }
   if (!l.link_speed().empty()) {
-    if (Status s = lp.setLinkSpeed(l.link_speed()); !s.isOk()) return invalid("lpi." + s.message());
+    if (Status s = lp.setLinkSpeed(l.link_speed()); !s.isOk())
+      return invalidArgument("lpi." + s.message());
   }
   if (l.sleep_signal_ps() != 0) lp.sleepSignal = l.sleep_signal_ps();
   if (l.quiet_ps() != 0) lp.quiet = l.quiet_ps();
   if (l.refresh_ps() != 0) lp.refresh = l.refresh_ps();
   if (l.hold_ts() < 0 || !std::isfinite(l.hold_ts())) {
-    return invalid(fmt::format("lpi.hold_ts: must be >= 0 (is {})", l.hold_ts()));
+    return invalidArgument(fmt::format("lpi.hold_ts: must be >= 0 (is {})", l.hold_ts()));
   }
   lp.hold = static_cast<TimePs>(l.hold_ts() * static_cast<double>(lp.sleepSignal));
   lp.hybridFastWake = lp.hold;
@@ -131,12 +128,13 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   // Workload.
   const auto& w = cfg.workload();
   if (w.message_bytes() < 0) {
-    return invalid(fmt::format("workload.message_bytes: must be > 0 (is {})", w.message_bytes()));
+    return invalidArgument(
+        fmt::format("workload.message_bytes: must be > 0 (is {})", w.message_bytes()));
   }
   r.workload.messageBytes = orDefault<std::int64_t>(w.message_bytes(), em.packetBytes);
   if (w.message_bytes_max() > 0) {
     if (w.message_bytes_min() <= 0 || w.message_bytes_min() > w.message_bytes_max()) {
-      return invalid(
+      return invalidArgument(
           fmt::format("workload.message_bytes_min: must be in 1..message_bytes_max ({}) (is {})",
                       w.message_bytes_max(), w.message_bytes_min()));
     }
@@ -171,7 +169,7 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
                                    j.bytes, j.ranks);
     }
   } else if (w.pattern_case() == config::WorkloadSpec::kTrafficFile) {
-    if (w.traffic_file().empty()) return invalid("workload.traffic_file: must name a file");
+    if (w.traffic_file().empty()) return invalidArgument("workload.traffic_file: must name a file");
     std::filesystem::path p(w.traffic_file());
     if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
     r.trafficFile = p.string();
@@ -179,10 +177,10 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   } else if (w.has_uniform()) {
     const auto& u = w.uniform();
     if (!(u.rate() >= 0) || !std::isfinite(u.rate())) {
-      return invalid(fmt::format("workload.uniform.rate: must be >= 0 (is {})", u.rate()));
+      return invalidArgument(fmt::format("workload.uniform.rate: must be >= 0 (is {})", u.rate()));
     }
     if (u.duration_cycles() <= 0) {
-      return invalid("workload.uniform.duration_cycles: must be > 0");
+      return invalidArgument("workload.uniform.duration_cycles: must be > 0");
     }
     r.workload.rate = workload::RateProfile::constant(u.rate(), u.duration_cycles() * em.cyclePs);
     r.workloadName =
@@ -193,17 +191,19 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     const double high = ramp.high() == 0 ? 0.60 : ramp.high();
     const double scale = ramp.time_scale() == 0 ? 1.0 : ramp.time_scale();
     if (low < 0 || high < 0 || !std::isfinite(low) || !std::isfinite(high)) {
-      return invalid(
+      return invalidArgument(
           fmt::format("workload.alonso_ramp: rates must be >= 0 (low {}, high {})", low, high));
     }
     if (scale <= 0 || !std::isfinite(scale)) {
-      return invalid(fmt::format("workload.alonso_ramp.time_scale: must be > 0 (is {})", scale));
+      return invalidArgument(
+          fmt::format("workload.alonso_ramp.time_scale: must be > 0 (is {})", scale));
     }
     r.workload.rate = workload::RateProfile::alonsoRamp(em.cyclePs, scale, low, high);
     r.workloadName = fmt::format("alonso-ramp {}..{} flits/cycle/node over {} cycles", low, high,
                                  static_cast<std::int64_t>(420'000 * scale));
   }
-  if (Status s = r.workload.rate.validate(); !s.isOk()) return invalid("workload: " + s.message());
+  if (Status s = r.workload.rate.validate(); !s.isOk())
+    return invalidArgument("workload: " + s.message());
   Result<FaultsDef> faults = faultsFromConfig(cfg.faults(), em.cyclePs, em.seed);
   if (!faults) return faults.status();
   r.faults = std::move(*faults);

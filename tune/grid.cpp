@@ -13,10 +13,6 @@ namespace ebb::tune {
 
 namespace {
 
-Status invalid(const std::string& m) {
-  return {ErrorCode::kInvalidArgument, m};
-}
-
 constexpr std::size_t kMaxValues = 10'000;
 
 // Short column names for the well-known dimensions.
@@ -32,11 +28,11 @@ std::string shortName(const std::string& path) {
 Status checkThresholdValues(const std::vector<double>& values, const char* field, bool isOff) {
   for (double v : values) {
     if (!isOff && !(v > 0 && v <= 1)) {
-      return invalid(fmt::format(
+      return invalidArgument(fmt::format(
           "search_space.{}: {} is outside the map of valid thresholds (0 < U_on <= 1)", field, v));
     }
     if (isOff && !(v > 0 && v < 0.5)) {
-      return invalid(
+      return invalidArgument(
           fmt::format("search_space.{}: {} is outside the map of valid thresholds (static needs "
                       "0 < U_off and U_on > 2*U_off with U_on <= 1, so U_off < 0.5)",
                       field, v));
@@ -65,7 +61,7 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
     for (int p : sp.policy()) {
       const auto policy = static_cast<config::GatingSpec::Policy>(p);
       if (policy == config::GatingSpec::POLICY_UNSPECIFIED) {
-        return invalid("search_space.policy: name STATIC, DYNAMIC or ALL_ON");
+        return invalidArgument("search_space.policy: name STATIC, DYNAMIC or ALL_ON");
       }
       d.values.push_back(config::GatingSpec::Policy_Name(policy));
     }
@@ -79,7 +75,7 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
   if (!uOff) return uOff.status();
   if (Status s = checkThresholdValues(*uOff, "u_off", true); !s.isOk()) return s;
   if (!uOff->empty() && !anyStatic) {
-    return invalid(
+    return invalidArgument(
         "search_space.u_off: only static thresholds have U_off; add STATIC to "
         "search_space.policy");
   }
@@ -93,7 +89,7 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
   if (!periods) return periods.status();
   for (double p : *periods) {
     if (!(p >= 1) || p != std::floor(p)) {
-      return invalid(fmt::format(
+      return invalidArgument(fmt::format(
           "search_space.check_period_cycles: {} is not a whole number of cycles >= 1", p));
     }
   }
@@ -115,27 +111,27 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
   if (!holds) return holds.status();
   for (double h : *holds) {
     if (!(h >= 0)) {
-      return invalid(fmt::format("search_space.lpi_hold_ts: must be >= 0 (is {})", h));
+      return invalidArgument(fmt::format("search_space.lpi_hold_ts: must be >= 0 (is {})", h));
     }
   }
   if (Status s = numbers(sp.lpi_hold_ts(), "lpi.hold_ts", "lpi_hold_ts"); !s.isOk()) return s;
   for (int i = 0; i < sp.field_size(); ++i) {
     const config::FieldSweep& f = sp.field(i);
     const std::string where = fmt::format("search_space.field[{}] ({})", i, f.path());
-    if (f.path().empty()) return invalid(where + ": path: must name a config field");
+    if (f.path().empty()) return invalidArgument(where + ": path: must name a config field");
     Dimension d{f.path(), {f.values().begin(), f.values().end()}};
     Result<std::vector<double>> v = expandRange(f.range(), where + ".range");
     if (!v) return v.status();
     if (!d.values.empty() && !v->empty()) {
-      return invalid(where + ": give values or range, not both");
+      return invalidArgument(where + ": give values or range, not both");
     }
     for (double x : *v)
       d.values.push_back(formatValue(x));
-    if (d.values.empty()) return invalid(where + ": empty: give values or a range");
+    if (d.values.empty()) return invalidArgument(where + ": empty: give values or a range");
     for (const std::string& value : d.values) {
       config::Config probe = base;
       if (Status s = config::applyOverride(probe, f.path() + "=" + value); !s.isOk()) {
-        return invalid(where + ": " + s.message());
+        return invalidArgument(where + ": " + s.message());
       }
     }
     dims.push_back(std::move(d));
@@ -174,23 +170,25 @@ std::string formatValue(double v) {
 Result<std::vector<double>> expandRange(const config::Range& r, const std::string& field) {
   const bool hasRange = r.from() != 0 || r.to() != 0 || r.step() != 0;
   if (r.values_size() > 0 && hasRange) {
-    return invalid(field + ": give values or from/to/step, not both");
+    return invalidArgument(field + ": give values or from/to/step, not both");
   }
   std::vector<double> out(r.values().begin(), r.values().end());
   for (double v : out) {
-    if (!std::isfinite(v)) return invalid(fmt::format("{}: {} is not a number", field, v));
+    if (!std::isfinite(v)) return invalidArgument(fmt::format("{}: {} is not a number", field, v));
   }
   if (!hasRange) return out;
   if (!(r.step() > 0) || !std::isfinite(r.step())) {
-    return invalid(fmt::format("{}.step: must be > 0 (is {})", field, r.step()));
+    return invalidArgument(fmt::format("{}.step: must be > 0 (is {})", field, r.step()));
   }
   if (!(r.to() >= r.from()) || !std::isfinite(r.to()) || !std::isfinite(r.from())) {
-    return invalid(fmt::format("{}.to: must be >= from ({}) (is {})", field, r.from(), r.to()));
+    return invalidArgument(
+        fmt::format("{}.to: must be >= from ({}) (is {})", field, r.from(), r.to()));
   }
   // Tolerate rounding: 0.1..0.3 by 0.05 has 5 values.
   const double n = std::floor((r.to() - r.from()) / r.step() + 1e-9);
   if (n + 1 > static_cast<double>(kMaxValues)) {
-    return invalid(fmt::format("{}: {} values is too many (at most {})", field, n + 1, kMaxValues));
+    return invalidArgument(
+        fmt::format("{}: {} values is too many (at most {})", field, n + 1, kMaxValues));
   }
   for (int i = 0; i <= static_cast<int>(n); ++i)
     out.push_back(std::round((r.from() + i * r.step()) * 1e9) / 1e9);
@@ -237,7 +235,7 @@ Status expandGrid(const config::SearchSpace& space, TunePlan& plan) {
   Result<std::vector<Dimension>> dims = dimensionsOf(space, plan.base);
   if (!dims) return dims.status();
   if (dims->empty()) {
-    return invalid(
+    return invalidArgument(
         "search_space: empty grid: sweep at least one of policy, u_on, u_off, "
         "check_period_cycles, lpi_mode, lpi_hold_ts or a field");
   }
@@ -253,7 +251,7 @@ Status expandGrid(const config::SearchSpace& space, TunePlan& plan) {
       config::Config cfg = plan.base;
       for (const auto& [path, value] : s.overrides) {
         if (Status st = config::applyOverride(cfg, path + "=" + value); !st.isOk()) {
-          return invalid("search_space: " + st.message());
+          return invalidArgument("search_space: " + st.message());
         }
       }
       classify(cfg, s);
@@ -271,7 +269,7 @@ Status expandGrid(const config::SearchSpace& space, TunePlan& plan) {
     }
   }
   if (plan.validSettings() == 0) {
-    return invalid(
+    return invalidArgument(
         "search_space: empty grid: no setting lies in the map of valid thresholds (static "
         "needs U_on > 2*U_off)");
   }

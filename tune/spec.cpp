@@ -20,10 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Status invalid(const std::string& m) {
-  return {ErrorCode::kInvalidArgument, m};
-}
-
 std::string absolute(const std::string& path, const std::string& dir) {
   fs::path p(path);
   if (p.is_relative() && !dir.empty()) p = fs::path(dir) / p;
@@ -91,7 +87,8 @@ Result<config::Config> baseOf(const config::TuneSpec& spec, const std::string& s
     base.MergeFrom(inlineBase);
   }
   if (spec.base_config().empty() && !spec.has_base()) {
-    return invalid("base_config: name an `ebb replay` config (or give an inline base { ... })");
+    return invalidArgument(
+        "base_config: name an `ebb replay` config (or give an inline base { ... })");
   }
   return base;
 }
@@ -101,7 +98,7 @@ Status checkBudget(const config::Budget& b, bool anyTrace, Budget& out) {
                         std::optional<double>& dst) -> Status {
     if (!has) return Status::ok();
     if (!(v >= 0) || !std::isfinite(v)) {
-      return invalid(fmt::format("budget.{}: must be >= 0 (is {})", field, v));
+      return invalidArgument(fmt::format("budget.{}: must be >= 0 (is {})", field, v));
     }
     dst = v;
     return Status::ok();
@@ -123,12 +120,12 @@ Status checkBudget(const config::Budget& b, bool anyTrace, Budget& out) {
     return s;
   }
   if (!out.meanLatencyPct && !out.p99LatencyPct && !out.appSlowdownPct) {
-    return invalid(
+    return invalidArgument(
         "budget: empty: set at least one of latency_increase_pct, p99_latency_increase_pct, "
         "app_slowdown_pct");
   }
   if (out.appSlowdownPct && !anyTrace) {
-    return invalid(
+    return invalidArgument(
         "budget.app_slowdown_pct: needs a trace workload (workload { spec { trace { ... } } }); "
         "only traces have an application runtime");
   }
@@ -141,13 +138,15 @@ Status checkSearch(const config::Search& s, TunePlan& plan) {
                                                                : Strategy::kGrid;
   plan.maxPasses = s.max_passes() == 0 ? 10 : s.max_passes();
   if (plan.maxPasses < 1) {
-    return invalid(fmt::format("search.max_passes: must be >= 1 (is {})", s.max_passes()));
+    return invalidArgument(fmt::format("search.max_passes: must be >= 1 (is {})", s.max_passes()));
   }
   plan.eta = s.eta() == 0 ? 3 : s.eta();
-  if (plan.eta < 2) return invalid(fmt::format("search.eta: must be >= 2 (is {})", s.eta()));
+  if (plan.eta < 2)
+    return invalidArgument(fmt::format("search.eta: must be >= 2 (is {})", s.eta()));
   plan.minFraction = s.min_fraction() == 0 ? 1.0 / (plan.eta * plan.eta) : s.min_fraction();
   if (!(plan.minFraction > 0 && plan.minFraction <= 1)) {
-    return invalid(fmt::format("search.min_fraction: must be in (0, 1] (is {})", s.min_fraction()));
+    return invalidArgument(
+        fmt::format("search.min_fraction: must be in (0, 1] (is {})", s.min_fraction()));
   }
   return Status::ok();
 }
@@ -162,8 +161,9 @@ Status checkRunnable(const TunePlan& plan) {
       if (!cfg) return cfg.status();
       Result<replay::RunSpec> run = replay::buildRunSpec(*cfg);
       if (!run) {
-        return invalid(fmt::format("search_space: setting '{}' on workload '{}': {}", s.label,
-                                   plan.workloads[w].name, run.status().message()));
+        return invalidArgument(fmt::format("search_space: setting '{}' on workload '{}': {}",
+                                           s.label, plan.workloads[w].name,
+                                           run.status().message()));
       }
       if (fabrics.insert(cfg->fabric().SerializeAsString()).second) {
         Result<fabric::Topology> topo = replay::topologyFromConfig(cfg->fabric(), "");
@@ -203,7 +203,7 @@ Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& 
     absolutizeWorkload(w.spec, specDir);
     w.name = spec.workload(i).name().empty() ? defaultName(w.spec) : spec.workload(i).name();
     if (!names.insert(w.name).second) {
-      return invalid(fmt::format("workload[{}].name: '{}' is used twice", i, w.name));
+      return invalidArgument(fmt::format("workload[{}].name: '{}' is used twice", i, w.name));
     }
     plan.workloads.push_back(std::move(w));
   }
