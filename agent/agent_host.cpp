@@ -1,19 +1,25 @@
 #include "agent/agent_host.h"
 
+#include <algorithm>
+
+#include "fabric/recovery.h"
+
 namespace ebb::agent {
 
 AgentHost::AgentHost(const fabric::Topology& topo, const fabric::MinimalTree& mt,
                      const AgentConfig& cfg, Backend& backend, Scheduler& scheduler,
                      fabric::LinkStates initial, DecisionSink sink)
     : topo_(topo),
-      mt_(mt),
+      tree_(mt),
+      faults_(topo),
       cfg_(cfg),
       backend_(backend),
       sched_(scheduler),
-      guard_(topo, mt, std::move(initial)),
+      guard_(topo, tree_, std::move(initial)),
       channel_(scheduler, cfg.controlLatencyPs),
       sink_(std::move(sink)),
-      bySwitch_(topo.numSwitches(), nullptr) {
+      bySwitch_(topo.numSwitches(), nullptr),
+      conn_(topo) {
   if (Status s = cfg_.validate(); !s.isOk()) throw Error(s);
   guard_.setRateLimits(cfg_.rateLimits);
   backend_.setCallback(this);
@@ -29,7 +35,7 @@ void AgentHost::startAll() {
 
 void AgentHost::start(const std::vector<fabric::SwitchId>& switches) {
   for (fabric::SwitchId s : switches) {
-    agents_.push_back(std::make_unique<SwitchAgent>(s, topo_, mt_, cfg_, backend_, sched_, guard_,
+    agents_.push_back(std::make_unique<SwitchAgent>(s, topo_, tree_, cfg_, backend_, sched_, guard_,
                                                     channel_, sink_));
     agents_.back()->setFailSafeHook(failSafeHook_);
     bySwitch_[s.value()] = agents_.back().get();
@@ -49,14 +55,91 @@ void AgentHost::onPortDown(fabric::PortId port) {
   guard_.recordOff(link, fabric::Direction::kUp);
   guard_.recordOff(link, fabric::Direction::kDown);
   if (SwitchAgent* a = bySwitch_[port.sw.value()]) a->onPortDown(port.index);
+  if (faults_.cableUsable(link)) {  // both ends report a link: the first one counts
+    faults_.failLink(link);
+    guard_.setFaults(faults_);
+    scheduleRehome(topo_.describeLink(link) + " down");
+  }
 }
 
 void AgentHost::onPortUp(fabric::PortId port) {
   downPorts_.erase(port);
   const fabric::LinkId link = topo_.sw(port.sw).ports[port.index].link;
-  guard_.recordOn(link, fabric::Direction::kUp);
-  guard_.recordOn(link, fabric::Direction::kDown);
+  const fabric::Link& l = topo_.link(link);
+  if (!backend_.capabilities().perDirectionGating) {
+    // A link that came up is on both ways (InfiniBand gates a link as one).
+    guard_.recordOn(link, fabric::Direction::kUp);
+    guard_.recordOn(link, fabric::Direction::kDown);
+  } else if (l.lowerIsHost) {
+    guard_.recordOn(link, fabric::Direction::kUp);  // a host never gates its link
+  }
+  // Each end's agent reads its direction again and records it if on.
   if (SwitchAgent* a = bySwitch_[port.sw.value()]) a->onPortUp(port.index);
+  if (faults_.linkFailed(link)) {
+    faults_.repairLink(topo_, link);
+    guard_.setFaults(faults_);
+    scheduleRehome(topo_.describeLink(link) + " up");
+  }
+}
+
+// Once per instant, after the backend's other completions of that instant
+// (Phase::kControl): a switch failure reports every one of its links at once.
+void AgentHost::scheduleRehome(std::string cause) {
+  pendingCause_ += (pendingCause_.empty() ? "" : ", ") + cause;
+  if (rehomePending_) return;
+  rehomePending_ = true;
+  sched_.after(0, Phase::kControl, [this] { rehome(); });
+}
+
+void AgentHost::rehome() {
+  rehomePending_ = false;
+  Recovery rec;
+  rec.at = sched_.now();
+  rec.cause = std::move(pendingCause_);
+  pendingCause_.clear();
+  fabric::Rehomed r = fabric::MinimalTree::build(topo_, faults_);
+  rec.treeChanged = !(r.tree == tree_);
+  if (rec.treeChanged) {
+    tree_ = std::move(r.tree);
+    for (auto& a : agents_)
+      a->setTree(tree_);
+  }
+  cutOff_ = std::move(r.cutOff);
+  rec.cutOff = cutOff_;
+  rec.restored = fabric::linksToRestore(conn_, topo_, guard_.states(), faults_, tree_);
+  for (fabric::LinkId link : rec.restored)
+    restoreLink(link, rec.cause);
+  ++recoveries_;
+  if (recoveryHook_) recoveryHook_(rec);
+}
+
+void AgentHost::restoreLink(fabric::LinkId link, const std::string& why) {
+  const fabric::Link& l = topo_.link(link);
+  const std::string note = "recovery after " + why;
+  if (!l.lowerIsHost) {
+    if (SwitchAgent* a = bySwitch_[l.lower.sw.value()]) a->restorePort(l.lower.index, note);
+  }
+  if (SwitchAgent* a = bySwitch_[l.upper.sw.value()]) a->restorePort(l.upper.index, note);
+}
+
+Status AgentHost::restartAgent(fabric::SwitchId sw) {
+  SwitchAgent* old = sw.value() < bySwitch_.size() ? bySwitch_[sw.value()] : nullptr;
+  if (!old) {
+    return {ErrorCode::kNotFound,
+            "no agent runs for switch " +
+                (sw.value() < topo_.numSwitches() ? topo_.sw(sw).name : std::string("?"))};
+  }
+  old->stop();
+  auto fresh = std::make_unique<SwitchAgent>(sw, topo_, tree_, cfg_, backend_, sched_, guard_,
+                                             channel_, sink_);
+  fresh->setFailSafeHook(failSafeHook_);
+  bySwitch_[sw.value()] = fresh.get();
+  auto it = std::find_if(agents_.begin(), agents_.end(),
+                         [old](const std::unique_ptr<SwitchAgent>& a) { return a.get() == old; });
+  retired_.push_back(std::move(*it));
+  *it = std::move(fresh);
+  (*it)->restart();
+  return Status::ok();
 }
 
 void AgentHost::stopAll() {

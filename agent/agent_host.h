@@ -5,14 +5,35 @@
 #include <vector>
 
 #include "agent/switch_agent.h"
+#include "fabric/connectivity.h"
+#include "fabric/faults.h"
 
 namespace ebb::agent {
 
 // Hosts the logical agents of many switches in one process (the emulator, or
 // `ebb agent` next to OpenSM: one umad port, many agents), with one safety
 // guard and one neighbour channel, and routes backend events to them.
+//
+// Faults (docs/mechanisms.md §3.1, docs/faults.md): a link reported down
+// (onPortDown) joins the fault set; then, once per instant, the minimal tree
+// is rebuilt over the surviving cables (MinimalTree::build(topo, faults)),
+// every agent and the guard learn it, and the links of the recovery rule
+// (fabric::linksToRestore) are turned on at once, not one per period. A link
+// reported up leaves the fault set and the tree is rebuilt the same way; a
+// tree link that came back is protected again, and links of the old tree go
+// off only when the guard's proof (over links fully on) allows it.
 class AgentHost final : public BackendCallback {
  public:
+  // One re-homing, for logs and metrics.
+  struct Recovery {
+    TimePs at = 0;
+    std::string cause;  // the port events that led to it
+    bool treeChanged = false;
+    std::vector<fabric::LinkId> restored;  // links turned on at once
+    std::vector<fabric::HostId> cutOff;    // hosts the surviving cables cannot connect
+  };
+  using RecoveryHook = std::function<void(const Recovery&)>;
+
   AgentHost(const fabric::Topology& topo, const fabric::MinimalTree& mt, const AgentConfig& cfg,
             Backend& backend, Scheduler& scheduler, fabric::LinkStates initial, DecisionSink sink);
 
@@ -29,6 +50,10 @@ class AgentHost final : public BackendCallback {
   // Lost contact: every agent fails safe.
   void onBackendError(const Status& error) override;
 
+  // The agent of `sw` loses its state and starts again (SwitchAgent::restart);
+  // E_NOT_FOUND if this process hosts no agent there.
+  Status restartAgent(fabric::SwitchId sw);
+  void setRecoveryHook(RecoveryHook hook) { recoveryHook_ = std::move(hook); }
   // Installed on every agent started afterwards.
   void setFailSafeHook(SwitchAgent::FailSafeHook hook) { failSafeHook_ = std::move(hook); }
   // Stops every agent, leaving links as they are.
@@ -41,10 +66,21 @@ class AgentHost final : public BackendCallback {
   const Status& backendError() const { return backendError_; }
   // Ports whose link went down without ebb and has not come back.
   const std::set<fabric::PortId>& downPorts() const { return downPorts_; }
+  // The minimal tree now (re-homed after faults), and the faults it avoids.
+  const fabric::MinimalTree& tree() const { return tree_; }
+  const fabric::FaultSet& faults() const { return faults_; }
+  // Hosts the surviving cables cannot connect (last re-homing), ascending.
+  const std::vector<fabric::HostId>& cutOff() const { return cutOff_; }
+  std::uint64_t recoveries() const { return recoveries_; }
 
  private:
+  void scheduleRehome(std::string cause);
+  void rehome();
+  void restoreLink(fabric::LinkId link, const std::string& why);
+
   const fabric::Topology& topo_;
-  const fabric::MinimalTree& mt_;
+  fabric::MinimalTree tree_;  // before guard_, which holds a reference to it
+  fabric::FaultSet faults_;
   AgentConfig cfg_;
   Backend& backend_;
   Scheduler& sched_;
@@ -52,11 +88,20 @@ class AgentHost final : public BackendCallback {
   NeighborChannel channel_;
   DecisionSink sink_;
   std::vector<std::unique_ptr<SwitchAgent>> agents_;
+  // Agents replaced by restartAgent: kept (stopped) until the host ends,
+  // since backend completions may still name them.
+  std::vector<std::unique_ptr<SwitchAgent>> retired_;
   std::vector<SwitchAgent*> bySwitch_;
   bool failedSafe_ = false;
   Status backendError_;
   std::set<fabric::PortId> downPorts_;
   SwitchAgent::FailSafeHook failSafeHook_;
+  RecoveryHook recoveryHook_;
+  fabric::Connectivity conn_;
+  std::vector<fabric::HostId> cutOff_;
+  bool rehomePending_ = false;
+  std::string pendingCause_;
+  std::uint64_t recoveries_ = 0;
 };
 
 }  // namespace ebb::agent

@@ -22,6 +22,9 @@ struct PortDescription {
   double bandwidthBytesPerPs = 0;  // of one direction
   LinkPowerState transmit = LinkPowerState::kOn;
   LinkPowerState receive = LinkPowerState::kOn;
+  // The link is down without ebb (a failed cable or peer): it carries nothing
+  // whatever the two states say, and the agent leaves it out of its decisions.
+  bool failed = false;
 };
 
 // Cumulative counters of one port's transmit direction (PortCountersExtended).

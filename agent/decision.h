@@ -19,12 +19,14 @@ struct DecisionRecord {
   bool up = true;  // an up port (else a down port)
   bool turnOn = false;
   policies::Rule rule = policies::Rule::kWithinBand;
-  std::string source;  // "gating", "down-link-rule", "propagate-up", "fail-safe"
+  // "gating", "down-link-rule", "propagate-up", "fail-safe", "fault-recovery"
+  std::string source;
   double measured = 0;
   double threshold = 0;
   double effectiveThreshold = 0;
   int linksOn = 0;
   std::string refused;
+  std::string note;  // context of a fault recovery (what failed); in the JSON line when set
 };
 
 using DecisionSink = std::function<void(const DecisionRecord&)>;

@@ -6,7 +6,7 @@ namespace ebb::agent {
 
 SafetyGuard::SafetyGuard(const fabric::Topology& topo, const fabric::MinimalTree& mt,
                          fabric::LinkStates initial)
-    : topo_(topo), mt_(mt), states_(std::move(initial)), conn_(topo) {}
+    : topo_(topo), mt_(mt), states_(std::move(initial)), conn_(topo), faults_(topo) {}
 
 Status SafetyGuard::checkTurnOff(fabric::LinkId link, fabric::Direction dir) {
   ++checks_;
@@ -18,7 +18,7 @@ Status SafetyGuard::checkTurnOff(fabric::LinkId link, fabric::Direction dir) {
   }
   if (!states_.isOn(link, dir)) return Status::ok();
   states_.set(link, dir, false);
-  const auto pair = conn_.findDisconnectedPair(states_);
+  const auto pair = disconnectedPair();
   states_.set(link, dir, true);
   if (pair) {
     return refuse({ErrorCode::kInvalidArgument,
@@ -37,7 +37,7 @@ Status SafetyGuard::checkTurnOffLink(fabric::LinkId link) {
   const bool up = states_.isOn(link, fabric::Direction::kUp);
   const bool down = states_.isOn(link, fabric::Direction::kDown);
   states_.setLink(link, false);
-  const auto pair = conn_.findDisconnectedPair(states_);
+  const auto pair = disconnectedPair();
   states_.set(link, fabric::Direction::kUp, up);
   states_.set(link, fabric::Direction::kDown, down);
   if (pair) {
@@ -134,7 +134,7 @@ void SafetyGuard::noteOn(fabric::LinkId link, TimePs now) {
 }
 
 Status SafetyGuard::checkAll() {
-  const auto pair = conn_.findDisconnectedPair(states_);
+  const auto pair = disconnectedPair();
   if (!pair) return Status::ok();
   return {ErrorCode::kInternal, "connectivity broken: " + conn_.describe(*pair)};
 }

@@ -28,8 +28,14 @@ struct RateLimits {
 // of a minimal-tree link, or one after which some host pair has no path.
 class SafetyGuard {
  public:
+  // `mt` is read at every check: its owner may change it in place (re-homing).
   SafetyGuard(const fabric::Topology& topo, const fabric::MinimalTree& mt,
               fabric::LinkStates initial);
+
+  // Failed parts: proofs then ask only for the pairs the surviving cables can
+  // connect (Connectivity::findDisconnectedPair(states, faults)).
+  void setFaults(const fabric::FaultSet& faults) { faults_ = faults; }
+  const fabric::FaultSet& faults() const { return faults_; }
 
   // OK, or E_INVALID saying why the direction must stay on. Does not change state.
   Status checkTurnOff(fabric::LinkId link, fabric::Direction dir);
@@ -58,6 +64,11 @@ class SafetyGuard {
   const fabric::MinimalTree& mt_;
   fabric::LinkStates states_;
   fabric::Connectivity conn_;
+  fabric::FaultSet faults_;
+  std::optional<fabric::HostPair> disconnectedPair() {
+    return faults_.empty() ? conn_.findDisconnectedPair(states_)
+                           : conn_.findDisconnectedPair(states_, faults_);
+  }
   Status refuse(Status s) {
     ++refused_;
     return s;

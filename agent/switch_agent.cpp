@@ -39,36 +39,66 @@ SwitchAgent::SwitchAgent(fabric::SwitchId sw, const fabric::Topology& topo,
       sink_(std::move(sink)),
       isMt_(mt.containsSwitch(sw)),
       wholeLink_(!backend.capabilities().perDirectionGating) {
-  const auto mtUp = mt.upPort(sw);
   for (std::uint16_t p = 0; p < topo.sw(sw).ports.size(); ++p) {
     const fabric::Port& port = topo.sw(sw).ports[p];
     if (port.role == fabric::PortRole::kUnused) continue;
     const fabric::Link& l = topo.link(port.link);
     PortState ps{p, port.role == fabric::PortRole::kUp, !l.lowerIsHost};
-    if (ps.up) {
-      if (mtUp && *mtUp == p) mtUpIndex_ = static_cast<int>(upIdx_.size());
-      upIdx_.push_back(ports_.size());
-    }
+    if (ps.up) upIdx_.push_back(ports_.size());
     ports_.push_back(ps);
   }
-  view_.resize(upIdx_.size());
+  setTree(mt);
   channel_.subscribe(sw_, [this](const messages::NeighborMessage& m) { onNeighbor(m); });
+}
+
+void SwitchAgent::setTree(const fabric::MinimalTree& mt) {
+  isMt_ = mt.containsSwitch(sw_);
+  const auto mtUp = mt.upPort(sw_);
+  mtUpPort_ = mtUp ? *mtUp : -1;
+  // A switch that joined the tree keeps its down links on (the down-link rule).
+  if (started_ && !stopped_ && cfg_.gating) applyDownRule();
 }
 
 void SwitchAgent::start() {
   backend_.discoverPorts(sw_, [this](Result<std::vector<PortDescription>> r) {
     if (!r) return failSafe("discovery failed: " + r.status().toString());
-    for (const PortDescription& d : *r) {
-      for (PortState& p : ports_) {
-        if (p.index != d.index) continue;
-        p.transmit = d.transmit;
-        p.inputOn = isOnOrTurningOn(d.receive);
-        p.bandwidth = d.bandwidthBytesPerPs;
-      }
-    }
+    takeDescriptions(*r, -1);
     started_ = true;
     sched_.after(cfg_.checkPeriodPs, Phase::kAgent, [this] { tick(); });
   });
+}
+
+void SwitchAgent::restart() {
+  backend_.discoverPorts(sw_, [this](Result<std::vector<PortDescription>> r) {
+    if (!r) return failSafe("discovery failed: " + r.status().toString());
+    takeDescriptions(*r, -1);
+    backend_.requestCounters(sw_, [this](Result<CounterSample> c) {
+      if (!c) return failSafe("counters unavailable: " + c.status().toString());
+      for (const PortCounters& pc : c->ports) {
+        for (PortState& p : ports_) {
+          if (p.index == pc.index) p.lastTxBytes = pc.txBytes;
+        }
+      }
+      lastSample_ = c->sampledAt;
+      started_ = true;
+      const TimePs now = sched_.now();
+      const TimePs next = (now / cfg_.checkPeriodPs + 1) * cfg_.checkPeriodPs;
+      sched_.at(next, Phase::kAgent, [this] { tick(); });
+    });
+  });
+}
+
+void SwitchAgent::takeDescriptions(const std::vector<PortDescription>& ports, int only) {
+  for (const PortDescription& d : ports) {
+    if (only >= 0 && d.index != only) continue;
+    for (PortState& p : ports_) {
+      if (p.index != d.index) continue;
+      p.transmit = d.transmit;
+      p.inputOn = isOnOrTurningOn(d.receive);
+      p.failed = d.failed;
+      if (d.bandwidthBytesPerPs > 0) p.bandwidth = d.bandwidthBytesPerPs;
+    }
+  }
 }
 
 void SwitchAgent::tick() {
@@ -81,8 +111,13 @@ void SwitchAgent::tick() {
 }
 
 void SwitchAgent::buildView() {
-  for (std::size_t i = 0; i < upIdx_.size(); ++i) {
-    view_[i] = {ports_[upIdx_[i]].transmit, static_cast<int>(i) == mtUpIndex_};
+  view_.clear();
+  viewPorts_.clear();
+  for (std::size_t i : upIdx_) {
+    const PortState& p = ports_[i];
+    if (p.failed) continue;  // not a link the policy can use or turn on
+    view_.push_back({p.transmit, p.index == mtUpPort_});
+    viewPorts_.push_back(i);
   }
 }
 
@@ -121,7 +156,7 @@ void SwitchAgent::onSample(const CounterSample& s) {
   lastU_ = capacity > 0 ? bytes / capacity : 0.0;
   if (firstSample || !cfg_.gating || stopped_ || upIdx_.empty()) return;
   buildView();
-  const policies::SwitchView view{view_, upIdx_.empty(), isMt_, anyAscendingInputOn()};
+  const policies::SwitchView view{view_, view_.empty(), isMt_, anyAscendingInputOn()};
   const policies::Decision d = policy_.decide(view, lastU_);
   if (d.action == Action::kHold) return;
   DecisionRecord rec;
@@ -131,7 +166,7 @@ void SwitchAgent::onSample(const CounterSample& s) {
   rec.threshold = d.reason.threshold;
   rec.effectiveThreshold = d.reason.effectiveThreshold;
   rec.linksOn = d.reason.linksOn;
-  apply(ports_[upIdx_[static_cast<std::size_t>(d.upIndex)]], d.action == Action::kTurnOn, rec);
+  apply(viewPort(d.upIndex), d.action == Action::kTurnOn, rec);
 }
 
 void SwitchAgent::apply(PortState& p, bool on, DecisionRecord rec) {
@@ -196,14 +231,35 @@ void SwitchAgent::onPortDown(std::uint16_t index) {
     ++portFaults_;
     p.transmit = LinkPowerState::kOff;  // out of u_up and of the policy's links on
     p.inputOn = false;
+    p.failed = true;
   }
 }
 
 void SwitchAgent::onPortUp(std::uint16_t index) {
   for (PortState& p : ports_) {
-    if (p.index != index) continue;
-    p.transmit = LinkPowerState::kOn;
-    p.inputOn = true;
+    if (p.index == index) p.failed = false;
+  }
+  backend_.discoverPorts(sw_, [this, index](Result<std::vector<PortDescription>> r) {
+    if (!r) return failSafe("discovery failed: " + r.status().toString());
+    takeDescriptions(*r, index);
+    for (PortState& p : ports_) {
+      if (p.index != index || p.transmit != LinkPowerState::kOn) continue;
+      guard_.recordOn(linkOf(p), txDir(p));
+      if (wholeLink_)
+        guard_.recordOn(linkOf(p), p.up ? fabric::Direction::kDown : fabric::Direction::kUp);
+    }
+  });
+}
+
+void SwitchAgent::restorePort(std::uint16_t index, const std::string& why) {
+  if (stopped_) return;
+  for (PortState& p : ports_) {
+    if (p.index != index || p.failed || isOnOrTurningOn(p.transmit)) continue;
+    if (wholeLink_ && !p.up) continue;  // the lower end gates the link
+    DecisionRecord rec;
+    rec.source = "fault-recovery";
+    rec.note = why;
+    apply(p, true, rec);
   }
 }
 
@@ -236,6 +292,7 @@ void SwitchAgent::onNeighbor(const messages::NeighborMessage& m) {
 void SwitchAgent::propagate() {
   if (upIdx_.empty()) return;
   buildView();
+  if (view_.empty()) return;
   const policies::SwitchView view{view_, false, isMt_, anyAscendingInputOn()};
   const policies::Decision d = policies::propagateUp(view);
   if (d.action != Action::kTurnOn) return;
@@ -243,7 +300,7 @@ void SwitchAgent::propagate() {
   rec.source = "propagate-up";
   rec.rule = d.reason.rule;
   rec.linksOn = d.reason.linksOn;
-  apply(ports_[upIdx_[static_cast<std::size_t>(d.upIndex)]], true, rec);
+  apply(viewPort(d.upIndex), true, rec);
 }
 
 // Down links all on iff the switch is in the MT or any input link is on.

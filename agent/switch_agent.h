@@ -37,10 +37,22 @@ class SwitchAgent {
               NeighborChannel& channel, DecisionSink sink);
 
   void start();
+  // Starts an agent that replaces one that lost its state (a restart): the
+  // port states come from the backend as at start, the counters are read at
+  // once as a baseline, and periods stay on the grid of the check period
+  // (multiples of it since time 0), so it decides as the lost agent would.
+  void restart();
+  // The minimal tree changed (re-homing after a fault or a repair).
+  void setTree(const fabric::MinimalTree& mt);
+  // Turns the transmit direction of `port` on now (fault recovery), whatever
+  // the policy would do; `why` goes to the decision log. Nothing if it is on,
+  // turning on, or follows its link (a down port under whole-link gating).
+  void restorePort(std::uint16_t port, const std::string& why);
   void onLinkStateChanged(std::uint16_t port, LinkPowerState state);
-  // The link at `port` went down (came up) without this agent asking: it is
-  // off (on) in both directions, as discovery would have found it; the
-  // policy sees it so and may turn it on again like any other off link.
+  // The link at `port` went down without this agent asking: it is off in
+  // both directions and out of the policy's view until it comes up again.
+  // When it comes up, its state is read again from the backend (a
+  // direction gated off before the failure may still be off).
   void onPortDown(std::uint16_t port);
   void onPortUp(std::uint16_t port);
   // Stop gating and turn back on every link this agent turned off.
@@ -64,10 +76,17 @@ class SwitchAgent {
     bool toSwitch;
     LinkPowerState transmit = LinkPowerState::kOn;
     bool inputOn = true;
+    bool failed = false;  // went down without ebb (onPortDown) and not up since
     std::uint64_t lastTxBytes = 0;
     double bandwidth = 0;
   };
   void tick();
+  // Port states from a discovery answer: every port, or only `only`.
+  void takeDescriptions(const std::vector<PortDescription>& ports, int only);
+  // Applies the decision of the policy on the view (index into viewPorts_).
+  PortState& viewPort(int viewIndex) {
+    return ports_[viewPorts_[static_cast<std::size_t>(viewIndex)]];
+  }
   void onSample(const CounterSample& s);
   void apply(PortState& p, bool on, DecisionRecord rec);
   void applyDownRule();
@@ -95,10 +114,11 @@ class SwitchAgent {
   // InfiniBand gates a link as one unit: the lower switch's agent decides for
   // the link from its up-link utilization; down ports follow their links.
   bool wholeLink_;
-  int mtUpIndex_ = -1;
+  int mtUpPort_ = -1;               // label of the minimal-tree up port, -1: none
   std::vector<PortState> ports_;    // cabled ports
   std::vector<std::size_t> upIdx_;  // indices into ports_, ascending port number
   std::vector<policies::UpLinkView> view_;
+  std::vector<std::size_t> viewPorts_;  // view index -> ports_ index (failed up links left out)
   TimePs lastSample_ = -1;
   double lastU_ = 0;
   bool stopped_ = false;

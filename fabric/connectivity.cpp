@@ -144,22 +144,58 @@ bool Connectivity::connectable(HostId a, HostId b, const FaultSet& faults) {
   return phys.leafReaches(phys.leafIndex(topo_.leafOf(a)), phys.leafIndex(topo_.leafOf(b)));
 }
 
-std::uint64_t Connectivity::countCutPairs(const FaultSet& faults) {
-  const LeafReach& phys = surviving(faults);
+std::uint64_t Connectivity::connectablePairs() {
+  const LeafReach& phys = surviving_;
   const std::size_t nl = phys.numLeaves();
   // Connectable ordered pairs, self-pairs included, then minus the self-pairs.
-  std::uint64_t connectablePairs = 0;
+  std::uint64_t pairs = 0;
   for (std::size_t i = 0; i < nl; ++i) {
     if (numSenders_[i] == 0) continue;
     std::uint64_t receivers = 0;
     for (std::size_t j = 0; j < nl; ++j) {
       if (phys.leafReaches(i, j)) receivers += numReceivers_[j];
     }
-    connectablePairs += std::uint64_t{numSenders_[i]} * receivers;
+    pairs += std::uint64_t{numSenders_[i]} * receivers;
   }
-  connectablePairs -= numSendAndReceive_;
+  return pairs - numSendAndReceive_;
+}
+
+std::uint64_t Connectivity::countCutPairs(const FaultSet& faults) {
+  surviving(faults);
   const std::uint64_t n = topo_.numHosts();
-  return n * (n - (n > 0 ? 1 : 0)) - connectablePairs;
+  return n * (n - (n > 0 ? 1 : 0)) - connectablePairs();
+}
+
+std::uint64_t Connectivity::countDisconnectedPairs(const LinkStates& states,
+                                                   const FaultSet& faults) {
+  surviving(faults);
+  const std::uint64_t connectable = connectablePairs();
+  // Pairs with a path: a's up and b's down usable and on, leaf(b) in R_now(leaf(a)).
+  now_.compute([&](LinkId l, Direction d) { return states.isOn(l, d) && faults.usable(l, d); });
+  const std::size_t nl = now_.numLeaves();
+  std::vector<std::uint64_t> senders(nl, 0), receivers(nl, 0);
+  std::uint64_t both = 0;
+  for (std::size_t i = 0; i < nl; ++i) {
+    for (std::uint32_t k = hostStart_[i]; k < hostStart_[i + 1]; ++k) {
+      const LinkId l = topo_.host(hostsByLeaf_[k]).link;
+      const bool up = faults.usable(l, Direction::kUp) && states.isOn(l, Direction::kUp);
+      const bool down = faults.usable(l, Direction::kDown) && states.isOn(l, Direction::kDown);
+      senders[i] += up;
+      receivers[i] += down;
+      both += up && down;
+    }
+  }
+  std::uint64_t connected = 0;
+  for (std::size_t i = 0; i < nl; ++i) {
+    if (senders[i] == 0) continue;
+    std::uint64_t r = 0;
+    for (std::size_t j = 0; j < nl; ++j) {
+      if (now_.leafReaches(i, j)) r += receivers[j];
+    }
+    connected += senders[i] * r;
+  }
+  connected -= both;
+  return connectable - connected;
 }
 
 std::string Connectivity::describe(const HostPair& pair) const {

@@ -56,6 +56,12 @@ class Connectivity {
   // number of unordered cut pairs.
   std::uint64_t countCutPairs(const FaultSet& faults);
 
+  // Number of ordered pairs (a, b), a != b, that are connectable despite
+  // `faults` but have no up*/down* path over the directions on and usable:
+  // zero exactly when findDisconnectedPair(states, faults) finds none.
+  // O(hosts + leaves^2).
+  std::uint64_t countDisconnectedPairs(const LinkStates& states, const FaultSet& faults);
+
   // The reach over the usable directions (every link on) for `faults`; cached
   // until a different FaultSet is passed.
   const LeafReach& surviving(const FaultSet& faults);
@@ -86,6 +92,8 @@ class Connectivity {
   std::vector<std::uint32_t> numSenders_;  // per leaf: hosts whose up direction is usable
   std::vector<std::uint32_t> numReceivers_;
   std::uint64_t numSendAndReceive_ = 0;  // hosts usable both ways
+  // Connectable ordered pairs, self-pairs excluded, for the cached FaultSet.
+  std::uint64_t connectablePairs();
 };
 
 }  // namespace ebb::fabric

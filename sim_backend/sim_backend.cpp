@@ -72,9 +72,11 @@ void SimBackend::discoverPorts(fabric::SwitchId sw,
     if (s.ports[p].role == fabric::PortRole::kUnused) continue;
     const Direction tx = txDir({sw, p});
     const Direction rx = tx == Direction::kUp ? Direction::kDown : Direction::kUp;
+    // A switch knows a link failed once it reported it down (and not up since).
     out.push_back({p, s.ports[p].role, emu_.config().bandwidthBytesPerPs(),
                    emu_.directionState(s.ports[p].link, tx),
-                   emu_.directionState(s.ports[p].link, rx)});
+                   emu_.directionState(s.ports[p].link, rx),
+                   reports_[s.ports[p].link.value()].reportedDown});
   }
   complete<std::vector<agent::PortDescription>>(std::move(done), std::move(out));
 }

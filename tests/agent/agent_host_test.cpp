@@ -82,6 +82,7 @@ TEST(AgentHost, PortDownAndUpKeepTheGuardAndTheAgentInStep) {
   EXPECT_EQ(host.agents()[leaf.value()]->portFaults(), 1u);
   host.onPortUp(port);
   host.onPortUp(upper);
+  sched.runUntil(sched.now() + 1);  // each end reads its port again from the backend
   EXPECT_TRUE(host.guard().states().isFullyOn(link));
   EXPECT_TRUE(host.downPorts().empty());
   EXPECT_TRUE(host.backendError().isOk());

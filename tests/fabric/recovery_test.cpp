@@ -49,7 +49,7 @@ TEST(Recovery, RandomFaultsAndStatesAgainstBruteForce) {
   const std::size_t nh = t.numHosts();
   Connectivity conn(t);
   std::mt19937_64 rng(20240611);
-  int withCutOff = 0, bridged = 0, restoredBeyondTree = 0;
+  int withCutOff = 0, bridged = 0, restoredBeyondTree = 0, withDisconnected = 0;
   for (int trial = 0; trial < 300; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
     const FaultSet f = randomFaults(t, rng, trial);
@@ -119,6 +119,16 @@ TEST(Recovery, RandomFaultsAndStatesAgainstBruteForce) {
     withCutOff += !r.cutOff.empty();
     bridged += r.outside.size() > r.cutOff.size();
 
+    // Disconnected pairs counted, against the brute force over the random states.
+    const auto now = testing::bruteHostReach(t, testing::onAndSurvivingFn(st, f));
+    std::uint64_t disconnected = 0;
+    for (std::size_t a = 0; a < nh; ++a)
+      for (std::size_t b = 0; b < nh; ++b)
+        disconnected += want[a][b] && !now[a][b];
+    EXPECT_EQ(conn.countDisconnectedPairs(st, f), disconnected);
+    EXPECT_EQ(disconnected == 0, !conn.findDisconnectedPair(st, f).has_value());
+    withDisconnected += disconnected > 0;
+
     // The rule: after turning its links on, every connectable pair is connected.
     const auto restore = linksToRestore(conn, t, st, f, r.tree);
     LinkStates after = st;
@@ -128,12 +138,14 @@ TEST(Recovery, RandomFaultsAndStatesAgainstBruteForce) {
       restoredBeyondTree += !r.tree.containsLink(l);
     }
     EXPECT_FALSE(conn.findDisconnectedPair(after, f).has_value());
+    EXPECT_EQ(conn.countDisconnectedPairs(after, f), 0u);
     ASSERT_EQ(testing::bruteHostReach(t, testing::onAndSurvivingFn(after, f)), want);
   }
   // The random cases exercised every branch.
   EXPECT_GT(withCutOff, 10);
   EXPECT_GT(bridged, 0);
   EXPECT_GT(restoredBeyondTree, 0);
+  EXPECT_GT(withDisconnected, 100);
 }
 
 }  // namespace
