@@ -9,6 +9,7 @@
 
 #include "daemon/counter_sweep.h"
 #include "daemon/instance_lock.h"
+#include "daemon/preload_noise_filter.h"
 #include "daemon/umad_port.h"
 
 namespace ebb::daemon {
@@ -31,6 +32,8 @@ int AgentDaemon::run() {
   // nothing and may run next to an agent.
   if (s_.sweeps == 0 && !takeLock()) return 1;
   openPort();
+  // Until run() returns: libumad2sim's flood once ibsim is gone, summed up.
+  const auto noise = PreloadNoiseFilter::installIfUnderIbsim();
   if (!readFabric()) return 1;
   printStartupLine();
   if (s_.sweeps > 0) {
@@ -45,6 +48,8 @@ int AgentDaemon::run() {
       return 1;
     }
   }
+  for (const ib::TopologyDifference& d : backend_->topologySurvey().differences)
+    log_.topologyMismatch(sched_.now(), d);
   startAgents();
   if (Status st = startMetrics(); !st.isOk()) {
     err_ << "ebb agent: " << st.toString() << "\n";
@@ -108,6 +113,7 @@ bool AgentDaemon::readFabric() {
     err_ << "ebb agent: cannot start: " << initStatus.toString() << "\n";
     return false;
   }
+  reportTopologySurvey();
   Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(topo_);
   if (!mt) {
     err_ << "ebb agent: " << mt.status().toString() << "\n";
@@ -115,6 +121,29 @@ bool AgentDaemon::readFabric() {
   }
   tree_ = std::make_unique<fabric::MinimalTree>(std::move(*mt));
   return true;
+}
+
+// Under topology_mismatch WARN (REFUSE stopped in initialize): every
+// difference on stderr, then what ebb could not check either way.
+void AgentDaemon::reportTopologySurvey() {
+  const ib::TopologySurvey& t = backend_->topologySurvey();
+  if (!t.matches()) {
+    err_ << fmt::format(
+                "ebb agent: warning: the fabric's cables differ from the topology in {} places "
+                "(topology_mismatch WARN: those links are left alone, read as off):\n{}\n",
+                t.differences.size(), t.listing("  "))
+         << std::flush;
+  }
+  if (!t.unverified.empty()) {
+    std::string lines;
+    for (const std::string& u : t.unverified)
+      lines += "  " + u + "\n";
+    err_ << fmt::format(
+                "ebb agent: note: {} links could not be checked against the fabric (left alone, "
+                "read as off):\n{}",
+                t.unverified.size(), lines)
+         << std::flush;
+  }
 }
 
 void AgentDaemon::printStartupLine() {

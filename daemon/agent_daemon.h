@@ -55,6 +55,7 @@ class AgentDaemon {
   // thread may be stuck inside the umad library).
   void openPort();
   bool readFabric();
+  void reportTopologySurvey();
   void printStartupLine();
   void startAgents();
   Status startMetrics();

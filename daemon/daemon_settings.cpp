@@ -88,6 +88,9 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   s.backend.action = a.gating_action() == config::AgentDaemonSpec::REDUCE_WIDTH
                          ? ib::GatingAction::kReduceWidth
                          : ib::GatingAction::kDisablePort;
+  s.backend.topologyMismatch = a.topology_mismatch() == config::AgentDaemonSpec::WARN
+                                   ? ib::TopologyMismatch::kWarn
+                                   : ib::TopologyMismatch::kRefuse;
   if (a.link_poll_ms() != 0) s.backend.linkPollPs = milliseconds(a.link_poll_ms());
   if (a.restore_timeout_ms() > 0) s.backend.restoreTimeoutPs = a.restore_timeout_ms() * kPsPerMs;
   if (a.lost_contact_ms() > 0) s.backend.lostContactPs = a.lost_contact_ms() * kPsPerMs;

@@ -48,6 +48,10 @@ void EventLog::portReread(TimePs now, fabric::SwitchId sw, const std::string& sw
   if (enabled()) write(portRereadLine(now, sw, switchName, cause, sinceReportedMs, changes));
 }
 
+void EventLog::topologyMismatch(TimePs now, const ib::TopologyDifference& d) {
+  if (enabled()) write(topologyMismatchLine(now, d));
+}
+
 std::string EventLog::decisionLine(const agent::DecisionRecord& d, const std::string& switchName,
                                    std::string_view gatingAction) {
   // The agent's record (shared with `ebb replay`), plus how the decision is
@@ -112,6 +116,15 @@ std::string EventLog::portRereadLine(TimePs now, fabric::SwitchId sw, const std:
       .add("cause", cause)
       .addFixed("since_reported_ms", sinceReportedMs, 3)
       .addRaw("changes", jsonArray(found))
+      .str();
+}
+
+std::string EventLog::topologyMismatchLine(TimePs now, const ib::TopologyDifference& d) {
+  return JsonObject()
+      .add("time_ps", now)
+      .add("event", "topology_mismatch")
+      .add("kind", ib::differenceKindName(d.kind))
+      .add("cable", d.text)
       .str();
 }
 

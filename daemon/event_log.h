@@ -22,7 +22,9 @@ namespace ebb::daemon {
 //   - "event":"port_set": a PortInfo Set the fabric accepted;
 //   - "event":"osm_event": an event from OpenSM's plugin and the switches it
 //     makes the daemon re-read;
-//   - "event":"port_reread": what such a re-read found.
+//   - "event":"port_reread": what such a re-read found;
+//   - "event":"topology_mismatch": a difference between the topology and the
+//     cables found at start (agent.topology_mismatch: WARN).
 // Every string is JSON-escaped (common/json.h).
 class EventLog {
  public:
@@ -42,6 +44,7 @@ class EventLog {
   void portReread(TimePs now, fabric::SwitchId sw, const std::string& switchName,
                   const std::string& cause, double sinceReportedMs,
                   const std::vector<ib::PortChange>& changes);
+  void topologyMismatch(TimePs now, const ib::TopologyDifference& d);
 
   // The lines themselves, without the newline.
   static std::string decisionLine(const agent::DecisionRecord& d, const std::string& switchName,
@@ -53,6 +56,7 @@ class EventLog {
   static std::string portRereadLine(TimePs now, fabric::SwitchId sw, const std::string& switchName,
                                     const std::string& cause, double sinceReportedMs,
                                     const std::vector<ib::PortChange>& changes);
+  static std::string topologyMismatchLine(TimePs now, const ib::TopologyDifference& d);
 
  private:
   void write(const std::string& line);

@@ -27,6 +27,13 @@ void FaultSet::repairLink(const Topology& t, LinkId l) {
   refresh(t, l);
 }
 
+void FaultSet::repairLink(const Topology& t, LinkId l, Direction d) {
+  if (linkFailed_[l.value()] == 0) return;
+  linkFailed_[l.value()] &= static_cast<std::uint8_t>(~mask(d));
+  if (linkFailed_[l.value()] == 0) --numFailedLinks_;
+  refresh(t, l);
+}
+
 void FaultSet::failSwitch(const Topology& t, SwitchId s) {
   if (switchFailed_[s.value()] != 0) return;
   switchFailed_[s.value()] = 1;

@@ -26,6 +26,8 @@ class FaultSet {
   void failLink(LinkId l, Direction d);
   // Undoes failLink for both directions; links of a failed switch stay failed.
   void repairLink(const Topology& t, LinkId l);
+  // Undoes failLink for one direction.
+  void repairLink(const Topology& t, LinkId l, Direction d);
   void failSwitch(const Topology& t, SwitchId s);
   void repairSwitch(const Topology& t, SwitchId s);
 

@@ -82,9 +82,11 @@ void DisablePortGating::forget(LinkId l) {
 }
 
 // The end to re-enable: the one ebb disabled (the other end cannot undo a
-// Disabled port), or for a link found down, the first reachable end.
+// Disabled port), for a link found Disabled the end that reads so, else the
+// first reachable end.
 std::optional<PortId> DisablePortGating::enableEnd(LinkId l) const {
   if (const auto& end = b_.rec(l).disabledEnd) return end;
+  if (const auto& end = b_.rec(l).foundDisabledAt) return end;
   const fabric::Link& L = b_.topo_.link(l);
   for (PortId e : {L.lower, L.upper}) {
     if (b_.sw_[e.sw.value()].reachable) return e;

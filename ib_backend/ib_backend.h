@@ -15,6 +15,7 @@
 #include "ib_backend/fan_in.h"
 #include "ib_backend/mad_transport.h"
 #include "ib_backend/port_info_write.h"
+#include "ib_backend/topology_survey.h"
 
 namespace ebb::ib {
 
@@ -29,6 +30,11 @@ class ReduceWidthGating;
 enum class GatingAction { kDisablePort, kReduceWidth };
 const char* gatingActionName(GatingAction a);  // "disable_port", "reduce_width"
 
+// What initialize() does when the fabric's cables differ from the topology
+// (docs/ib_agent.md, *Topology versus fabric*): fail listing every
+// difference, or go on with the links it cannot vouch for left alone.
+enum class TopologyMismatch { kRefuse, kWarn };
+
 struct IbBackendOptions {
   GatingAction action = GatingAction::kDisablePort;
   bool dryRun = false;                  // decide and log, never send a Set
@@ -40,6 +46,7 @@ struct IbBackendOptions {
   // gets stale samples and holds.
   TimePs lostContactPs = 5'000'000'000'000;
   TimePs restoreTimeoutPs = 30'000'000'000'000;  // restoreAll gives up after this long
+  TopologyMismatch topologyMismatch = TopologyMismatch::kRefuse;
 };
 
 struct IbBackendStats {
@@ -92,9 +99,16 @@ class IbBackend final : public agent::Backend {
   ~IbBackend() override;
 
   // Finds the local port in the topology, walks the fabric by directed route
-  // checking GUIDs, and reads every cabled port's state and each switch's LID.
-  // Errors name the switch, its route and the rule.
+  // checking GUIDs, and reads every port's state and each switch's LID; asks
+  // NodeInfo through every LinkUp port to learn the far end of its cable and
+  // compares those cables with the topology (topologySurvey()). Errors name
+  // the switch, its route and the rule; with TopologyMismatch::kRefuse every
+  // difference, one per line. Sends no Set.
   void initialize(std::function<void(Status)> done);
+  // The comparison of the topology with the cables found (after initialize).
+  // A link it finds absent (missing, moved, unverified) reads off and is
+  // never Set: turning it on answers kTurningOn and goes no further.
+  const TopologySurvey& topologySurvey() const { return survey_; }
   // Which links are up, as read (valid after initialize).
   fabric::LinkStates linkStates() const;
   // The switch the management port attaches at (or next to); after initialize.
@@ -156,6 +170,8 @@ class IbBackend final : public agent::Backend {
     std::uint16_t lid = 0;
     bool extSpeeds = false;       // port 0's CapabilityMask.IsExtendedSpeedsSupported
     std::vector<PortInfo> ports;  // by port label
+    // Every port of the switch as found at start, by IB port number - 1.
+    std::vector<PortSighting> seen;
     std::vector<agent::PortCounters> last;
     TimePs lastSampleAt = -1;
     int missed = 0;          // consecutive failed counter reads
@@ -175,6 +191,11 @@ class IbBackend final : public agent::Backend {
     // kReduceWidth: the link is at reduced width (by this run or found so).
     std::optional<Narrowed> narrowed;
     bool widthBusy = false;  // a width Set on the wire
+    // Not in the fabric as configured, or its state unknown (topologySurvey):
+    // never Set, re-reads leave it alone.
+    bool absent = false;
+    // Found Disabled at start at this end: the end that can bring it back.
+    std::optional<fabric::PortId> foundDisabledAt;
   };
   LinkRecord& rec(fabric::LinkId l) { return links_[l.value()]; }
   const LinkRecord& rec(fabric::LinkId l) const { return links_[l.value()]; }
@@ -184,6 +205,13 @@ class IbBackend final : public agent::Backend {
   // Discovery (ib_discovery.cpp).
   struct Walk;  // initialize()'s state
   void visit(std::shared_ptr<Walk> w, fabric::SwitchId s);
+  void readPorts(std::shared_ptr<Walk> w, fabric::SwitchId s, std::uint16_t numPorts,
+                 std::function<void()> finishOne);
+  // Reads one LinkUp port's far end (NodeInfo through it) into `seen`.
+  void probePeer(fabric::SwitchId s, std::uint16_t port, std::function<void()> then);
+  void walkOn(std::shared_ptr<Walk> w, fabric::SwitchId s);
+  // After the walk: compares the cables with the topology, sets up/absent.
+  Status takeInSurvey();
   void recomputeRoutes();
   // Re-reads (ib_reread.cpp): takes in one port's PortInfo, with its changes.
   std::vector<PortChange> takeIn(fabric::PortId port, const PortInfo& pi);
@@ -231,6 +259,7 @@ class IbBackend final : public agent::Backend {
   DrPath attach_;                          // route to the first switch
   std::optional<fabric::SwitchId> first_;  // the switch we attach at (or next to)
   bool contactLost_ = false;               // onBackendError raised
+  TopologySurvey survey_;
   std::unique_ptr<DisablePortGating> disable_;
   std::unique_ptr<ReduceWidthGating> width_;
 };

@@ -1,6 +1,8 @@
-// Discovery: the local node, then a walk by directed route over the links
-// that are up, checking every switch's GUID and reading every cabled port;
-// and the directed routes that follow the links that are up.
+// Discovery: the local node, then a walk by directed route over the cables
+// that are up as configured, checking every switch's GUID, reading every
+// port and the far end of every LinkUp one; the comparison of those cables
+// with the topology (topology_survey.h); and the directed routes that follow
+// the links that are up.
 #include <fmt/format.h>
 
 #include <deque>
@@ -53,22 +55,16 @@ void IbBackend::initialize(std::function<void(Status)> done) {
             });
 }
 
-// Reads one switch (NodeInfo, then PortInfo of port 0 and every cabled port)
-// and walks on through the switch links that are up.
+// Reads one switch: NodeInfo (its GUID must be the topology's: the walk only
+// goes where a cable of the topology leads), then every port, then walks on.
 void IbBackend::visit(std::shared_ptr<Walk> w, SwitchId s) {
   sw_[s.value()].visited = true;
   ++w->inFlight;
   const MadAddress to = drTo(s);
   auto finishOne = [this, w] {
     if (--w->inFlight > 0) return;
+    if (w->error.isOk()) w->error = takeInSurvey();
     if (w->error.isOk()) {
-      for (std::size_t l = 0; l < topo_.numLinks(); ++l) {
-        const fabric::Link& L = topo_.links()[l];
-        if (!L.lowerIsHost && !sw_[L.lower.sw.value()].visited &&
-            !sw_[L.upper.sw.value()].visited) {
-          links_[l].up = false;  // both ends out of reach: nothing can be up there
-        }
-      }
       recomputeRoutes();
       if (opts_.action == GatingAction::kReduceWidth) width_->recover();
       for (std::size_t i = 0; i < sw_.size(); ++i) {
@@ -106,66 +102,144 @@ void IbBackend::visit(std::shared_ptr<Walk> w, SwitchId s) {
           }
           return finishOne();
         }
-        // Port 0 (the LID) and every cabled port, all at once.
-        std::vector<std::uint16_t> ports{0};
-        for (std::size_t p = 1; p <= sw.ports.size(); ++p) {
-          if (sw.ports[p - 1].role != fabric::PortRole::kUnused) {
-            ports.push_back(static_cast<std::uint16_t>(p));
+        readPorts(w, s, n.numPorts, finishOne);
+      });
+}
+
+// PortInfo of port 0 (the LID) and of every port the switch has, all at
+// once; then the far end of every LinkUp port.
+void IbBackend::readPorts(std::shared_ptr<Walk> w, SwitchId s, std::uint16_t numPorts,
+                          std::function<void()> finishOne) {
+  const MadAddress to = drTo(s);
+  sw_[s.value()].seen.assign(numPorts, PortSighting{});
+  fanIn<PortInfo>(
+      numPorts + 1u,
+      [this, w, s, to](std::size_t i, std::function<void(Result<PortInfo>)> answer) {
+        const auto p = static_cast<std::uint16_t>(i);
+        mad_.send(to, buildRequest(to, Method::kGet, Attr::kPortInfo, p, opts_.mKey),
+                  [this, w, s, p, to, answer](Result<MadBytes> pr) {
+                    if (!pr) {
+                      if (w->error.isOk()) {
+                        w->error = Status(pr.status().code(),
+                                          fmt::format("{} port {} at {}: {}", topo_.sw(s).name, p,
+                                                      to.toString(), pr.status().message()));
+                      }
+                      return answer(pr.status());
+                    }
+                    const PortInfo pi = parsePortInfo(*pr);
+                    SwitchState& st = sw_[s.value()];
+                    if (p == 0) {
+                      st.lid = pi.lid;
+                      st.extSpeeds = pi.extendedSpeeds();
+                      return answer(pi);
+                    }
+                    PortSighting& x = st.seen[p - 1u];
+                    x.state = physStateName(pi.phys);
+                    x.kind = pi.phys == PhysState::kLinkUp     ? PortSighting::Kind::kSilent
+                             : pi.phys == PhysState::kDisabled ? PortSighting::Kind::kDisabled
+                                                               : PortSighting::Kind::kNoPeer;
+                    if (p <= st.ports.size()) st.ports[p - 1u] = pi;
+                    answer(pi);
+                  });
+      },
+      [this, w, s, finishOne](Gathered<PortInfo>) {
+        // Every LinkUp port must read a speed ebb knows (no default).
+        const fabric::Switch& me = topo_.sw(s);
+        for (std::uint16_t q = 0; w->error.isOk() && q < me.ports.size(); ++q) {
+          if (me.ports[q].role == fabric::PortRole::kUnused ||
+              sw_[s.value()].ports[q].phys != PhysState::kLinkUp) {
+            continue;
+          }
+          if (auto g = activeGbps(s, q); !g) w->error = g.status();
+        }
+        if (!w->error.isOk()) return finishOne();
+        std::vector<std::uint16_t> linked;
+        const auto& seen = sw_[s.value()].seen;
+        for (std::size_t q = 0; q < seen.size(); ++q) {
+          if (seen[q].kind == PortSighting::Kind::kSilent) {
+            linked.push_back(static_cast<std::uint16_t>(q + 1));
           }
         }
-        fanIn<PortInfo>(
-            ports.size(),
-            [this, w, s, to, ports](std::size_t i, std::function<void(Result<PortInfo>)> answer) {
-              const std::uint16_t p = ports[i];
-              mad_.send(to, buildRequest(to, Method::kGet, Attr::kPortInfo, p, opts_.mKey),
-                        [this, w, s, p, to, answer](Result<MadBytes> pr) {
-                          if (!pr) {
-                            if (w->error.isOk()) {
-                              w->error =
-                                  Status(pr.status().code(),
-                                         fmt::format("{} port {} at {}: {}", topo_.sw(s).name, p,
-                                                     to.toString(), pr.status().message()));
-                            }
-                            return answer(pr.status());
-                          }
-                          const PortInfo pi = parsePortInfo(*pr);
-                          if (p == 0) {
-                            sw_[s.value()].lid = pi.lid;
-                            sw_[s.value()].extSpeeds = pi.extendedSpeeds();
-                          } else {
-                            sw_[s.value()].ports[p - 1] = pi;
-                            const fabric::Port& port = topo_.sw(s).ports[p - 1];
-                            if (pi.phys != PhysState::kLinkUp) rec(port.link).up = false;
-                          }
-                          answer(pi);
-                        });
+        fanIn<bool>(
+            linked.size(),
+            [this, s, linked](std::size_t i, std::function<void(Result<bool>)> answer) {
+              probePeer(s, linked[i], [answer] { answer(true); });
             },
-            [this, w, s, finishOne](Gathered<PortInfo>) {
-              // Every LinkUp port must read a speed ebb knows (no default).
-              const fabric::Switch& me = topo_.sw(s);
-              for (std::uint16_t q = 0; w->error.isOk() && q < me.ports.size(); ++q) {
-                if (me.ports[q].role == fabric::PortRole::kUnused ||
-                    sw_[s.value()].ports[q].phys != PhysState::kLinkUp) {
-                  continue;
-                }
-                if (auto g = activeGbps(s, q); !g) w->error = g.status();
-              }
-              if (w->error.isOk()) {
-                for (std::uint16_t q = 0; q < me.ports.size(); ++q) {
-                  const fabric::Port& port = me.ports[q];
-                  if (port.role == fabric::PortRole::kUnused) continue;
-                  const fabric::Link& L = topo_.link(port.link);
-                  if (L.lowerIsHost || !rec(port.link).up) continue;
-                  const SwitchId peer = L.lower.sw == s ? L.upper.sw : L.lower.sw;
-                  if (sw_[peer.value()].visited) continue;
-                  sw_[peer.value()].path =
-                      sw_[s.value()].path.extended(static_cast<std::uint8_t>(q + 1));
-                  visit(w, peer);
-                }
-              }
+            [this, w, s, finishOne](Gathered<bool>) {
+              if (w->error.isOk()) walkOn(w, s);
               finishOne();
             });
       });
+}
+
+// NodeInfo by directed route through `port`: the node on the far end and
+// the port its cable enters by. No answer leaves the port kSilent (ibsim
+// drops SMPs into a port ebb disabled while the far end still reads LinkUp).
+void IbBackend::probePeer(SwitchId s, std::uint16_t port, std::function<void()> then) {
+  MadAddress to = drTo(s);
+  to.path = to.path.extended(static_cast<std::uint8_t>(port));
+  mad_.send(to, buildRequest(to, Method::kGet, Attr::kNodeInfo, 0, opts_.mKey),
+            [this, s, port, then = std::move(then)](Result<MadBytes> r) {
+              if (r) {
+                const NodeInfo n = parseNodeInfo(*r);
+                PortSighting& x = sw_[s.value()].seen[port - 1u];
+                x.kind = PortSighting::Kind::kPeer;
+                x.peerGuid = n.nodeGuid;
+                x.peerIsSwitch = n.isSwitch;
+                x.peerPort = n.localPort;
+              }
+              then();
+            });
+}
+
+// Walks on through the cables of the topology that the fabric has as
+// configured (the far end answered with the right GUID and port).
+void IbBackend::walkOn(std::shared_ptr<Walk> w, SwitchId s) {
+  const fabric::Switch& me = topo_.sw(s);
+  const auto& seen = sw_[s.value()].seen;
+  for (std::uint16_t q = 0; q < me.ports.size() && q < seen.size(); ++q) {
+    const fabric::Port& port = me.ports[q];
+    if (port.role == fabric::PortRole::kUnused) continue;
+    const fabric::Link& L = topo_.link(port.link);
+    if (L.lowerIsHost) continue;
+    const fabric::PortId far = L.lower.sw == s ? L.upper : L.lower;
+    const PortSighting& x = seen[q];
+    if (x.kind != PortSighting::Kind::kPeer || x.peerGuid != topo_.sw(far.sw).guid ||
+        x.peerPort != far.index + 1) {
+      continue;
+    }
+    if (sw_[far.sw.value()].visited) continue;
+    sw_[far.sw.value()].path = sw_[s.value()].path.extended(static_cast<std::uint8_t>(q + 1));
+    visit(w, far.sw);
+  }
+}
+
+Status IbBackend::takeInSurvey() {
+  std::vector<std::vector<PortSighting>> seen(sw_.size());
+  for (std::size_t i = 0; i < sw_.size(); ++i)
+    seen[i] = sw_[i].seen;
+  survey_ = compareWithFabric(topo_, seen);
+  for (std::size_t l = 0; l < links_.size(); ++l) {
+    const LinkFinding f = survey_.links[l];
+    LinkRecord& r = links_[l];
+    r.up = f == LinkFinding::kUp;
+    r.absent = isAbsent(f);
+    if (f != LinkFinding::kDisabled) continue;
+    const fabric::Link& L = topo_.links()[l];
+    for (const fabric::PortId e : {L.lower, L.upper}) {
+      if (e == L.lower && L.lowerIsHost) continue;
+      const auto& ports = sw_[e.sw.value()].seen;
+      if (e.index < ports.size() && ports[e.index].kind == PortSighting::Kind::kDisabled) {
+        r.foundDisabledAt = e;
+      }
+    }
+  }
+  if (survey_.matches() || opts_.topologyMismatch == TopologyMismatch::kWarn) return Status::ok();
+  return Status(ErrorCode::kInvalidArgument,
+                fmt::format("the fabric's cables differ from the topology in {} places "
+                            "(topology_mismatch REFUSE; WARN would start, leaving those links "
+                            "alone):\n{}",
+                            survey_.differences.size(), survey_.listing("  ")));
 }
 
 // Directed routes: breadth first from the switch we attach at, over switch

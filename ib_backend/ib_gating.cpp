@@ -38,6 +38,12 @@ void IbBackend::applyLinkState(PortId port, bool on, Done<LinkPowerState> done) 
                         topo_.describePort(port))));
   }
   const LinkId l = pp.link;
+  if (rec(l).absent) {
+    // Not in the fabric as configured (topologySurvey): never Set. It reads
+    // off; turning it on goes no further than kTurningOn.
+    return later<LinkPowerState>(std::move(done),
+                                 on ? LinkPowerState::kTurningOn : LinkPowerState::kOff);
+  }
   GatingStrategy& g = strategyFor(l);
   const bool off = g.readsOff(l);
   if (!on && off) return later<LinkPowerState>(std::move(done), LinkPowerState::kOff);

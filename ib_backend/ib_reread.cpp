@@ -65,6 +65,7 @@ std::vector<PortChange> IbBackend::takeIn(PortId port, const PortInfo& pi) {
   sw_[port.sw.value()].ports[port.index] = pi;
   const LinkId l = topo_.sw(port.sw).ports[port.index].link;
   LinkRecord& r = rec(l);
+  if (r.absent) return {};  // not the configured cable: its state says nothing of the link
   const bool up = pi.phys == PhysState::kLinkUp;
   const bool ebbDisabled = r.disabledEnd.has_value();
   std::vector<PortChange> out;

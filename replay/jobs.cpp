@@ -284,6 +284,7 @@ struct JobRunner::Running {
   std::uint64_t runs = 0;
   std::uint64_t messages = 0;  // of replays no longer current
   std::uint64_t bytes = 0;
+  std::uint64_t retransmissions = 0;  // of replays no longer kept
 };
 
 JobRunner::JobRunner(sim::FabricEmulator& emu, const std::vector<LoadedJob>& jobs)
@@ -312,8 +313,10 @@ void JobRunner::launch(std::size_t job) {
   }
   // The finished replay may still get deliveries of sends nobody waited for:
   // its own tag range keeps them apart; it is dropped one run later.
+  if (r.previous) r.retransmissions += r.previous->retransmissions();
   r.previous = std::move(r.replay);
   r.replay = std::make_unique<sim::MpiReplay>(emu_, j.program, j.hosts, nextTag_);
+  r.replay->setRetransmitTimeout(retransmitTimeout_);
   nextTag_ += static_cast<std::uint32_t>(sim::MpiReplay::tagsNeeded(j.program));
   r.startedAt = emu_.scheduler().now();
   r.replay->onDone([this, job] { finished(job); });
@@ -355,6 +358,15 @@ void JobRunner::onDrop(const sim::Drop& d) {
     if (r->replay && r->replay->onDrop(d)) return;
     if (r->previous && r->previous->onDrop(d)) return;
   }
+}
+
+std::uint64_t JobRunner::retransmissions() const {
+  std::uint64_t n = 0;
+  for (const auto& r : running_) {
+    n += r->retransmissions + (r->replay ? r->replay->retransmissions() : 0) +
+         (r->previous ? r->previous->retransmissions() : 0);
+  }
+  return n;
 }
 
 bool JobRunner::done() const {

@@ -10,6 +10,7 @@
 #include "configs/proto/replay.pb.h"  // generated
 #include "configs/proto/report.pb.h"  // generated
 #include "fabric/ids.h"
+#include "sim_backend/mpi_replay.h"
 #include "workload/collectives.h"
 #include "workload/mpi_trace.h"
 
@@ -87,6 +88,11 @@ class JobRunner {
   void onDelivery(const sim::Delivery& d);
   // Forward every drop here: the replay it belongs to sends the message again.
   void onDrop(const sim::Drop& d);
+  // A message lost to a failure is sent again this long after it was sent
+  // (every replay launched afterwards).
+  void setRetransmitTimeout(TimePs t) { retransmitTimeout_ = t; }
+  // Messages sent again after a loss, over every run of every job.
+  std::uint64_t retransmissions() const;
   // Every job that does not repeat has ended.
   bool done() const;
   std::uint64_t messagesSent() const;
@@ -107,6 +113,7 @@ class JobRunner {
   std::vector<std::unique_ptr<Running>> running_;
   std::uint32_t nextTag_ = 0;
   std::size_t pending_ = 0;  // jobs that do not repeat and have not ended
+  TimePs retransmitTimeout_ = sim::MpiReplay::kDefaultRetransmitTimeoutPs;
 };
 
 // The slowdown of each job against its baseline run, and the largest.

@@ -10,6 +10,8 @@
 #include "agent/virtual_scheduler.h"
 #include "fabric/connectivity.h"
 #include "policies/power_model.h"
+#include "replay/fault_injector.h"
+#include "replay/recovery_monitor.h"
 #include "replay/workload_source.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/sim_backend.h"
@@ -89,30 +91,48 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
                                               });
     host->startAll();
   }
-  // Connectivity of what routing may really use, proved after every single
-  // change that takes a direction away (turn-ons only add): independent of
-  // the agents' safety guard, so a guard bug cannot hide.
-  Status failure = Status::ok();
-  fabric::LinkStates usable = gated && spec.gating ? fabric::LinkStates::onlyMinimalTree(topo, mt)
-                                                   : fabric::LinkStates::allOn(topo);
-  emu.onUsability([&](LinkId link, Direction dir, bool nowUsable) {
-    usable.set(link, dir, nowUsable);
-    if (nowUsable) return;
-    ++out.connectivityProofs;
-    if (const auto pair = conn.findDisconnectedPair(usable); pair && failure.isOk()) {
-      // The run ends here: nothing after a broken invariant is worth reporting.
-      failure = Status(ErrorCode::kInternal,
-                       fmt::format("gating broke connectivity at {} ps ({} {}): {}", sched.now(),
-                                   topo.describeLink(link), dir == Direction::kUp ? "up" : "down",
-                                   conn.describe(*pair)));
-      sched.stop();
-    }
-  });
-
   Result<std::unique_ptr<WorkloadSource>> made = makeWorkloadSource(spec, emu);
   if (!made) return made.status();
   WorkloadSource& source = **made;
   TimePs end = source.horizon();
+
+  // Faults, and the guarantee: connectivity of what routing may really use,
+  // proved after every change that takes a direction away and after every
+  // fault event, independently of the agents' safety guard (a guard bug
+  // cannot hide); disconnection is allowed only within the recovery bound
+  // after a fault.
+  Result<std::unique_ptr<FaultInjector>> injectorMade = std::unique_ptr<FaultInjector>();
+  if (spec.faults.any()) {
+    injectorMade = FaultInjector::create(spec.faults, topo, emu, end);
+    if (!injectorMade) return injectorMade.status();
+  }
+  std::unique_ptr<FaultInjector> injector = std::move(*injectorMade);
+  const fabric::FaultSet noFaults(topo);
+  const TimePs recoveryBound = emCfg.faultDetectionPs + emCfg.turnOnPs + spec.agent.checkPeriodPs +
+                               spec.faults.recoverySlackPs;
+  RecoveryMonitor monitor(topo,
+                          gated && spec.gating ? fabric::LinkStates::onlyMinimalTree(topo, mt)
+                                               : fabric::LinkStates::allOn(topo),
+                          sched, injector ? injector->truth() : noFaults,
+                          injector ? &injector->records() : nullptr, recoveryBound,
+                          spec.faults.violationsAreErrors);
+  emu.onUsability([&](LinkId link, Direction dir, bool nowUsable) {
+    monitor.onUsability(link, dir, nowUsable);
+  });
+  if (injector) {
+    injector->onEvent([&](std::size_t record) {
+      const FaultRecord& r = injector->records()[record];
+      monitor.onFaultEvent(
+          record, r.action != "restart-agent" && r.part.find("(skipped") == std::string::npos);
+    });
+    if (host) {
+      injector->setRestart([&](fabric::SwitchId sw) { return host->restartAgent(sw); });
+      host->setRecoveryHook(
+          [&](const agent::AgentHost::Recovery& r) { injector->noteDetected(r.at); });
+    }
+  }
+
+  emu.onDrop([&](const sim::Drop& d) { source.onDrop(d); });
   std::vector<TimePs> latencies;
   std::uint64_t periodDelivered = 0;
   double periodLatencySum = 0;
@@ -125,6 +145,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     periodBytesDelivered += static_cast<std::uint64_t>(d.bytes);
   });
   source.start();
+  if (injector) injector->start();
 
   const TimePs period = spec.agent.checkPeriodPs;
   const double cycle = static_cast<double>(emCfg.cyclePs);
@@ -176,6 +197,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     row.powerAllLinks = (e.allLinks - prev.allLinks) / (dt * allDirections);
     prev = e;
     out.rows.push_back(std::move(row));
+    monitor.onPeriod();
     if (progress) {
       // Closed loop may run past the trace's span: 100% is said once.
       const int pct = std::min(
@@ -195,7 +217,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     const TimePs limit = 100 * end + kPsPerS;
     while (!source.done() && sched.now() < limit && !sched.stopped())
       sched.runUntil(sched.now() + period);
-    if (failure.isOk() && !source.done()) {
+    if (monitor.failure().isOk() && !source.done()) {
       return Status(ErrorCode::kInvalidArgument,
                     fmt::format("{}: the replay did not finish within {} s of virtual time: a "
                                 "receive without a matching send? ({}; {})",
@@ -206,7 +228,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   } else {
     sched.runUntil(end);
   }
-  if (!failure.isOk()) return failure;
+  if (!monitor.failure().isOk()) return monitor.failure();
   // Accepted load counts what arrived within the workload's window only.
   const std::uint64_t bytesDeliveredInWindow = emu.stats().bytesDelivered;
   // Drain what is still in flight (bounded: a saturated run may never empty).
@@ -214,8 +236,22 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   while (emu.packetsInNetwork() > 0 && sched.now() < drainLimit && !sched.stopped()) {
     sched.runUntil(std::min(drainLimit, sched.now() + period));
   }
-  if (!failure.isOk()) return failure;
+  if (!monitor.failure().isOk()) return monitor.failure();
   if (const Status st = source.status(); !st.isOk()) return st;
+  out.connectivityProofs = monitor.proofs();
+  if (injector) {
+    injector->finish();
+    FaultOutcome& f = out.faults;
+    f.events = injector->records();
+    monitor.fill(f);
+    f.cutOffHosts = injector->cutOffHosts();
+    f.agentRestarts = injector->agentRestarts();
+    f.retransmittedMessages = source.retransmissions();
+    const sim::EmulatorStats& st = emu.stats();
+    f.packetsRerouted = st.packetsRerouted;
+    f.packetsDropped = st.packetsDropped;
+    f.lostMessages = st.messagesDropped - std::min(st.messagesDropped, f.retransmittedMessages);
+  }
   const EnergyTotals e = energyNow(emu, pm);
   const double t = static_cast<double>(sched.now());
   results::RunSummary& s = out.summary;

@@ -53,10 +53,15 @@ class FileSource final : public WorkloadSource {
 // Closed-loop jobs: MPI traces, collective loops, mixes.
 class JobsSource final : public WorkloadSource {
  public:
-  JobsSource(sim::FabricEmulator& emu, std::vector<LoadedJob> jobs, TimePs horizon)
-      : jobs_(std::move(jobs)), runner_(emu, jobs_), horizon_(horizon) {}
+  JobsSource(sim::FabricEmulator& emu, std::vector<LoadedJob> jobs, TimePs horizon,
+             TimePs retransmitTimeout)
+      : jobs_(std::move(jobs)), runner_(emu, jobs_), horizon_(horizon) {
+    runner_.setRetransmitTimeout(retransmitTimeout);
+  }
   void start() override { runner_.start(); }
   void onDelivery(const sim::Delivery& d) override { runner_.onDelivery(d); }
+  void onDrop(const sim::Drop& d) override { runner_.onDrop(d); }
+  std::uint64_t retransmissions() const override { return runner_.retransmissions(); }
   std::uint64_t messagesGenerated() const override { return runner_.messagesSent(); }
   std::uint64_t bytesGenerated() const override { return runner_.bytesSent(); }
   TimePs horizon() const override { return horizon_; }
@@ -104,8 +109,8 @@ Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
     Result<std::vector<LoadedJob>> loaded = loadJobs(spec.jobs, hosts, emu.config().seed);
     if (!loaded) return loaded.status();
     const TimePs horizon = jobsHorizon(*loaded, spec.agent.checkPeriodPs);
-    return std::unique_ptr<WorkloadSource>(
-        std::make_unique<JobsSource>(emu, std::move(*loaded), horizon));
+    return std::unique_ptr<WorkloadSource>(std::make_unique<JobsSource>(
+        emu, std::move(*loaded), horizon, spec.faults.retransmitTimeoutPs));
   }
   if (!spec.trafficFile.empty()) {
     // Checked whole before anything runs: hosts in range, times in order.

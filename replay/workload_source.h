@@ -13,6 +13,7 @@
 namespace ebb::sim {
 class FabricEmulator;
 struct Delivery;
+struct Drop;
 }  // namespace ebb::sim
 
 namespace ebb::replay {
@@ -29,6 +30,11 @@ class WorkloadSource {
   virtual void start() = 0;
   // Every delivery of the emulator (closed loop reacts; open loop ignores).
   virtual void onDelivery(const sim::Delivery& d) { (void)d; }
+  // A message the emulator lost to a failure (closed loop: sent again after
+  // the retransmission timeout; open loop: lost).
+  virtual void onDrop(const sim::Drop& d) { (void)d; }
+  // Messages sent again after a loss.
+  virtual std::uint64_t retransmissions() const { return 0; }
 
   virtual std::uint64_t messagesGenerated() const = 0;
   virtual std::uint64_t bytesGenerated() const = 0;

@@ -28,6 +28,14 @@ TEST(FaultSet, LinksAndDirections) {
   f.failLink(l, Direction::kDown);
   EXPECT_EQ(f.describe(t), "links failed: " + t.describeLink(l));
   EXPECT_EQ(f.numFailedLinks(), 1u);
+  f.repairLink(t, l, Direction::kUp);  // one direction back
+  EXPECT_TRUE(f.usable(l, Direction::kUp));
+  EXPECT_FALSE(f.usable(l, Direction::kDown));
+  EXPECT_EQ(f.describe(t), "links failed: " + t.describeLink(l) + " (down only)");
+  f.repairLink(t, l, Direction::kDown);
+  EXPECT_TRUE(f.empty());
+  EXPECT_EQ(f, FaultSet(t));
+  f.failLink(l);
   f.repairLink(t, l);
   EXPECT_TRUE(f.empty());
   EXPECT_TRUE(f.cableUsable(l));

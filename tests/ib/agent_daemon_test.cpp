@@ -703,6 +703,16 @@ TEST(AgentDaemon, LostContactFailsSafeWithoutCrashing) {
   const int status = d.proc().stop(20s);
   EXPECT_LT(status, 128) << "killed by a signal";
   EXPECT_NE(d.out().find("stopping (SIGTERM)"), std::string::npos) << d.out();
+  // libumad2sim's line per MAD once ibsim is gone (thousands) is said once.
+  const std::string err = d.err();
+  std::size_t noise = 0;
+  for (std::size_t at = 0; (at = err.find("ERR: umad2sim_write", at)) != std::string::npos; ++at)
+    ++noise;
+  EXPECT_EQ(noise, 2u) << "quoted in the clear line and the summary only: " << err;
+  EXPECT_NE(err.find("the ibsim simulator is gone"), std::string::npos) << err;
+  EXPECT_TRUE(std::regex_search(err, std::regex("ebb agent: \\d+ more \"ERR: umad2sim_write: "
+                                                "cannot write\" lines from libumad2sim not shown")))
+      << err;
 }
 
 // `ebb agent --list-devices` next to ibsim: libumad2sim simulates umad, not

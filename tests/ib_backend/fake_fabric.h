@@ -2,7 +2,10 @@
 // A subnet in a MAD responder, for IbBackend tests over FakeMadTransport:
 // directed routes walk the topology's cables and stop at a port that is not
 // LinkUp (as hardware and ibsim do); NodeInfo, PortInfo Get/Set and
-// PortCountersExtended answer from per-port state the test can change.
+// PortCountersExtended answer from per-port state the test can change. A
+// route may end at a host (NodeInfo of its CA). Uncabled ports read Polling.
+// The topology given here is the fabric's cabling: a test may give the
+// backend another one (same switches and GUIDs) to script a mismatch.
 // Widths as the IBA has them: LinkWidthActive is the widest width enabled at
 // both ends (a Set of LinkWidthEnabled takes effect at once: no retraining).
 #include <infiniband/mad.h>
@@ -20,7 +23,11 @@ class FakeFabric {
  public:
   FakeFabric(const fabric::Topology& topo, fabric::HostId local) : topo_(topo), local_(local) {
     for (std::size_t s = 0; s < topo.numSwitches(); ++s) {
-      phys_.emplace_back(topo.switches()[s].ports.size(), PhysState::kLinkUp);
+      phys_.emplace_back();
+      for (const fabric::Port& p : topo.switches()[s].ports) {
+        phys_.back().push_back(p.role == fabric::PortRole::kUnused ? PhysState::kPolling
+                                                                   : PhysState::kLinkUp);
+      }
       widthEnabled_.emplace_back(topo.switches()[s].ports.size(), kWidth1x | kWidth4x);
       xmitWords_.emplace_back(topo.switches()[s].ports.size(), 0);
     }
@@ -84,8 +91,10 @@ class FakeFabric {
     }
     // Walk the directed route from the local host.
     std::optional<fabric::SwitchId> at;
+    std::optional<fabric::HostId> atHost;  // the route ended at a host
     std::uint8_t entered = 0;
     for (std::size_t i = 1; i < to.path.hops.size(); ++i) {
+      if (atHost) return std::nullopt;  // through a host: not modelled
       fabric::LinkId l;
       if (!at) {
         l = topo_.host(local_).link;
@@ -97,7 +106,10 @@ class FakeFabric {
       }
       if (!linkUp(l)) return std::nullopt;
       const fabric::Link& L = topo_.link(l);
-      if (L.lowerIsHost && at) return std::nullopt;  // into another host: not modelled
+      if (L.lowerIsHost && at) {
+        atHost = L.host;
+        continue;
+      }
       const fabric::PortId in = !at || L.lower.sw == *at ? L.upper : L.lower;
       if (at && L.lower.sw == *at && L.upper.sw == *at) return std::nullopt;
       at = in.sw;
@@ -105,6 +117,14 @@ class FakeFabric {
     }
     auto r = replyTo(m);
     std::uint8_t* d = r.data() + 64;
+    if (atHost) {
+      if (attr != Attr::kNodeInfo) return std::nullopt;
+      mad_set_field(d, 0, IB_NODE_TYPE_F, 1);
+      mad_set_field64(d, 0, IB_NODE_GUID_F, topo_.host(*atHost).guid);
+      mad_set_field(d, 0, IB_NODE_LOCAL_PORT_F, topo_.host(*atHost).portIndex + 1u);
+      mad_set_field(d, 0, IB_NODE_NPORTS_F, 1);
+      return r;
+    }
     if (attr == Attr::kNodeInfo) {
       if (!at) {
         mad_set_field(d, 0, IB_NODE_TYPE_F, 1);

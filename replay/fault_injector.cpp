@@ -1,0 +1,274 @@
+#include "replay/fault_injector.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "fabric/minimal_tree.h"
+#include "sim_backend/fabric_emulator.h"
+
+namespace ebb::replay {
+
+using fabric::Direction;
+using fabric::LinkId;
+using fabric::SwitchId;
+
+namespace {
+
+Status invalid(const std::string& m) {
+  return {ErrorCode::kInvalidArgument, m};
+}
+
+const char* actionName(FaultAction a) {
+  switch (a) {
+    case FaultAction::kFail:
+      return "fail";
+    case FaultAction::kRepair:
+      return "repair";
+    case FaultAction::kRestartAgent:
+      return "restart-agent";
+  }
+  return "?";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FaultInjector>> FaultInjector::create(const FaultsDef& def,
+                                                             const fabric::Topology& topo,
+                                                             sim::FabricEmulator& emu,
+                                                             TimePs horizon) {
+  std::unique_ptr<FaultInjector> inj(new FaultInjector(def, topo, emu, horizon));
+  for (const FaultEventDef& e : def.events) {
+    const FaultTargetDef& t = e.target;
+    Resolved r{e, SwitchId{}, LinkId{}};
+    if (!t.switchName.empty()) {
+      const auto sw = topo.findSwitch(t.switchName);
+      if (!sw)
+        return invalid(fmt::format("{}.switch_name: no switch named {}", e.where, t.switchName));
+      r.sw = *sw;
+    } else {
+      if (t.level >= topo.depth()) {
+        return invalid(fmt::format("{}.level: the fabric has levels 0..{} (is {})", e.where,
+                                   topo.depth() - 1, t.level));
+      }
+      const auto& level = topo.switchesAtLevel(t.level);
+      if (t.index >= level.size()) {
+        return invalid(fmt::format("{}.index: level {} has switches 0..{} (is {})", e.where,
+                                   t.level, level.size() - 1, t.index));
+      }
+      r.sw = level[t.index];
+    }
+    const fabric::Switch& s = topo.sw(r.sw);
+    if (t.port != 0) {
+      const std::size_t index = t.port - 1u;
+      if (index >= s.ports.size() || s.ports[index].role == fabric::PortRole::kUnused) {
+        return invalid(fmt::format("{}.port: {} has no cabled port {}", e.where, s.name, t.port));
+      }
+      r.link = s.ports[index].link;
+    }
+    if (t.minimalTreeUp && s.upPorts.empty()) {
+      return invalid(
+          fmt::format("{}.minimal_tree_up: {} is a root and has no up link", e.where, s.name));
+    }
+    inj->events_.push_back(std::move(r));
+  }
+  return inj;
+}
+
+FaultInjector::FaultInjector(const FaultsDef& def, const fabric::Topology& topo,
+                             sim::FabricEmulator& emu, TimePs horizon)
+    : def_(def),
+      topo_(topo),
+      emu_(emu),
+      horizon_(horizon),
+      truth_(topo),
+      everCutOff_(topo.numHosts(), 0),
+      rng_(def.random.seed) {}
+
+void FaultInjector::start() {
+  agent::VirtualScheduler& sched = emu_.scheduler();
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    sched.at(events_[i].def.at, agent::Phase::kNetwork, [this, i] {
+      const Resolved& r = events_[i];
+      apply(r.def.action, r.def.scope, r.sw, r.link, false);
+    });
+  }
+  if (def_.random.enabled()) {
+    const TimePs first = def_.random.startPs + exponential(def_.random.mtbfPs);
+    sched.at(first, agent::Phase::kNetwork, [this] { randomArrival(); });
+  }
+}
+
+TimePs FaultInjector::exponential(TimePs mean) {
+  std::exponential_distribution<double> d(1.0 / static_cast<double>(mean));
+  return std::max<TimePs>(1, static_cast<TimePs>(std::llround(d(rng_))));
+}
+
+void FaultInjector::beginRecord(FaultRecord rec) {
+  finish();
+  const sim::EmulatorStats& st = emu_.stats();
+  reroutedAt_ = st.packetsRerouted;
+  droppedAt_ = st.packetsDropped;
+  messagesDroppedAt_ = st.messagesDropped;
+  records_.push_back(std::move(rec));
+}
+
+void FaultInjector::finish() {
+  if (records_.empty()) return;
+  const sim::EmulatorStats& st = emu_.stats();
+  FaultRecord& last = records_.back();
+  last.packetsRerouted = st.packetsRerouted - reroutedAt_;
+  last.packetsDropped = st.packetsDropped - droppedAt_;
+  last.messagesDropped = st.messagesDropped - messagesDroppedAt_;
+}
+
+void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, LinkId link,
+                          bool random) {
+  FaultRecord rec;
+  rec.at = emu_.scheduler().now();
+  rec.action = actionName(action);
+  rec.random = random;
+  const fabric::Switch& s = topo_.sw(sw);
+  if (action == FaultAction::kRestartAgent) {
+    rec.part = "agent of " + s.name;
+    const Status st = restart_ ? restart_(sw) : Status(ErrorCode::kNotFound, "no agents run");
+    if (st.isOk()) {
+      ++restarts_;
+    } else {
+      rec.part += " (skipped: " + st.message() + ")";
+    }
+    beginRecord(std::move(rec));
+    if (onEvent_) onEvent_(records_.size() - 1);
+    return;
+  }
+  const bool fail = action == FaultAction::kFail;
+  if (scope != FaultScope::kSwitch && !link.valid()) {
+    // minimal_tree_up: the switch's up link in the tree over what survives now.
+    const fabric::Rehomed now = fabric::MinimalTree::build(topo_, truth_);
+    const auto up = now.tree.upPort(sw);
+    if (!up) {
+      rec.part = fmt::format("minimal-tree up link of {} (skipped: {} is not in the tree now)",
+                             s.name, s.name);
+      beginRecord(std::move(rec));
+      if (onEvent_) onEvent_(records_.size() - 1);
+      return;
+    }
+    link = s.ports[*up].link;
+  }
+  switch (scope) {
+    case FaultScope::kSwitch:
+      rec.part = "switch " + s.name;
+      if (fail) {
+        truth_.failSwitch(topo_, sw);
+        emu_.failSwitch(sw);
+      } else {
+        truth_.repairSwitch(topo_, sw);
+        emu_.repairSwitch(sw);
+      }
+      break;
+    case FaultScope::kLink:
+      rec.part = "link " + topo_.describeLink(link);
+      if (fail) {
+        truth_.failLink(link);
+        emu_.failLink(link);
+      } else {
+        truth_.repairLink(topo_, link);
+        emu_.repairLink(link);
+      }
+      break;
+    case FaultScope::kUpDirection:
+    case FaultScope::kDownDirection: {
+      const Direction d = scope == FaultScope::kUpDirection ? Direction::kUp : Direction::kDown;
+      rec.part = fmt::format("{} direction of link {}", d == Direction::kUp ? "up" : "down",
+                             topo_.describeLink(link));
+      if (fail) {
+        truth_.failLink(link, d);
+        emu_.failDirection(link, d);
+      } else {
+        truth_.repairLink(topo_, link, d);
+        emu_.repairDirection(link, d);
+      }
+      break;
+    }
+  }
+  lastChangeAt_ = rec.at;
+  for (fabric::HostId h : fabric::MinimalTree::build(topo_, truth_).cutOff)
+    everCutOff_[h.value()] = 1;
+  beginRecord(std::move(rec));
+  if (onEvent_) onEvent_(records_.size() - 1);
+}
+
+void FaultInjector::noteDetected(TimePs t) {
+  for (FaultRecord& r : records_) {
+    if (r.detectedAt >= 0 || r.action == "restart-agent") continue;
+    const TimePs earliest = r.at + (r.action == "fail" ? def_.detectionPs : 0);
+    if (t >= earliest) r.detectedAt = t;
+  }
+}
+
+// One arrival of the random process: a failure (within max_failed), its
+// repair, and the next arrival.
+void FaultInjector::randomArrival() {
+  agent::VirtualScheduler& sched = emu_.scheduler();
+  const RandomFaultsDef& rd = def_.random;
+  const TimePs end = rd.endPs > 0 ? rd.endPs : horizon_;
+  if (sched.now() > end) return;
+  if (randomFailed_ < rd.maxFailed) {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    FaultScope scope = FaultScope::kLink;
+    SwitchId sw;
+    LinkId link;
+    if (u(rng_) < rd.switchShare) {
+      std::vector<SwitchId> alive;
+      for (SwitchId::rep_type s = 0; s < topo_.numSwitches(); ++s)
+        if (!truth_.switchFailed(SwitchId(s))) alive.push_back(SwitchId(s));
+      if (!alive.empty()) {
+        scope = FaultScope::kSwitch;
+        sw = alive[std::uniform_int_distribution<std::size_t>(0, alive.size() - 1)(rng_)];
+      }
+    } else {
+      const bool mt = u(rng_) < rd.mtShare;
+      const fabric::MinimalTree tree = fabric::MinimalTree::build(topo_, truth_).tree;
+      std::vector<LinkId> candidates;
+      for (LinkId::rep_type l = 0; l < topo_.numLinks(); ++l) {
+        const LinkId id(l);
+        if (!topo_.isSwitchLink(id) || truth_.linkFailed(id)) continue;
+        if (mt && !tree.containsLink(id)) continue;
+        candidates.push_back(id);
+      }
+      if (!candidates.empty()) {
+        link =
+            candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng_)];
+        sw = topo_.link(link).lower.sw;
+        if (u(rng_) < rd.directionShare) {
+          scope = u(rng_) < 0.5 ? FaultScope::kUpDirection : FaultScope::kDownDirection;
+        }
+      }
+    }
+    if (sw.valid()) {
+      ++randomFailed_;
+      apply(FaultAction::kFail, scope, sw, link, true);
+      if (rd.repairPs > 0) {
+        sched.at(sched.now() + exponential(rd.repairPs), agent::Phase::kNetwork,
+                 [this, scope, sw, link] {
+                   --randomFailed_;
+                   apply(FaultAction::kRepair, scope, sw, link, true);
+                 });
+      }
+    }
+  }
+  const TimePs next = sched.now() + exponential(rd.mtbfPs);
+  if (next <= end) sched.at(next, agent::Phase::kNetwork, [this] { randomArrival(); });
+}
+
+std::vector<std::string> FaultInjector::cutOffHosts() const {
+  std::vector<std::string> out;
+  for (std::size_t h = 0; h < everCutOff_.size(); ++h)
+    if (everCutOff_[h])
+      out.push_back(topo_.host(fabric::HostId(static_cast<std::uint32_t>(h))).name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace ebb::replay

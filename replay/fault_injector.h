@@ -1,0 +1,87 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "common/status.h"
+#include "fabric/faults.h"
+#include "fabric/topology.h"
+#include "replay/fault_plan.h"
+
+namespace ebb::sim {
+class FabricEmulator;
+}
+
+namespace ebb::replay {
+
+// Plays the faults of a run on the emulator (docs/faults.md): the scheduled
+// events of the config and the seeded random process, at their times in
+// Phase::kNetwork. Keeps what has failed (the truth the recovery proof asks
+// about) and one FaultRecord per event with the packets rerouted and dropped
+// until the next event. Deterministic: a pure function of the plan, the
+// topology and the emulator's state.
+class FaultInjector {
+ public:
+  using RestartFn = std::function<Status(fabric::SwitchId)>;
+  using EventFn = std::function<void(std::size_t record)>;
+
+  // E_INVALID naming the event ("faults.event[1].port: ...") when a part it
+  // names does not exist in `topo`.
+  static Result<std::unique_ptr<FaultInjector>> create(const FaultsDef& def,
+                                                       const fabric::Topology& topo,
+                                                       sim::FabricEmulator& emu, TimePs horizon);
+
+  // Restarting an agent (RESTART_AGENT events); without it they are recorded as skipped.
+  void setRestart(RestartFn fn) { restart_ = std::move(fn); }
+  // After each event is applied, with its record's index.
+  void onEvent(EventFn fn) { onEvent_ = std::move(fn); }
+  // The agents heard of port changes at `t` (re-homing): marks the records
+  // whose change could be reported by then as detected.
+  void noteDetected(TimePs t);
+  void start();
+  // Closes the last record's counting window (at the end of the run).
+  void finish();
+
+  const fabric::FaultSet& truth() const { return truth_; }
+  TimePs lastChangeAt() const { return lastChangeAt_; }
+  const std::vector<FaultRecord>& records() const { return records_; }
+  std::vector<FaultRecord>& records() { return records_; }
+  // Every host the surviving cables cut off at some point, ascending names.
+  std::vector<std::string> cutOffHosts() const;
+  std::uint64_t agentRestarts() const { return restarts_; }
+
+ private:
+  struct Resolved {
+    FaultEventDef def;
+    fabric::SwitchId sw;
+    fabric::LinkId link;  // invalid for switch scope, restarts and minimal_tree_up
+  };
+  FaultInjector(const FaultsDef& def, const fabric::Topology& topo, sim::FabricEmulator& emu,
+                TimePs horizon);
+  void apply(FaultAction action, FaultScope scope, fabric::SwitchId sw, fabric::LinkId link,
+             bool random);
+  void randomArrival();
+  void beginRecord(FaultRecord rec);
+  TimePs exponential(TimePs mean);
+
+  FaultsDef def_;
+  const fabric::Topology& topo_;
+  sim::FabricEmulator& emu_;
+  TimePs horizon_;
+  std::vector<Resolved> events_;
+  fabric::FaultSet truth_;
+  TimePs lastChangeAt_ = -1;
+  std::vector<FaultRecord> records_;
+  std::vector<std::uint8_t> everCutOff_;  // per host
+  RestartFn restart_;
+  EventFn onEvent_;
+  std::mt19937_64 rng_;
+  std::uint32_t randomFailed_ = 0;  // random failures not yet repaired
+  std::uint64_t restarts_ = 0;
+  // Emulator counters when the current record began.
+  std::uint64_t reroutedAt_ = 0, droppedAt_ = 0, messagesDroppedAt_ = 0;
+};
+
+}  // namespace ebb::replay

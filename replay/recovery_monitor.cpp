@@ -1,0 +1,121 @@
+#include "replay/recovery_monitor.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "agent/virtual_scheduler.h"
+
+namespace ebb::replay {
+
+RecoveryMonitor::RecoveryMonitor(const fabric::Topology& topo, fabric::LinkStates usable,
+                                 agent::VirtualScheduler& sched, const fabric::FaultSet& truth,
+                                 std::vector<FaultRecord>* records, TimePs bound,
+                                 bool violationsAreErrors)
+    : topo_(topo),
+      usable_(std::move(usable)),
+      sched_(sched),
+      truth_(truth),
+      records_(records),
+      bound_(bound),
+      errors_(violationsAreErrors),
+      conn_(topo) {}
+
+void RecoveryMonitor::onUsability(fabric::LinkId link, fabric::Direction dir, bool usable) {
+  usable_.set(link, dir, usable);
+  if (!usable) {
+    check(fmt::format("{} {}", topo_.describeLink(link),
+                      dir == fabric::Direction::kUp ? "up" : "down"));
+  } else if (brokenSince_) {
+    check({});  // turn-ons only add: re-prove only while something is broken
+  }
+}
+
+void RecoveryMonitor::onFaultEvent(std::size_t record, bool changed) {
+  if (!changed) return;
+  lastEventAt_ = sched_.now();
+  if (records_ && (*records_)[record].action == "fail") lastFailRecord_ = record;
+  maxCutPairs_ = std::max(maxCutPairs_, conn_.countCutPairs(truth_));
+  if (brokenSince_) {  // a new fault while recovering: the bound starts again
+    deadline_ = lastEventAt_ + bound_;
+    armDeadline();
+  }
+  check({});  // a repair makes pairs connectable that may have no path yet
+}
+
+void RecoveryMonitor::check(const std::string& change) {
+  ++proofs_;
+  const auto pair = truth_.empty() ? conn_.findDisconnectedPair(usable_)
+                                   : conn_.findDisconnectedPair(usable_, truth_);
+  const TimePs now = sched_.now();
+  if (pair) {
+    if (brokenSince_) return;
+    brokenSince_ = now;
+    violatedThisBreak_ = false;
+    if (lastEventAt_ >= 0 && now <= lastEventAt_ + bound_) {
+      deadline_ = lastEventAt_ + bound_;
+      openRecord_ = lastFailRecord_;
+      if (openRecord_ && records_) (*records_)[*openRecord_].disconnected = true;
+      armDeadline();
+      return;
+    }
+    deadline_ = now;
+    violation(fmt::format("gating broke connectivity at {} ps ({}): {}", now,
+                          change.empty() ? "no fault in the recovery window" : change,
+                          conn_.describe(*pair)));
+    return;
+  }
+  if (!brokenSince_) return;
+  TimePs recovery = now - *brokenSince_;
+  if (openRecord_ && records_) {
+    FaultRecord& r = (*records_)[*openRecord_];
+    r.recoveredAt = now;
+    recovery = now - r.at;
+  }
+  maxRecovery_ = std::max(maxRecovery_, recovery);
+  brokenSince_.reset();
+  openRecord_.reset();
+}
+
+void RecoveryMonitor::armDeadline() {
+  const TimePs due = deadline_;
+  sched_.at(due, agent::Phase::kControl, [this, due] {
+    if (!brokenSince_ || deadline_ != due) return;
+    const auto pair = truth_.empty() ? conn_.findDisconnectedPair(usable_)
+                                     : conn_.findDisconnectedPair(usable_, truth_);
+    if (!pair) return check({});
+    violation(
+        fmt::format("{} at {} ps: still disconnected {} ps after the last fault event "
+                    "(recovery bound {} ps); failed: {}",
+                    conn_.describe(*pair), sched_.now(), sched_.now() - lastEventAt_, bound_,
+                    truth_.describe(topo_)));
+  });
+}
+
+void RecoveryMonitor::violation(const std::string& what) {
+  if (!violatedThisBreak_) {
+    violatedThisBreak_ = true;
+    violations_ += std::max<std::uint64_t>(1, conn_.countDisconnectedPairs(usable_, truth_));
+  }
+  if (firstViolation_.empty()) firstViolation_ = what;
+  if (errors_ && failure_.isOk()) {
+    // The run ends here: nothing after a broken invariant is worth reporting.
+    failure_ = Status(ErrorCode::kInternal, what);
+    sched_.stop();
+  }
+}
+
+void RecoveryMonitor::onPeriod() {
+  if (!brokenSince_ || sched_.now() <= deadline_) return;
+  violations_ += conn_.countDisconnectedPairs(usable_, truth_);
+}
+
+void RecoveryMonitor::fill(FaultOutcome& out) const {
+  out.violations = violations_;
+  out.firstViolation = firstViolation_;
+  out.physicallyCutPairs = maxCutPairs_;
+  out.recoveryBoundPs = bound_;
+  out.maxRecoveryPs = maxRecovery_;
+}
+
+}  // namespace ebb::replay

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "fabric/connectivity.h"
+#include "fabric/faults.h"
+#include "fabric/link_states.h"
+#include "fabric/topology.h"
+#include "replay/fault_plan.h"
+
+namespace ebb::agent {
+class VirtualScheduler;
+}
+
+namespace ebb::replay {
+
+// The guarantee of docs/faults.md, checked continuously and independently of
+// the agents' safety guard: after every change that takes a direction away
+// (gating or fault) and after every fault event, every host pair the
+// surviving cables can connect must have an up*/down* path over the link
+// directions actually usable. A pair may be disconnected only within the
+// recovery bound after a fault event (detection + T_on + one check period +
+// slack); beyond it, or with no fault event in the window (gating alone broke
+// it), it is a violation: E_INTERNAL naming time, pair and faults when
+// violations are errors (replay), counted in host-pair periods otherwise
+// (campaign).
+class RecoveryMonitor {
+ public:
+  // `truth` and `records` (may be null) belong to the FaultInjector and outlive this.
+  RecoveryMonitor(const fabric::Topology& topo, fabric::LinkStates usable,
+                  agent::VirtualScheduler& sched, const fabric::FaultSet& truth,
+                  std::vector<FaultRecord>* records, TimePs bound, bool violationsAreErrors);
+
+  // The emulator's usability callback.
+  void onUsability(fabric::LinkId link, fabric::Direction dir, bool usable);
+  // A fault event was applied (its record's index); `changed` when it changed what failed.
+  void onFaultEvent(std::size_t record, bool changed);
+  // Once per check period: pairs still disconnected beyond the bound count.
+  void onPeriod();
+
+  // The first violation as an error, when violations are errors; OK otherwise.
+  const Status& failure() const { return failure_; }
+  std::uint64_t proofs() const { return proofs_; }
+  // Fills the counters of `out` this monitor keeps.
+  void fill(FaultOutcome& out) const;
+
+ private:
+  void check(const std::string& change);
+  void violation(const std::string& what);
+  void armDeadline();
+  bool overdue() const;
+
+  const fabric::Topology& topo_;
+  fabric::LinkStates usable_;
+  agent::VirtualScheduler& sched_;
+  const fabric::FaultSet& truth_;
+  std::vector<FaultRecord>* records_;
+  TimePs bound_;
+  bool errors_;
+  fabric::Connectivity conn_;
+  Status failure_ = Status::ok();
+  std::uint64_t proofs_ = 0;
+  TimePs lastEventAt_ = -1;
+  std::optional<std::size_t> lastFailRecord_;
+  // While some connectable pair has no path: since when, until when it may
+  // last, and the record of the fault it is attributed to.
+  std::optional<TimePs> brokenSince_;
+  TimePs deadline_ = 0;
+  std::optional<std::size_t> openRecord_;
+  bool violatedThisBreak_ = false;
+  std::uint64_t violations_ = 0;
+  std::string firstViolation_;
+  std::uint64_t maxCutPairs_ = 0;
+  TimePs maxRecovery_ = 0;
+};
+
+}  // namespace ebb::replay
