@@ -91,6 +91,7 @@ Status RateLimits::validate() const {
     return {ErrorCode::kInvalidArgument, "rate window: must be > 0 when max_off_per_window is set"};
   }
   if (minDwellPs < 0) return {ErrorCode::kInvalidArgument, "min_dwell: must be >= 0"};
+  if (Status s = flap.validate(); !s.isOk()) return s;
   return Status::ok();
 }
 
@@ -101,7 +102,8 @@ void SafetyGuard::forgetOffsBefore(TimePs now) {
   }
 }
 
-void SafetyGuard::noteOff(TimePs now) {
+void SafetyGuard::noteOff(fabric::LinkId link, TimePs now) {
+  flap_.noteOff(link, now);
   // Only a window limit reads the history: without one, keeping it would
   // grow without bound in a long-running daemon.
   if (limits_.maxOffPerWindow <= 0) return;
@@ -110,6 +112,7 @@ void SafetyGuard::noteOff(TimePs now) {
 }
 
 Status SafetyGuard::checkRate(fabric::LinkId link, TimePs now) {
+  if (Status s = flap_.check(link, now, topo_.describeLink(link)); !s.isOk()) return refuse(s);
   forgetOffsBefore(now);
   if (limits_.maxOffPerWindow > 0 &&
       offTimes_.size() >= static_cast<std::size_t>(limits_.maxOffPerWindow)) {

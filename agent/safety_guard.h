@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/flap_damper.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "fabric/connectivity.h"
@@ -20,6 +21,7 @@ struct RateLimits {
   int maxOffPerWindow = 0;  // 0 = unlimited
   TimePs windowPs = 0;      // the window of maxOffPerWindow
   TimePs minDwellPs = 0;    // a link stays on at least this long before it may go off again
+  FlapLimits flap;          // a link that flaps is held on (anti-flap)
   Status validate() const;
 };
 
@@ -47,9 +49,15 @@ class SafetyGuard {
   void setManagementRoot(fabric::SwitchId root) { mgmtRoot_ = root; }
   // Rate limits, checked by checkRate(); noteOff/noteOn keep the history it
   // reads (recordOff/recordOn only change the link-state view).
-  void setRateLimits(RateLimits limits) { limits_ = limits; }
+  void setRateLimits(RateLimits limits) {
+    limits_ = limits;
+    flap_.setLimits(limits.flap);
+  }
   Status checkRate(fabric::LinkId link, TimePs now);
-  void noteOff(TimePs now);
+  void noteOff(fabric::LinkId link, TimePs now);
+  // Turn-offs refused because a link flapped (holds started), and links held now.
+  std::uint64_t flapHolds() const { return flap_.holds(); }
+  std::size_t linksHeldOn(TimePs now) const { return flap_.heldAt(now); }
   void noteOn(fabric::LinkId link, TimePs now);
   void recordOn(fabric::LinkId link, fabric::Direction dir) { states_.set(link, dir, true); }
   void recordOff(fabric::LinkId link, fabric::Direction dir) { states_.set(link, dir, false); }
@@ -77,6 +85,7 @@ class SafetyGuard {
   void forgetOffsBefore(TimePs now);
   std::optional<fabric::SwitchId> mgmtRoot_;
   RateLimits limits_;
+  FlapDamper flap_;
   std::deque<TimePs> offTimes_;
   std::vector<TimePs> onSince_;  // per link: when it last came on (-1: never recorded)
   std::uint64_t refused_ = 0;

@@ -190,7 +190,7 @@ void SwitchAgent::apply(PortState& p, bool on, DecisionRecord rec) {
     } else {
       guard_.recordOff(link, dir);
     }
-    guard_.noteOff(rec.time);
+    guard_.noteOff(link, rec.time);
   }
   p.transmit = on ? LinkPowerState::kTurningOn : LinkPowerState::kTurningOff;
   if (sink_) sink_(rec);
@@ -308,7 +308,7 @@ void SwitchAgent::applyDownRule() {
   if (wholeLink_) return;
   const bool want = policies::downLinksOn(isMt_, anyInputOn());
   for (PortState& p : ports_) {
-    if (p.up || isOnOrTurningOn(p.transmit) == want) continue;
+    if (p.up || p.failed || isOnOrTurningOn(p.transmit) == want) continue;
     DecisionRecord rec;
     rec.source = "down-link-rule";
     rec.rule = want ? policies::Rule::kAnInputOn : policies::Rule::kEveryInputOff;
@@ -321,7 +321,7 @@ void SwitchAgent::failSafe(const std::string& why) {
   stopped_ = true;
   if (failSafeHook_) failSafeHook_(sw_, why);
   for (PortState& p : ports_) {
-    if (isOnOrTurningOn(p.transmit) || (wholeLink_ && !p.up)) continue;
+    if (p.failed || isOnOrTurningOn(p.transmit) || (wholeLink_ && !p.up)) continue;
     DecisionRecord rec;
     rec.source = "fail-safe";
     rec.refused = why;

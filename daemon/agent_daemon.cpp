@@ -177,6 +177,7 @@ void AgentDaemon::startAgents() {
       [this](const agent::DecisionRecord& d) { onDecision(d); });
   host_->setFailSafeHook(
       [this](fabric::SwitchId sw, const std::string& why) { onFailSafe(sw, why); });
+  host_->setRecoveryHook([this](const agent::AgentHost::Recovery& r) { onRehome(r); });
   if (backend_->attachSwitch()) host_->guard().setManagementRoot(*backend_->attachSwitch());
   if (Status c = host_->guard().checkAll(); !c.isOk()) {
     err_ << "ebb agent: warning: the fabric as read is not fully connected (" << c.message()
@@ -228,6 +229,24 @@ void AgentDaemon::onPortSet(const ib::PortSetEvent& e) {
                   : std::string(ib::physStateName(e.phys));
   out_ << fmt::format("{:.3f}s {} set {}\n", toSeconds(sched_.now()), topo_.describePort(e.port),
                       text)
+       << std::flush;
+}
+
+// Ports went down or up without ebb: the agents re-homed the minimal tree and
+// turned on at once what it needs (docs/faults.md).
+void AgentDaemon::onRehome(const agent::AgentHost::Recovery& r) {
+  ++counters_.rehomings;
+  counters_.linksRestored += r.restored.size();
+  std::vector<std::string> links, hosts;
+  for (fabric::LinkId l : r.restored)
+    links.push_back(topo_.describeLink(l));
+  for (fabric::HostId h : r.cutOff)
+    hosts.push_back(topo_.host(h).name);
+  log_.rehome(r.at, r.cause, r.treeChanged, links, hosts);
+  out_ << fmt::format("{:.3f}s re-homed after {}: {}{} link(s) turned on at once{}\n",
+                      toSeconds(r.at), r.cause, r.treeChanged ? "new minimal tree, " : "",
+                      links.size(),
+                      hosts.empty() ? "" : fmt::format("; {} host(s) cut off", hosts.size()))
        << std::flush;
 }
 
@@ -385,6 +404,8 @@ DaemonMetrics AgentDaemon::metricsNow() {
   m.widthSetsReduce = b.widthReduced;
   m.widthSetsRestore = b.widthRestored;
   m.osmPortChanges = b.portChanges;
+  m.flapHolds = host_->guard().flapHolds();
+  m.linksHeldOn = host_->guard().linksHeldOn(sched_.now());
   return m;
 }
 

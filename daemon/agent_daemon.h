@@ -64,6 +64,7 @@ class AgentDaemon {
   // What the agents and the backend report.
   void onDecision(const agent::DecisionRecord& d);
   void onPortSet(const ib::PortSetEvent& e);
+  void onRehome(const agent::AgentHost::Recovery& r);
   void onFailSafe(fabric::SwitchId sw, const std::string& why);
 
   // OpenSM's events: which switches to re-read, and what a re-read found.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
 
 namespace ebb::daemon {
 namespace {
@@ -82,6 +83,23 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   s.agent.rateLimits.windowPs =
       a.rate_window_ms() == 0 ? s.agent.checkPeriodPs : a.rate_window_ms() * kPsPerMs;
   s.agent.rateLimits.minDwellPs = a.min_dwell_ms() * kPsPerMs;
+  // Anti-flap defaults: a link that goes off more than 3 times in 10 minutes
+  // under a steady load sits on a threshold; every turn-off makes OpenSM
+  // re-sweep, so it stays on for 10 minutes, then 20, 40, ...
+  constexpr std::int64_t kFlapWindowMs = 600'000;
+  if (a.has_flap_limit() && a.flap_limit() < 0) {
+    return invalid(fmt::format("agent.flap_limit: must be >= 0 (is {})", a.flap_limit()));
+  }
+  for (auto [field, has, v] :
+       {std::tuple{"flap_window_ms", a.has_flap_window_ms(), a.flap_window_ms()},
+        std::tuple{"flap_hold_ms", a.has_flap_hold_ms(), a.flap_hold_ms()}}) {
+    if (has && v <= 0) return invalid(fmt::format("agent.{}: must be > 0 (is {})", field, v));
+  }
+  s.agent.rateLimits.flap.limit = a.has_flap_limit() ? a.flap_limit() : 3;
+  s.agent.rateLimits.flap.windowPs =
+      milliseconds(a.has_flap_window_ms() ? a.flap_window_ms() : kFlapWindowMs);
+  s.agent.rateLimits.flap.holdPs =
+      milliseconds(a.has_flap_hold_ms() ? a.flap_hold_ms() : kFlapWindowMs);
   if (Status st = s.agent.validate(); !st.isOk()) return invalid(st.message());
 
   s.backend.dryRun = a.dry_run();

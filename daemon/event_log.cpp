@@ -52,6 +52,31 @@ void EventLog::topologyMismatch(TimePs now, const ib::TopologyDifference& d) {
   if (enabled()) write(topologyMismatchLine(now, d));
 }
 
+void EventLog::rehome(TimePs now, const std::string& cause, bool treeChanged,
+                      const std::vector<std::string>& restoredLinks,
+                      const std::vector<std::string>& cutOffHosts) {
+  if (enabled()) write(rehomeLine(now, cause, treeChanged, restoredLinks, cutOffHosts));
+}
+
+std::string EventLog::rehomeLine(TimePs now, const std::string& cause, bool treeChanged,
+                                 const std::vector<std::string>& restoredLinks,
+                                 const std::vector<std::string>& cutOffHosts) {
+  const auto list = [](const std::vector<std::string>& v) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i)
+      out += (i ? "," : "") + jsonQuote(v[i]);
+    return out + "]";
+  };
+  return JsonObject()
+      .add("time_ps", now)
+      .add("event", "rehome")
+      .add("cause", cause)
+      .add("tree_changed", treeChanged)
+      .addRaw("restored", list(restoredLinks))
+      .addRaw("cut_off", list(cutOffHosts))
+      .str();
+}
+
 std::string EventLog::decisionLine(const agent::DecisionRecord& d, const std::string& switchName,
                                    std::string_view gatingAction) {
   // The agent's record (shared with `ebb replay`), plus how the decision is

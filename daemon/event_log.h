@@ -45,8 +45,15 @@ class EventLog {
                   const std::string& cause, double sinceReportedMs,
                   const std::vector<ib::PortChange>& changes);
   void topologyMismatch(TimePs now, const ib::TopologyDifference& d);
+  // A re-homing after port events: what caused it, the links turned on at once.
+  void rehome(TimePs now, const std::string& cause, bool treeChanged,
+              const std::vector<std::string>& restoredLinks,
+              const std::vector<std::string>& cutOffHosts);
 
   // The lines themselves, without the newline.
+  static std::string rehomeLine(TimePs now, const std::string& cause, bool treeChanged,
+                                const std::vector<std::string>& restoredLinks,
+                                const std::vector<std::string>& cutOffHosts);
   static std::string decisionLine(const agent::DecisionRecord& d, const std::string& switchName,
                                   std::string_view gatingAction);
   static std::string portSetLine(TimePs now, const ib::PortSetEvent& e,

@@ -79,6 +79,15 @@ void transportAndBackend(std::string& t, const DaemonMetrics& m) {
       "ebb_width_sets_total{{action=\"restore\"}} {}\n",
       m.portSets, m.portSetsSuppressed, m.periodSeconds, m.agents, m.agentsFailedSafe,
       m.smpReroutes, m.countersHeld, m.widthSetsReduce, m.widthSetsRestore);
+  t += fmt::format(
+      "# HELP ebb_rehomings_total Minimal-tree re-homings after ports went down or up.\n"
+      "# TYPE ebb_rehomings_total counter\nebb_rehomings_total {}\n"
+      "# HELP ebb_links_restored_total Links those re-homings turned on at once.\n"
+      "# TYPE ebb_links_restored_total counter\nebb_links_restored_total {}\n"
+      "# HELP ebb_flap_holds_total Links held on because they flapped (agent.flap_limit).\n"
+      "# TYPE ebb_flap_holds_total counter\nebb_flap_holds_total {}\n"
+      "# TYPE ebb_links_held_on gauge\nebb_links_held_on {}\n",
+      m.rehomings, m.linksRestored, m.flapHolds, m.linksHeldOn);
 }
 
 void osmEvents(std::string& t, const DaemonMetrics& m) {

@@ -57,6 +57,11 @@ struct DaemonMetrics {
   std::uint64_t countersHeld = 0;
   std::uint64_t widthSetsReduce = 0;
   std::uint64_t widthSetsRestore = 0;
+  // Faults and flapping.
+  std::uint64_t rehomings = 0;      // minimal tree rebuilt after port events
+  std::uint64_t linksRestored = 0;  // links turned on at once by those re-homings
+  std::uint64_t flapHolds = 0;      // turn-offs refused because the link flapped
+  std::uint64_t linksHeldOn = 0;    // links held on by flap damping now
 
   // OpenSM's events (exported once any arrived).
   std::map<OsmEventLabels, std::uint64_t> osmEvents;

@@ -156,46 +156,57 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
     }
     link = s.ports[*up].link;
   }
+  // The record and the monitor's notice come first: the emulator reports the
+  // directions it takes away as it applies the change.
+  std::function<void()> change;
   switch (scope) {
     case FaultScope::kSwitch:
       rec.part = "switch " + s.name;
-      if (fail) {
-        truth_.failSwitch(topo_, sw);
-        emu_.failSwitch(sw);
-      } else {
-        truth_.repairSwitch(topo_, sw);
-        emu_.repairSwitch(sw);
-      }
+      change = [this, fail, sw] {
+        if (fail) {
+          truth_.failSwitch(topo_, sw);
+          emu_.failSwitch(sw);
+        } else {
+          truth_.repairSwitch(topo_, sw);
+          emu_.repairSwitch(sw);
+        }
+      };
       break;
     case FaultScope::kLink:
       rec.part = "link " + topo_.describeLink(link);
-      if (fail) {
-        truth_.failLink(link);
-        emu_.failLink(link);
-      } else {
-        truth_.repairLink(topo_, link);
-        emu_.repairLink(link);
-      }
+      change = [this, fail, link] {
+        if (fail) {
+          truth_.failLink(link);
+          emu_.failLink(link);
+        } else {
+          truth_.repairLink(topo_, link);
+          emu_.repairLink(link);
+        }
+      };
       break;
     case FaultScope::kUpDirection:
     case FaultScope::kDownDirection: {
       const Direction d = scope == FaultScope::kUpDirection ? Direction::kUp : Direction::kDown;
       rec.part = fmt::format("{} direction of link {}", d == Direction::kUp ? "up" : "down",
                              topo_.describeLink(link));
-      if (fail) {
-        truth_.failLink(link, d);
-        emu_.failDirection(link, d);
-      } else {
-        truth_.repairLink(topo_, link, d);
-        emu_.repairDirection(link, d);
-      }
+      change = [this, fail, link, d] {
+        if (fail) {
+          truth_.failLink(link, d);
+          emu_.failDirection(link, d);
+        } else {
+          truth_.repairLink(topo_, link, d);
+          emu_.repairDirection(link, d);
+        }
+      };
       break;
     }
   }
   lastChangeAt_ = rec.at;
+  beginRecord(std::move(rec));
+  if (beforeChange_) beforeChange_(records_.size() - 1);
+  change();
   for (fabric::HostId h : fabric::MinimalTree::build(topo_, truth_).cutOff)
     everCutOff_[h.value()] = 1;
-  beginRecord(std::move(rec));
   if (onEvent_) onEvent_(records_.size() - 1);
 }
 

@@ -35,7 +35,9 @@ class FaultInjector {
 
   // Restarting an agent (RESTART_AGENT events); without it they are recorded as skipped.
   void setRestart(RestartFn fn) { restart_ = std::move(fn); }
-  // After each event is applied, with its record's index.
+  // Before a fault or repair is applied to the emulator (its record exists),
+  // and after each event is applied, with the record's index.
+  void beforeChange(EventFn fn) { beforeChange_ = std::move(fn); }
   void onEvent(EventFn fn) { onEvent_ = std::move(fn); }
   // The agents heard of port changes at `t` (re-homing): marks the records
   // whose change could be reported by then as detected.
@@ -77,6 +79,7 @@ class FaultInjector {
   std::vector<std::uint8_t> everCutOff_;  // per host
   RestartFn restart_;
   EventFn onEvent_;
+  EventFn beforeChange_;
   std::mt19937_64 rng_;
   std::uint32_t randomFailed_ = 0;  // random failures not yet repaired
   std::uint64_t restarts_ = 0;

@@ -73,10 +73,12 @@ struct FaultRecord {
   // When the agents heard of it (port down/up), -1 if never (repaired first,
   // or a restart).
   TimePs detectedAt = -1;
-  // When every connectable pair had a path again (fail only; -1 if the
-  // fault never disconnected a connectable pair, or it never recovered).
+  // After this event (and before the next one), some connectable pair had
+  // no path: a failure took it, or a repair made a pair connectable that the
+  // links on could not connect yet. recoveredAt: when every connectable pair
+  // had a path again (-1 if never, or not disconnected).
+  bool disconnected = false;
   TimePs recoveredAt = -1;
-  bool disconnected = false;  // some connectable pair lost its path
   // From this event to the next one.
   std::uint64_t packetsRerouted = 0;
   std::uint64_t packetsDropped = 0;

@@ -31,15 +31,19 @@ void RecoveryMonitor::onUsability(fabric::LinkId link, fabric::Direction dir, bo
   }
 }
 
-void RecoveryMonitor::onFaultEvent(std::size_t record, bool changed) {
-  if (!changed) return;
+void RecoveryMonitor::beforeFaultChange(std::size_t record) {
   lastEventAt_ = sched_.now();
-  if (records_ && (*records_)[record].action == "fail") lastFailRecord_ = record;
-  maxCutPairs_ = std::max(maxCutPairs_, conn_.countCutPairs(truth_));
+  lastRecord_ = record;
   if (brokenSince_) {  // a new fault while recovering: the bound starts again
     deadline_ = lastEventAt_ + bound_;
     armDeadline();
   }
+}
+
+void RecoveryMonitor::onFaultEvent(std::size_t record, bool changed) {
+  (void)record;
+  if (!changed) return;
+  maxCutPairs_ = std::max(maxCutPairs_, conn_.countCutPairs(truth_));
   check({});  // a repair makes pairs connectable that may have no path yet
 }
 
@@ -54,7 +58,7 @@ void RecoveryMonitor::check(const std::string& change) {
     violatedThisBreak_ = false;
     if (lastEventAt_ >= 0 && now <= lastEventAt_ + bound_) {
       deadline_ = lastEventAt_ + bound_;
-      openRecord_ = lastFailRecord_;
+      openRecord_ = lastRecord_;
       if (openRecord_ && records_) (*records_)[*openRecord_].disconnected = true;
       armDeadline();
       return;

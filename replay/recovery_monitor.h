@@ -36,7 +36,10 @@ class RecoveryMonitor {
 
   // The emulator's usability callback.
   void onUsability(fabric::LinkId link, fabric::Direction dir, bool usable);
-  // A fault event was applied (its record's index); `changed` when it changed what failed.
+  // A fault or repair is about to change what failed (its record's index):
+  // the recovery window opens now.
+  void beforeFaultChange(std::size_t record);
+  // A fault event was applied; `changed` when it changed what failed.
   void onFaultEvent(std::size_t record, bool changed);
   // Once per check period: pairs still disconnected beyond the bound count.
   void onPeriod();
@@ -64,7 +67,7 @@ class RecoveryMonitor {
   Status failure_ = Status::ok();
   std::uint64_t proofs_ = 0;
   TimePs lastEventAt_ = -1;
-  std::optional<std::size_t> lastFailRecord_;
+  std::optional<std::size_t> lastRecord_;  // the last fault or repair
   // While some connectable pair has no path: since when, until when it may
   // last, and the record of the fault it is attributed to.
   std::optional<TimePs> brokenSince_;

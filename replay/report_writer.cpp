@@ -155,6 +155,24 @@ std::string formatSummary(const results::Report& r) {
     out += fmt::format("  safety guard refused {} actions (see decisions.jsonl)\n",
                        r.run().actions_refused());
   }
+  if (r.run().has_faults()) {
+    const results::FaultsReport& f = r.run().faults();
+    std::uint64_t disconnecting = 0;
+    for (const results::FaultEventReport& e : f.events())
+      disconnecting += e.disconnected();
+    out += fmt::format(
+        "  faults: {} events ({} disconnected a pair), longest recovery {:.3f} us (bound {:.3f} "
+        "us), violations {}; packets rerouted {}, dropped {}; messages retransmitted {}, lost {}\n",
+        f.events_size(), disconnecting, static_cast<double>(f.max_recovery_ps()) / 1e6,
+        static_cast<double>(f.recovery_bound_ps()) / 1e6, f.violations(), f.packets_rerouted(),
+        f.packets_dropped(), f.retransmitted_messages(), f.lost_messages());
+    if (f.cut_off_hosts_size() > 0) {
+      std::string hosts;
+      for (const std::string& h : f.cut_off_hosts())
+        hosts += (hosts.empty() ? "" : " ") + h;
+      out += fmt::format("  physically cut off (not counted against ebb): {}\n", hosts);
+    }
+  }
   return out;
 }
 

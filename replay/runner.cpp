@@ -58,6 +58,35 @@ EnergyTotals energyNow(sim::FabricEmulator& emu, const policies::PowerModel& pm)
 
 }  // namespace
 
+void fillFaultsReport(const FaultOutcome& f, results::FaultsReport& r) {
+  for (const FaultRecord& e : f.events) {
+    results::FaultEventReport* x = r.add_events();
+    x->set_time_ps(e.at);
+    x->set_action(e.action);
+    x->set_part(e.part);
+    x->set_random(e.random);
+    x->set_detected_ps(e.detectedAt);
+    x->set_disconnected(e.disconnected);
+    x->set_recovered_ps(e.recoveredAt);
+    x->set_recovery_ps(e.recoveredAt >= 0 ? e.recoveredAt - e.at : -1);
+    x->set_packets_rerouted(e.packetsRerouted);
+    x->set_packets_dropped(e.packetsDropped);
+    x->set_messages_dropped(e.messagesDropped);
+  }
+  r.set_violations(f.violations);
+  r.set_first_violation(f.firstViolation);
+  r.set_physically_cut_pairs(f.physicallyCutPairs);
+  for (const std::string& h : f.cutOffHosts)
+    r.add_cut_off_hosts(h);
+  r.set_recovery_bound_ps(f.recoveryBoundPs);
+  r.set_max_recovery_ps(f.maxRecoveryPs);
+  r.set_lost_messages(f.lostMessages);
+  r.set_retransmitted_messages(f.retransmittedMessages);
+  r.set_packets_rerouted(f.packetsRerouted);
+  r.set_packets_dropped(f.packetsDropped);
+  r.set_agent_restarts(f.agentRestarts);
+}
+
 Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo,
                                const fabric::MinimalTree& mt, bool gated,
                                const ProgressFn& progress) {
@@ -120,6 +149,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     monitor.onUsability(link, dir, nowUsable);
   });
   if (injector) {
+    injector->beforeChange([&](std::size_t record) { monitor.beforeFaultChange(record); });
     injector->onEvent([&](std::size_t record) {
       const FaultRecord& r = injector->records()[record];
       monitor.onFaultEvent(
@@ -278,6 +308,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   s.set_events(sched.executed());
   s.set_packet_hops(emu.stats().packetHops);
   source.summarize(s);
+  if (injector) fillFaultsReport(out.faults, *s.mutable_faults());
   return out;
 }
 

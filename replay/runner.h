@@ -37,6 +37,9 @@ struct RunOutput {
   FaultOutcome faults;  // empty events when the run had none
 };
 
+// The faults section of report.json from a run's outcome.
+void fillFaultsReport(const FaultOutcome& f, results::FaultsReport& r);
+
 using ProgressFn = std::function<void(double fraction)>;
 
 // Runs the emulator with the workload, and with the agents when `gated`

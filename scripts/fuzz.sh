@@ -19,7 +19,8 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DEBB_FUZZ=ON -DEBB_WERROR=ON -DEBB_BUILD_TESTS=OFF -DEBB_BUILD_BENCH=OFF >/dev/null
+  -DEBB_FUZZ=ON -DEBB_WERROR=ON -DEBB_BUILD_TESTS=OFF -DEBB_BUILD_BENCH=OFF \
+  -DCMAKE_UNITY_BUILD=ON >/dev/null  # unity: see scripts/test.sh
 cmake --build "$dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 findings="$dir/fuzz-findings"

@@ -29,14 +29,14 @@ class SafetyGuardRate : public ::testing::Test {
 
 TEST_F(SafetyGuardRate, ValidateNamesTheBadField) {
   EXPECT_TRUE(RateLimits{}.validate().isOk());
-  EXPECT_TRUE((RateLimits{3, milliseconds(10), milliseconds(5)}).validate().isOk());
-  const Status negMax = RateLimits{-1, milliseconds(10), 0}.validate();
+  EXPECT_TRUE((RateLimits{3, milliseconds(10), milliseconds(5), {}}).validate().isOk());
+  const Status negMax = RateLimits{-1, milliseconds(10), 0, {}}.validate();
   EXPECT_FALSE(negMax.isOk());
   EXPECT_TRUE(mentions(negMax, "max_off_per_window")) << negMax.message();
-  const Status noWindow = RateLimits{2, 0, 0}.validate();
+  const Status noWindow = RateLimits{2, 0, 0, {}}.validate();
   EXPECT_FALSE(noWindow.isOk());
   EXPECT_TRUE(mentions(noWindow, "rate window")) << noWindow.message();
-  const Status negDwell = RateLimits{0, 0, -1}.validate();
+  const Status negDwell = RateLimits{0, 0, -1, {}}.validate();
   EXPECT_FALSE(negDwell.isOk());
   EXPECT_TRUE(mentions(negDwell, "min_dwell")) << negDwell.message();
 }
@@ -45,7 +45,7 @@ TEST_F(SafetyGuardRate, ZeroLimitsAreUnlimited) {
   // Default limits: any number of turn-offs at one instant, and a link that
   // has just come on may go off at once.
   for (int i = 0; i < 100; ++i)
-    guard_.noteOff(milliseconds(1));
+    guard_.noteOff(a_, milliseconds(1));
   guard_.noteOn(a_, milliseconds(1));
   EXPECT_TRUE(guard_.checkRate(a_, milliseconds(1)).isOk());
   EXPECT_TRUE(guard_.checkRate(b_, milliseconds(1)).isOk());
@@ -53,12 +53,12 @@ TEST_F(SafetyGuardRate, ZeroLimitsAreUnlimited) {
 }
 
 TEST_F(SafetyGuardRate, RefusesTheTurnOffAfterNInOneWindow) {
-  guard_.setRateLimits({2, milliseconds(10), 0});
-  guard_.noteOff(milliseconds(0));
+  guard_.setRateLimits({2, milliseconds(10), 0, {}});
+  guard_.noteOff(a_, milliseconds(0));
   // checkRate only reads the history: asking twice does not use up the limit.
   EXPECT_TRUE(guard_.checkRate(a_, milliseconds(1)).isOk());
   EXPECT_TRUE(guard_.checkRate(a_, milliseconds(1)).isOk());
-  guard_.noteOff(milliseconds(1));
+  guard_.noteOff(a_, milliseconds(1));
   const Status s = guard_.checkRate(a_, milliseconds(5));
   EXPECT_FALSE(s.isOk());
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
@@ -72,12 +72,12 @@ TEST_F(SafetyGuardRate, RefusesTheTurnOffAfterNInOneWindow) {
 TEST_F(SafetyGuardRate, TheWindowSlidesPastTheOldestTurnOff) {
   // The window is (now - window, now]: a turn-off at t counts until just
   // before t + window and no longer at t + window.
-  guard_.setRateLimits({2, milliseconds(10), 0});
-  guard_.noteOff(milliseconds(0));
-  guard_.noteOff(milliseconds(1));
+  guard_.setRateLimits({2, milliseconds(10), 0, {}});
+  guard_.noteOff(a_, milliseconds(0));
+  guard_.noteOff(a_, milliseconds(1));
   EXPECT_FALSE(guard_.checkRate(a_, milliseconds(10) - 1).isOk());
   EXPECT_TRUE(guard_.checkRate(a_, milliseconds(10)).isOk());
-  guard_.noteOff(milliseconds(10));
+  guard_.noteOff(a_, milliseconds(10));
   // Now the turn-offs at 1 ms and 10 ms fill the window until 11 ms.
   EXPECT_FALSE(guard_.checkRate(a_, milliseconds(11) - 1).isOk());
   EXPECT_TRUE(guard_.checkRate(a_, milliseconds(11)).isOk());
@@ -86,7 +86,7 @@ TEST_F(SafetyGuardRate, TheWindowSlidesPastTheOldestTurnOff) {
 }
 
 TEST_F(SafetyGuardRate, ALinkStaysOnForTheMinimumDwell) {
-  guard_.setRateLimits({0, 0, milliseconds(5)});
+  guard_.setRateLimits({0, 0, milliseconds(5), {}});
   const TimePs on = milliseconds(100);
   guard_.noteOn(a_, on);
   const Status s = guard_.checkRate(a_, on + milliseconds(5) - 1);
@@ -100,7 +100,7 @@ TEST_F(SafetyGuardRate, ALinkStaysOnForTheMinimumDwell) {
 }
 
 TEST_F(SafetyGuardRate, ComingOnAgainRestartsTheDwell) {
-  guard_.setRateLimits({0, 0, milliseconds(5)});
+  guard_.setRateLimits({0, 0, milliseconds(5), {}});
   guard_.noteOn(a_, milliseconds(0));
   guard_.noteOn(a_, milliseconds(4));
   EXPECT_FALSE(guard_.checkRate(a_, milliseconds(5)).isOk());
@@ -109,9 +109,9 @@ TEST_F(SafetyGuardRate, ComingOnAgainRestartsTheDwell) {
 }
 
 TEST_F(SafetyGuardRate, BothRulesApplyTogether) {
-  guard_.setRateLimits({1, milliseconds(10), milliseconds(5)});
+  guard_.setRateLimits({1, milliseconds(10), milliseconds(5), {}});
   guard_.noteOn(a_, milliseconds(0));
-  guard_.noteOff(milliseconds(20));  // some other link went off
+  guard_.noteOff(a_, milliseconds(20));  // some other link went off
   // a_ is past its dwell, but the window is full.
   const Status s = guard_.checkRate(a_, milliseconds(25));
   EXPECT_TRUE(mentions(s, "already turned off")) << s.message();
@@ -125,7 +125,7 @@ TEST_F(SafetyGuardRate, BothRulesApplyTogether) {
 TEST_F(SafetyGuardRate, RecordOffAndOnChangeTheViewNotTheRateHistory) {
   // recordOff/recordOn keep the link states the connectivity checks use; the
   // rate history is noteOff/noteOn's (the agent calls both).
-  guard_.setRateLimits({1, milliseconds(10), milliseconds(5)});
+  guard_.setRateLimits({1, milliseconds(10), milliseconds(5), {}});
   const LinkId spare = [&] {
     for (LinkId::rep_type l = 0; l < topo_.numLinks(); ++l)
       if (!mt_.containsLink(LinkId(l))) return LinkId(l);
@@ -139,7 +139,7 @@ TEST_F(SafetyGuardRate, RecordOffAndOnChangeTheViewNotTheRateHistory) {
   guard_.recordOn(spare, Direction::kUp);
   EXPECT_TRUE(guard_.states().isFullyOn(spare));
   EXPECT_TRUE(guard_.checkRate(spare, milliseconds(1)).isOk());  // no dwell started
-  guard_.noteOff(milliseconds(1));
+  guard_.noteOff(a_, milliseconds(1));
   EXPECT_FALSE(guard_.checkRate(a_, milliseconds(2)).isOk());
   EXPECT_TRUE(guard_.checkAll().isOk());
 }

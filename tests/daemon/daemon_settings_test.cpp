@@ -47,6 +47,30 @@ TEST(AgentSettings, DefaultsAndAllowList) {
   EXPECT_EQ(s->backend.restoreTimeoutPs, 30'000'000'000'000);
 }
 
+// Anti-flap: on by default (3 turn-offs in 10 minutes, held 10 minutes), off
+// with an explicit 0, and bad values named.
+TEST(AgentSettings, FlapDampingDefaultsOverridesAndErrors) {
+  auto d = settings("agent { }");
+  ASSERT_TRUE(d) << d.status().toString();
+  EXPECT_EQ(d->agent.rateLimits.flap.limit, 3);
+  EXPECT_EQ(d->agent.rateLimits.flap.windowPs, milliseconds(600'000));
+  EXPECT_EQ(d->agent.rateLimits.flap.holdPs, milliseconds(600'000));
+  auto off = settings("agent { flap_limit: 0 }");
+  ASSERT_TRUE(off) << off.status().toString();
+  EXPECT_EQ(off->agent.rateLimits.flap.limit, 0);
+  auto set = settings("agent { flap_limit: 5 flap_window_ms: 2000 flap_hold_ms: 500 }");
+  ASSERT_TRUE(set) << set.status().toString();
+  EXPECT_EQ(set->agent.rateLimits.flap.limit, 5);
+  EXPECT_EQ(set->agent.rateLimits.flap.windowPs, milliseconds(2000));
+  EXPECT_EQ(set->agent.rateLimits.flap.holdPs, milliseconds(500));
+  EXPECT_NE(settings("agent { flap_limit: -1 }").status().message().find("agent.flap_limit"),
+            std::string::npos);
+  EXPECT_NE(settings("agent { flap_window_ms: 0 }").status().message().find("agent.flap_window_ms"),
+            std::string::npos);
+  EXPECT_NE(settings("agent { flap_hold_ms: -4 }").status().message().find("agent.flap_hold_ms"),
+            std::string::npos);
+}
+
 TEST(AgentSettings, NothingAllowListedIsReadOnlyOverEverySwitch) {
   auto s = settings("agent { metrics_listen: \"off\" }");
   ASSERT_TRUE(s) << s.status().toString();

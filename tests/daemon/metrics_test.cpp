@@ -32,6 +32,10 @@ DaemonMetrics fixedMetrics() {
   m.countersHeld = 0;
   m.widthSetsReduce = 4;
   m.widthSetsRestore = 2;
+  m.rehomings = 2;
+  m.linksRestored = 5;
+  m.flapHolds = 1;
+  m.linksHeldOn = 1;
   return m;
 }
 
@@ -93,7 +97,18 @@ const char* const kFixedText =
     "# HELP ebb_width_sets_total LinkWidthEnabled Sets by what they did.\n"
     "# TYPE ebb_width_sets_total counter\n"
     "ebb_width_sets_total{action=\"reduce\"} 4\n"
-    "ebb_width_sets_total{action=\"restore\"} 2\n";
+    "ebb_width_sets_total{action=\"restore\"} 2\n"
+    "# HELP ebb_rehomings_total Minimal-tree re-homings after ports went down or up.\n"
+    "# TYPE ebb_rehomings_total counter\n"
+    "ebb_rehomings_total 2\n"
+    "# HELP ebb_links_restored_total Links those re-homings turned on at once.\n"
+    "# TYPE ebb_links_restored_total counter\n"
+    "ebb_links_restored_total 5\n"
+    "# HELP ebb_flap_holds_total Links held on because they flapped (agent.flap_limit).\n"
+    "# TYPE ebb_flap_holds_total counter\n"
+    "ebb_flap_holds_total 1\n"
+    "# TYPE ebb_links_held_on gauge\n"
+    "ebb_links_held_on 1\n";
 
 TEST(Metrics, FixedNumbersGiveTheExactText) {
   EXPECT_EQ(renderPrometheus(fixedMetrics()), kFixedText);

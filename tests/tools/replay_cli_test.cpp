@@ -103,5 +103,42 @@ TEST(ReplayCli, GenCollectiveWritesTheLoopAtClosedLoopTimes) {
   EXPECT_NE(err.find("unknown collective 'scan'"), std::string::npos) << err;
 }
 
+// The fault configs of configs/ as a user runs them: every message of the
+// minimal-tree cable failure arrives, report.json has the faults section, and
+// neither config breaks the guarantee (docs/faults.md).
+TEST(ReplayCli, FaultConfigsRunWithoutViolations) {
+  const std::string dir =
+      (std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_faults").string();
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"faults_mt_link", "faults_random"}) {
+    SCOPED_TRACE(name);
+    const std::string cfg = std::string(EBB_SOURCE_DIR) + "/configs/" + name + ".textproto";
+    std::string out, err;
+    ASSERT_EQ(ebb({"replay", cfg.c_str(), "--out", dir.c_str(), "--quiet", "report.skip_plots=true",
+                   "report.skip_baseline=true"},
+                  &out, &err),
+              kExitOk)
+        << err;
+    EXPECT_NE(out.find(", violations 0;"), std::string::npos) << out;
+    std::ifstream report(dir + "/report.json");
+    const std::string json((std::istreambuf_iterator<char>(report)),
+                           std::istreambuf_iterator<char>());
+    EXPECT_NE(json.find("\"faults\": {"), std::string::npos);
+    EXPECT_NE(json.find("\"recovery_ps\""), std::string::npos);
+    if (std::string(name) == "faults_mt_link") {
+      // Every message delivered: "delivered N/N".
+      const auto at = out.find("delivered ");
+      ASSERT_NE(at, std::string::npos) << out;
+      std::istringstream nums(out.substr(at + 10));
+      std::uint64_t delivered = 0, generated = 0;
+      char slash = 0;
+      nums >> delivered >> slash >> generated;
+      EXPECT_GT(generated, 0u);
+      EXPECT_EQ(delivered, generated);
+      EXPECT_NE(out.find("faults: 2 events (1 disconnected a pair)"), std::string::npos) << out;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ebb::tools

@@ -1,0 +1,332 @@
+// Cable and switch faults in a replay (docs/faults.md): the agents re-home the
+// minimal tree and reconnect every connectable pair within the recovery bound,
+// physically cut hosts are reported and not held against ebb, closed loops
+// retransmit what a failure lost, a restarted agent decides as before, and the
+// runner's own proof catches a pair left disconnected beyond the bound.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "agent/virtual_scheduler.h"
+#include "configs/config_loader.h"
+#include "fabric/kary_tree.h"
+#include "fabric/minimal_tree.h"
+#include "replay/fault_injector.h"
+#include "replay/recovery_monitor.h"
+#include "replay/run_spec.h"
+#include "replay/runner.h"
+
+namespace ebb::replay {
+namespace {
+
+struct Fixture {
+  explicit Fixture(int k = 4, int n = 3)
+      : topo(fabric::KAryNTree::make(k, n).value().build()),
+        mt(fabric::MinimalTree::build(topo).value()) {}
+  fabric::Topology topo;
+  fabric::MinimalTree mt;
+};
+
+Result<RunSpec> specOf(const std::string& text) {
+  auto cfg = config::parseTextConfig(text, "test");
+  if (!cfg) return cfg.status();
+  return buildRunSpec(*cfg);
+}
+
+RunSpec spec(const std::string& text) {
+  auto s = specOf(text);
+  EXPECT_TRUE(s) << s.status().toString();
+  return *s;
+}
+
+const char* kLowLoad =
+    "workload { uniform { rate: 0.02 duration_cycles: 40000 } } "
+    "gating { policy: DYNAMIC u_on: 0.15 } ";
+
+// The recovery facts every fault run must show.
+void expectRecovered(const FaultOutcome& f) {
+  EXPECT_EQ(f.violations, 0u) << f.firstViolation;
+  EXPECT_LE(f.maxRecoveryPs, f.recoveryBoundPs);
+  for (const FaultRecord& r : f.events) {
+    if (!r.disconnected) continue;
+    EXPECT_GE(r.recoveredAt, r.at) << r.part;
+    EXPECT_LE(r.recoveredAt - r.at, f.recoveryBoundPs) << r.part;
+  }
+}
+
+// A leaf's minimal-tree up link fails while its other up links are gated off
+// (low load: only the tree is on): the leaf's hosts are cut from the rest
+// until the agents re-home, which they do at detection, turning on the new
+// tree's links at once; everything is delivered again afterwards.
+TEST(Faults, MinimalTreeLinkOfAGatedLeafFailsAndTheLeafIsReachableAgain) {
+  Fixture f;
+  const RunSpec s = spec(std::string(kLowLoad) +
+                         "faults { event { at_cycles: 10000 level: 2 index: 0 "
+                         "minimal_tree_up: true } detection_cycles: 500 }");
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
+  const FaultOutcome& fo = out.faults;
+  ASSERT_EQ(fo.events.size(), 1u);
+  const FaultRecord& e = fo.events[0];
+  EXPECT_EQ(e.action, "fail");
+  const fabric::SwitchId leaf = f.topo.switchesAtLevel(2).front();
+  const fabric::LinkId mtUp = f.topo.sw(leaf).ports[*f.mt.upPort(leaf)].link;
+  EXPECT_EQ(e.part, "link " + f.topo.describeLink(mtUp));
+  EXPECT_TRUE(e.disconnected);  // the leaf's other up links were off
+  EXPECT_EQ(e.detectedAt, e.at + 500 * 1000);
+  EXPECT_EQ(fo.recoveryBoundPs, 500'000 + s.emulator.turnOnPs + s.agent.checkPeriodPs);
+  expectRecovered(fo);
+  EXPECT_TRUE(fo.cutOffHosts.empty());
+  EXPECT_EQ(fo.physicallyCutPairs, 0u);
+  // The recovery turned the leaf's links on at once, by the recovery rule.
+  const auto recovery = std::count_if(
+      out.decisions.begin(), out.decisions.end(), [&](const agent::DecisionRecord& d) {
+        return d.source == "fault-recovery" && d.turnOn && d.time == e.detectedAt;
+      });
+  EXPECT_GE(recovery, 2);  // both directions of at least one link
+  // Only messages on the failed cable can be lost; the rest arrive.
+  EXPECT_EQ(out.summary.messages_delivered() + fo.lostMessages, out.summary.messages_generated());
+  // Traffic resumed: the leaf's hosts are delivered to after the recovery.
+  ASSERT_FALSE(out.rows.empty());
+  EXPECT_GT(out.rows.back().delivered, 0u);
+}
+
+// The same failure under a closed loop (an alltoall loop over every host):
+// what the cable took is sent again after the retransmission timeout, and
+// the job completes with no message lost for good.
+TEST(Faults, ClosedLoopRetransmitsWhatTheFailureLost) {
+  Fixture f;
+  const RunSpec s = spec(
+      "workload { collective { op: \"alltoall\" bytes: 256 ranks: 64 iterations: 6 } } "
+      "gating { policy: DYNAMIC u_on: 0.15 } "
+      "faults { event { at_cycles: 3000 level: 2 index: 0 minimal_tree_up: true } "
+      "event { at_cycles: 3000 level: 1 index: 0 minimal_tree_up: true } "
+      "retransmit_timeout_cycles: 20000 }");
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
+  const FaultOutcome& fo = out.faults;
+  expectRecovered(fo);
+  std::uint64_t dropped = 0;
+  for (const FaultRecord& r : fo.events)
+    dropped += r.messagesDropped;
+  EXPECT_EQ(fo.lostMessages, 0u);
+  EXPECT_EQ(fo.retransmittedMessages, dropped);
+  ASSERT_EQ(out.summary.jobs_size(), 1);
+  EXPECT_FALSE(out.summary.jobs(0).incomplete());
+  EXPECT_GT(out.summary.app_runtime_us(), 0);
+}
+
+// The root of the minimal tree fails: the tree is re-homed on another root
+// and every pair is reconnected within the bound.
+TEST(Faults, MinimalTreeRootFailsAndEveryPairIsReconnected) {
+  Fixture f;
+  const fabric::SwitchId root = f.mt.root();
+  const auto& roots = f.topo.switchesAtLevel(0);
+  const auto index = std::find(roots.begin(), roots.end(), root) - roots.begin();
+  // Nearly idle: only the tree is on, so its root carries every pair.
+  const RunSpec s =
+      spec(std::string("workload { uniform { rate: 0.002 duration_cycles: 40000 } } ") +
+           "faults { event { at_cycles: 9000 scope: SWITCH " +
+           "level: 0 index: " + std::to_string(index) + " } }");
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
+  ASSERT_EQ(out.faults.events.size(), 1u);
+  EXPECT_EQ(out.faults.events[0].part, "switch " + f.topo.sw(root).name);
+  EXPECT_TRUE(out.faults.events[0].disconnected);
+  expectRecovered(out.faults);
+}
+
+// A leaf loses every up cable: its hosts are physically cut off, reported as
+// such, and not counted as violations; the rest of the fabric stays connected.
+TEST(Faults, ALeafLosingEveryUpCableIsReportedCutOff) {
+  Fixture f;
+  const fabric::SwitchId leaf = f.topo.switchesAtLevel(2)[3];
+  std::string events;
+  for (std::uint16_t p : f.topo.sw(leaf).upPorts) {
+    events += "event { at_cycles: 12000 switch_name: \"" + f.topo.sw(leaf).name +
+              "\" port: " + std::to_string(p + 1) + " } ";
+  }
+  const RunSpec s = spec(std::string(kLowLoad) + "faults { " + events + "}");
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
+  expectRecovered(out.faults);
+  std::vector<std::string> leafHosts;
+  for (const fabric::Host& h : f.topo.hosts())
+    if (f.topo.link(h.link).upper.sw == leaf) leafHosts.push_back(h.name);
+  std::sort(leafHosts.begin(), leafHosts.end());
+  EXPECT_EQ(out.faults.cutOffHosts, leafHosts);
+  const std::uint64_t n = f.topo.numHosts(), cut = leafHosts.size();
+  EXPECT_EQ(out.faults.physicallyCutPairs, 2 * cut * (n - cut));
+}
+
+// Repair: the failed cable comes back, is detected, and no pair is left out.
+TEST(Faults, RepairIsDetectedAndLeavesEveryPairConnected) {
+  Fixture f;
+  const fabric::SwitchId leaf = f.topo.switchesAtLevel(2).front();
+  const std::string port = std::to_string(*f.mt.upPort(leaf) + 1);
+  const RunSpec s = spec(
+      std::string(kLowLoad) + "faults { event { at_cycles: 8000 level: 2 index: 0 port: " + port +
+      " } event { at_cycles: 20000 action: REPAIR level: 2 index: 0 port: " + port + " } }");
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
+  ASSERT_EQ(out.faults.events.size(), 2u);
+  const FaultRecord& repair = out.faults.events[1];
+  EXPECT_EQ(repair.action, "repair");
+  // Reported once the link is usable again (T_on after the repair).
+  EXPECT_GE(repair.detectedAt, repair.at + s.emulator.turnOnPs);
+  expectRecovered(out.faults);
+}
+
+// Random faults: the same seed gives the same events, byte for byte.
+TEST(Faults, RandomFaultsAreDeterministicPerSeed) {
+  Fixture f;
+  const std::string base = std::string(kLowLoad) +
+                           "faults { random { mtbf_us: 4 repair_us: 6 switch_share: 0.2 "
+                           "direction_share: 0.3 max_failed: 2 seed: ";
+  const auto run = [&](int seed) {
+    return runEmulation(spec(base + std::to_string(seed) + " } }"), f.topo, f.mt, true, {}).value();
+  };
+  const RunOutput a = run(3), b = run(3), c = run(4);
+  ASSERT_GT(a.faults.events.size(), 4u);
+  expectRecovered(a.faults);
+  expectRecovered(c.faults);
+  EXPECT_EQ(a.summary.SerializeAsString(), b.summary.SerializeAsString());
+  std::vector<std::string> pa, pc;
+  for (const FaultRecord& r : a.faults.events)
+    pa.push_back(r.part);
+  for (const FaultRecord& r : c.faults.events)
+    pc.push_back(r.part);
+  EXPECT_NE(pa, pc);
+  EXPECT_TRUE(std::any_of(a.faults.events.begin(), a.faults.events.end(),
+                          [](const FaultRecord& r) { return r.random && r.action == "repair"; }));
+}
+
+// An agent that restarts at a period boundary where it had nothing to do
+// recovers its state from the backend and decides as if it never restarted.
+TEST(Faults, ARestartedAgentDecidesAsBefore) {
+  Fixture f;
+  const char* load =
+      "workload { alonso_ramp { time_scale: 0.1 } } gating { policy: DYNAMIC u_on: 0.15 } ";
+  const RunOutput plain = runEmulation(spec(load), f.topo, f.mt, true, {}).value();
+  const fabric::SwitchId leaf = f.topo.switchesAtLevel(2)[5];
+  const TimePs period = spec(load).agent.checkPeriodPs;
+  // A boundary in the ramp where this switch decided nothing.
+  TimePs when = -1;
+  for (TimePs t = 10 * period; t < 20 * period && when < 0; t += period) {
+    const bool busy = std::any_of(
+        plain.decisions.begin(), plain.decisions.end(),
+        [&](const agent::DecisionRecord& d) { return d.port.sw == leaf && d.time == t; });
+    if (!busy) when = t;
+  }
+  ASSERT_GE(when, 0);
+  const RunOutput restarted =
+      runEmulation(
+          spec(std::string(load) + "faults { event { at_cycles: " + std::to_string(when / 1000) +
+               " action: RESTART_AGENT switch_name: \"" + f.topo.sw(leaf).name + "\" } }"),
+          f.topo, f.mt, true, {})
+          .value();
+  EXPECT_EQ(restarted.faults.agentRestarts, 1u);
+  // The same decisions; within one instant the restarted agent's period task
+  // runs after the others', so they are compared in (time, switch, port) order.
+  using Key = std::tuple<TimePs, std::uint32_t, std::uint16_t, bool, std::string>;
+  const auto keys = [](const RunOutput& o) {
+    std::vector<Key> k;
+    for (const agent::DecisionRecord& d : o.decisions)
+      k.emplace_back(d.time, d.port.sw.value(), d.port.index, d.turnOn, d.source);
+    std::sort(k.begin(), k.end());
+    return k;
+  };
+  EXPECT_EQ(keys(restarted), keys(plain));
+  EXPECT_TRUE(std::any_of(plain.decisions.begin(), plain.decisions.end(),
+                          [&](const agent::DecisionRecord& d) {
+                            return d.port.sw == leaf && d.time > when;
+                          }));  // it had decisions to make after the restart
+  EXPECT_EQ(restarted.summary.relative_power_switch_links(),
+            plain.summary.relative_power_switch_links());
+}
+
+// The monitor itself: a pair left disconnected past the bound is a violation,
+// an error in a replay and counted per period in a campaign; a break with no
+// fault in the window is a gating break at once.
+TEST(Faults, MonitorCountsPairsLeftDisconnectedBeyondTheBound) {
+  Fixture f(2, 2);
+  const fabric::SwitchId leaf = f.topo.switchesAtLevel(1).front();
+  const fabric::LinkId hostLink = f.topo.host(fabric::HostId(0)).link;
+  const fabric::LinkId up = f.topo.sw(leaf).ports[*f.mt.upPort(leaf)].link;
+  for (bool errors : {true, false}) {
+    agent::VirtualScheduler sched;
+    fabric::FaultSet truth(f.topo);
+    std::vector<FaultRecord> records{FaultRecord{}};
+    records[0].action = "fail";
+    RecoveryMonitor m(f.topo, fabric::LinkStates::onlyMinimalTree(f.topo, f.mt), sched, truth,
+                      &records, 100, errors);
+    sched.at(10, agent::Phase::kNetwork, [&] {
+      m.beforeFaultChange(0);
+      truth.failLink(up);
+      m.onUsability(up, fabric::Direction::kUp, false);
+      m.onUsability(up, fabric::Direction::kDown, false);
+      m.onFaultEvent(0, true);
+    });
+    for (TimePs t = 50; t <= 400; t += 50)
+      sched.at(t, agent::Phase::kControl, [&] { m.onPeriod(); });
+    sched.runUntil(400);
+    EXPECT_TRUE(records[0].disconnected);
+    FaultOutcome out;
+    m.fill(out);
+    if (errors) {
+      EXPECT_EQ(m.failure().code(), ErrorCode::kInternal);
+      EXPECT_NE(m.failure().message().find("recovery bound 100 ps"), std::string::npos)
+          << m.failure().message();
+      EXPECT_LE(sched.now(), 110);  // stopped at the deadline
+    } else {
+      EXPECT_TRUE(m.failure().isOk());
+      // Leaf 0's two hosts and leaf 1's two, both ways: 8 ordered pairs, at
+      // the deadline and at each of the periods 150..400 after it.
+      EXPECT_EQ(out.violations, 8u * 7u);
+      EXPECT_NE(out.firstViolation.find("still disconnected"), std::string::npos);
+    }
+  }
+  // Without a fault: the first lost pair is a gating break, at once.
+  agent::VirtualScheduler sched;
+  fabric::FaultSet truth(f.topo);
+  RecoveryMonitor m(f.topo, fabric::LinkStates::allOn(f.topo), sched, truth, nullptr, 100, true);
+  m.onUsability(hostLink, fabric::Direction::kUp, false);
+  EXPECT_NE(m.failure().message().find("gating broke connectivity"), std::string::npos);
+}
+
+// Bad fault configs name the event and the rule.
+TEST(Faults, BadFaultConfigsAreRejectedNamingTheField) {
+  Fixture f;
+  const auto error = [&](const std::string& faults) -> std::string {
+    auto s = specOf(std::string(kLowLoad) + "faults { " + faults + " }");
+    if (!s) return s.status().message();
+    agent::VirtualScheduler sched;
+    sim::FabricEmulator emu(f.topo, s->emulator, sched);
+    auto inj = FaultInjector::create(s->faults, f.topo, emu, 1000);
+    return inj ? std::string() : inj.status().message();
+  };
+  EXPECT_NE(error("event { switch_name: \"nope\" port: 1 }").find("faults.event[0].switch_name"),
+            std::string::npos);
+  EXPECT_NE(error("event { level: 2 index: 0 port: 99 }").find("faults.event[0].port"),
+            std::string::npos);
+  EXPECT_NE(error("event { level: 7 index: 0 port: 1 }").find("faults.event[0].level"),
+            std::string::npos);
+  EXPECT_NE(error("event { level: 1 index: 99 port: 1 }").find("faults.event[0].index"),
+            std::string::npos);
+  EXPECT_NE(error("event { level: 0 index: 0 minimal_tree_up: true }").find("is a root"),
+            std::string::npos);
+  EXPECT_NE(error("event { level: 2 index: 0 }").find("needs port"), std::string::npos);
+  EXPECT_NE(error("event { scope: SWITCH level: 2 index: 0 port: 1 }").find("names a switch"),
+            std::string::npos);
+  EXPECT_NE(error("event { switch_name: \"S2_0_0\" level: 1 port: 1 }").find("not both"),
+            std::string::npos);
+  EXPECT_NE(error("event { at_cycles: -5 level: 2 index: 0 port: 1 }").find("at_cycles"),
+            std::string::npos);
+  EXPECT_NE(error("random { mtbf_us: 0 }").find("faults.random.mtbf_us"), std::string::npos);
+  EXPECT_NE(error("random { mtbf_us: 1 mt_share: 1.5 }").find("faults.random.mt_share"),
+            std::string::npos);
+  EXPECT_NE(error("random { mtbf_us: 1 start_cycles: 50 end_cycles: 10 }").find("end_cycles"),
+            std::string::npos);
+  EXPECT_NE(error("detection_cycles: -1").find("faults.detection_cycles"), std::string::npos);
+  EXPECT_EQ(error("event { level: 2 index: 0 port: 5 }"), "");
+}
+
+}  // namespace
+}  // namespace ebb::replay
