@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -19,6 +22,69 @@ T orDefault(T v, T def) {
 Status checkPositive(const char* field, std::int64_t v) {
   if (v < 0) return invalidArgument(fmt::format("{}: must be > 0 (is {})", field, v));
   return Status::ok();
+}
+
+// workload.rate_points: at least two points, times never decreasing.
+Result<workload::RateProfile> rateFromPoints(const config::RatePointsSpec& spec, TimePs cyclePs) {
+  if (spec.point_size() < 2) {
+    return invalidArgument(
+        fmt::format("workload.rate_points: needs at least 2 points (has {})", spec.point_size()));
+  }
+  std::vector<std::pair<TimePs, double>> points;
+  for (int i = 0; i < spec.point_size(); ++i) {
+    const config::RatePoint& p = spec.point(i);
+    const std::string field = fmt::format("workload.rate_points.point[{}]", i);
+    if (p.at_cycles() < 0 || p.at_cycles() > std::numeric_limits<TimePs>::max() / cyclePs) {
+      return invalidArgument(fmt::format("{}.at_cycles: must be in 0..{} (is {})", field,
+                                         std::numeric_limits<TimePs>::max() / cyclePs,
+                                         p.at_cycles()));
+    }
+    if (i > 0 && p.at_cycles() < spec.point(i - 1).at_cycles()) {
+      return invalidArgument(fmt::format("{}.at_cycles: times must not decrease ({} after {})",
+                                         field, p.at_cycles(), spec.point(i - 1).at_cycles()));
+    }
+    if (!(p.rate() >= 0) || !std::isfinite(p.rate())) {
+      return invalidArgument(fmt::format("{}.rate: must be >= 0 (is {})", field, p.rate()));
+    }
+    points.emplace_back(p.at_cycles() * cyclePs, p.rate());
+  }
+  if (points.back().first == 0) {
+    return invalidArgument("workload.rate_points: the last point must come after 0 cycles");
+  }
+  return workload::RateProfile(std::move(points));
+}
+
+// workload.hotspot, checked without the topology (names are resolved against
+// it when the traffic starts: workload::resolveHotspot).
+Result<workload::Hotspot> hotspotFromConfig(const config::WorkloadSpec& w) {
+  const config::HotspotSpec& h = w.hotspot();
+  switch (w.pattern_case()) {
+    case config::WorkloadSpec::kTrafficFile:
+    case config::WorkloadSpec::kTrace:
+    case config::WorkloadSpec::kMix:
+    case config::WorkloadSpec::kCollective:
+      return invalidArgument(
+          "workload.hotspot: applies to synthetic traffic only (alonso_ramp, uniform, "
+          "rate_points), not to traffic files, traces or jobs");
+    default:
+      break;
+  }
+  if (!(h.fraction() > 0) || h.fraction() > 1) {
+    return invalidArgument(
+        fmt::format("workload.hotspot.fraction: must be in (0, 1] (is {})", h.fraction()));
+  }
+  if (h.hosts() > 0 && h.host_size() > 0) {
+    return invalidArgument("workload.hotspot: give hosts (a count) or host (names), not both");
+  }
+  if (h.hosts() == 0 && h.host_size() == 0) {
+    return invalidArgument(
+        "workload.hotspot: needs hosts (how many hot hosts) or host (their names)");
+  }
+  workload::Hotspot spot;
+  spot.fraction = h.fraction();
+  spot.count = h.hosts();
+  spot.hostNames.assign(h.host().begin(), h.host().end());
+  return spot;
 }
 
 }  // namespace
@@ -185,6 +251,14 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     r.workload.rate = workload::RateProfile::constant(u.rate(), u.duration_cycles() * em.cyclePs);
     r.workloadName =
         fmt::format("uniform {} flits/cycle/node for {} cycles", u.rate(), u.duration_cycles());
+  } else if (w.pattern_case() == config::WorkloadSpec::kRatePoints) {
+    Result<workload::RateProfile> rate = rateFromPoints(w.rate_points(), em.cyclePs);
+    if (!rate) return rate.status();
+    r.workload.rate = std::move(*rate);
+    r.workloadName =
+        fmt::format("rate points: {} points, up to {} flits/cycle/node over {} cycles",
+                    w.rate_points().point_size(), r.workload.rate.max(),
+                    w.rate_points().point(w.rate_points().point_size() - 1).at_cycles());
   } else {
     const auto& ramp = w.alonso_ramp();
     const double low = ramp.low() == 0 ? 0.01 : ramp.low();
@@ -204,6 +278,15 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   }
   if (Status s = r.workload.rate.validate(); !s.isOk())
     return invalidArgument("workload: " + s.message());
+  if (w.has_hotspot()) {
+    Result<workload::Hotspot> spot = hotspotFromConfig(w);
+    if (!spot) return spot.status();
+    r.workload.hotspot = std::move(*spot);
+    r.workloadName +=
+        fmt::format(", {:g}% to {} hot hosts", 100 * r.workload.hotspot.fraction,
+                    r.workload.hotspot.hostNames.empty() ? r.workload.hotspot.count
+                                                         : r.workload.hotspot.hostNames.size());
+  }
   Result<FaultsDef> faults = faultsFromConfig(cfg.faults(), em.cyclePs, em.seed);
   if (!faults) return faults.status();
   r.faults = std::move(*faults);

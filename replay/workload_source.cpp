@@ -8,6 +8,7 @@
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/synthetic_traffic.h"
 #include "sim_backend/traffic_file_source.h"
+#include "workload/hotspot.h"
 #include "workload/traffic_file.h"
 
 namespace ebb::replay {
@@ -122,6 +123,10 @@ Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
     return std::unique_ptr<WorkloadSource>(
         std::make_unique<FileSource>(emu, std::move(*reader), horizon));
   }
+  // Hot hosts named in the config must exist in this fabric.
+  Result<std::vector<std::uint32_t>> hot =
+      workload::resolveHotspot(spec.workload.hotspot, emu.topology(), spec.workload.seed);
+  if (!hot) return hot.status();
   return std::unique_ptr<WorkloadSource>(std::make_unique<SyntheticSource>(emu, spec.workload));
 }
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "workload/hotspot.h"
+
 namespace ebb::sim {
 
 SyntheticTraffic::SyntheticTraffic(FabricEmulator& emu, workload::SyntheticSpec spec)
@@ -21,6 +23,31 @@ SyntheticTraffic::SyntheticTraffic(FabricEmulator& emu, workload::SyntheticSpec 
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     rngs_.emplace_back(z ^ (z >> 31));
   }
+  if (Result<std::vector<std::uint32_t>> hot =
+          workload::resolveHotspot(spec_.hotspot, emu.topology(), spec_.seed)) {
+    hot_ = std::move(*hot);
+  }
+}
+
+std::uint32_t SyntheticTraffic::destination(std::uint32_t host, std::mt19937_64& rng) const {
+  const auto hosts = static_cast<std::uint32_t>(rngs_.size());
+  if (!hot_.empty()) {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const bool sourceHot = std::binary_search(hot_.begin(), hot_.end(), host);
+    const auto others = static_cast<std::uint32_t>(hot_.size()) - (sourceHot ? 1u : 0u);
+    // Drawn only with hot spots, so uniform traffic keeps its exact stream.
+    if (u(rng) < spec_.hotspot.fraction && others > 0) {
+      std::uniform_int_distribution<std::uint32_t> pick(0, others - 1);
+      std::uint32_t i = pick(rng);
+      // Skip the source within the hot list.
+      if (sourceHot && hot_[i] >= host) ++i;
+      return hot_[i];
+    }
+  }
+  std::uniform_int_distribution<std::uint32_t> pick(0, hosts - 2);
+  std::uint32_t dst = pick(rng);
+  if (dst >= host) ++dst;  // any host but the source
+  return dst;
 }
 
 TimePs SyntheticTraffic::gap(std::mt19937_64& rng) const {
@@ -51,10 +78,7 @@ void SyntheticTraffic::next(std::uint32_t host) {
   const double p = spec_.rate.at(now) / flitsPerMessage;
   std::uniform_real_distribution<double> u(0.0, 1.0);
   if (u(rng) * pMax_ < p) {
-    const auto hosts = static_cast<std::uint32_t>(rngs_.size());
-    std::uniform_int_distribution<std::uint32_t> pick(0, hosts - 2);
-    std::uint32_t dst = pick(rng);
-    if (dst >= host) ++dst;  // any host but the source
+    const std::uint32_t dst = destination(host, rng);
     std::int64_t bytes = spec_.messageBytes;
     if (spec_.sizeMax > 0) {
       std::uniform_int_distribution<std::int64_t> size(spec_.sizeMin, spec_.sizeMax);

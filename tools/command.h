@@ -23,6 +23,7 @@ void addReplayCommand(CLI::App& app, CommandAction& action);
 void addGenCommand(CLI::App& app, CommandAction& action);
 void addAgentCommand(CLI::App& app, CommandAction& action);
 void addTuneCommand(CLI::App& app, CommandAction& action);
+void addFaultsCommand(CLI::App& app, CommandAction& action);
 
 // Runs the ebb command line (argv as given to main).
 int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& err);

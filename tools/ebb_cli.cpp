@@ -21,6 +21,7 @@ int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   addGenCommand(app, action);
   addAgentCommand(app, action);
   addTuneCommand(app, action);
+  addFaultsCommand(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

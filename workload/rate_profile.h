@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -36,8 +37,19 @@ class RateProfile {
 
 enum class Arrivals : std::uint8_t { kBernoulli, kPoisson };
 
+// Hot spots (config::HotspotSpec): `fraction` of the messages go to a hot
+// host. The hot hosts are named, or `count` of them are drawn with the
+// traffic's seed (workload/hotspot.h resolves either against a topology).
+struct Hotspot {
+  double fraction = 0;  // 0: no hot spots
+  std::uint32_t count = 0;
+  std::vector<std::string> hostNames;
+  bool enabled() const { return fraction > 0; }
+};
+
 struct SyntheticSpec {
   RateProfile rate;
+  Hotspot hotspot;
   std::int64_t messageBytes = 64;  // fixed size, or the mean with sizeMax > 0
   std::int64_t sizeMin = 0;        // with sizeMax > 0: uniform in [sizeMin, sizeMax]
   std::int64_t sizeMax = 0;

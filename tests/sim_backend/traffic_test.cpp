@@ -53,5 +53,66 @@ TEST(SyntheticTraffic, UniformNeverSendsToTheSourceAndReachesEveryOtherHost) {
   }
 }
 
+// Hot spots: about `fraction` of the messages go to the hot hosts on top of
+// their uniform share, never to the source itself; the others stay uniform.
+TEST(SyntheticTraffic, HotspotSendsItsShareToTheHotHosts) {
+  const fabric::Topology topo = fabric::KAryNTree::make(2, 3).value().build();  // 8 hosts
+  agent::VirtualScheduler sched;
+  EmulatorConfig cfg;
+  FabricEmulator emu(topo, cfg, sched);
+  SyntheticSpec spec;
+  spec.rate = RateProfile::constant(0.1, 200'000 * cfg.cyclePs);
+  spec.hotspot.fraction = 0.5;
+  spec.hotspot.hostNames = {"H2", "H6"};
+  SyntheticTraffic traffic(emu, spec);
+  ASSERT_EQ(traffic.hotHosts(), (std::vector<std::uint32_t>{2, 6}));
+  std::uint64_t delivered = 0, toHot = 0, fromH2 = 0, h2ToH6 = 0;
+  std::set<std::uint32_t> coldReached;
+  emu.onDelivery([&](const Delivery& d) {
+    ++delivered;
+    EXPECT_NE(d.src, d.dst);
+    const std::uint32_t dst = d.dst.value();
+    if (dst == 2 || dst == 6) ++toHot;
+    if (dst != 2 && dst != 6) coldReached.insert(dst);
+    if (d.src.value() == 2) {
+      ++fromH2;
+      h2ToH6 += dst == 6 ? 1 : 0;
+    }
+  });
+  traffic.start();
+  sched.runAll();
+  ASSERT_GT(delivered, 2000u);
+  // Expected share: 0.5 + 0.5 x 2/7 of the others' messages, about 0.64.
+  const double share = static_cast<double>(toHot) / static_cast<double>(delivered);
+  EXPECT_GT(share, 0.58);
+  EXPECT_LT(share, 0.70);
+  EXPECT_EQ(coldReached.size(), 6u);  // the rest is still uniform
+  // The hot source H2 sends its hot share to the other hot host, H6.
+  EXPECT_GT(static_cast<double>(h2ToH6) / static_cast<double>(fromH2), 0.45);
+}
+
+// Without hot spots the stream is exactly the one of before (no extra draw).
+TEST(SyntheticTraffic, NoHotspotKeepsTheUniformStream) {
+  const fabric::Topology topo = fabric::KAryNTree::make(2, 3).value().build();
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs[2];
+  for (int run = 0; run < 2; ++run) {
+    agent::VirtualScheduler sched;
+    EmulatorConfig cfg;
+    FabricEmulator emu(topo, cfg, sched);
+    SyntheticSpec spec;
+    spec.rate = RateProfile::constant(0.1, 20'000 * cfg.cyclePs);
+    // The second run asks for hot spots with share 0: off.
+    if (run == 1) spec.hotspot.hostNames = {"H1"};
+    SyntheticTraffic traffic(emu, spec);
+    EXPECT_TRUE(traffic.hotHosts().empty());
+    emu.onDelivery(
+        [&](const Delivery& d) { pairs[run].emplace_back(d.src.value(), d.dst.value()); });
+    traffic.start();
+    sched.runAll();
+  }
+  EXPECT_FALSE(pairs[0].empty());
+  EXPECT_EQ(pairs[0], pairs[1]);
+}
+
 }  // namespace
 }  // namespace ebb::sim

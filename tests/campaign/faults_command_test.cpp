@@ -1,0 +1,147 @@
+// `ebb faults` as a user runs it: outputs, determinism across --jobs, one
+// scenario replayed alone, and bad command lines.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "campaign/scenario.h"
+#include "campaign/summary.h"
+#include "campaign_test_util.h"
+#include "replay/run_spec.h"
+
+namespace ebb::campaign {
+namespace {
+
+using testing::ebb;
+using testing::scratch;
+using testing::slurp;
+
+std::string writeBase(const std::filesystem::path& dir, const std::string& text) {
+  const auto path = dir / "base.textproto";
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+const char* kBase = "fabric { kary_n_tree { k: 4 n: 2 } } gating { policy: DYNAMIC u_on: 0.15 }\n";
+
+TEST(FaultsCommand, WritesTheSummaryTheCsvAndTheWorstScenario) {
+  const auto dir = scratch("outputs");
+  const std::string base = writeBase(dir, kBase);
+  const std::string out1 = (dir / "j1").string(), out2 = (dir / "j2").string();
+  const auto r1 = ebb({"faults", "--config", base, "--scenarios", "6", "--seed", "3", "--jobs", "1",
+                       "--periods", "10", "--out", out1});
+  EXPECT_NE(r1.out.find("ebb faults: 6 scenarios of 10 check periods on 4-ary 2-tree"),
+            std::string::npos)
+      << r1.out;
+  EXPECT_NE(r1.err.find("6/6 scenarios (100%)"), std::string::npos) << r1.err;
+  const std::string json = slurp(std::filesystem::path(out1) / "summary.json");
+  for (const char* key :
+       {"\"scenarios\":6", "\"violations\":", "\"physically_cut_pairs\":", "\"max_recovery_ps\":",
+        "\"lost_messages\":", "\"retransmitted_messages\":", "\"packets_rerouted\":",
+        "\"packets_dropped\":", "\"agent_restarts\":6",
+        "\"faults_injected\":", "\"worst_scenario\":{\"index\":", "\"first_violation\":"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
+  }
+  // Exit 1 exactly when a violation was counted (Campaign.SmallCampaignHasNoViolation
+  // and the CI campaign check that there is none).
+  const bool clean = json.find("\"violations\":0,") != std::string::npos;
+  EXPECT_EQ(r1.code, clean ? tools::kExitOk : tools::kExitError) << r1.out << r1.err;
+  EXPECT_EQ(clean, json.find("\"first_violation\":null") != std::string::npos) << json;
+  EXPECT_EQ(clean, r1.out.find("violations: 0 host-pair periods") != std::string::npos) << r1.out;
+  const std::string csv = slurp(std::filesystem::path(out1) / "scenarios.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);
+  EXPECT_EQ(csv.rfind("index,seed,", 0), 0u);
+  // The worst scenario replays alone.
+  Result<config::Config> worst =
+      config::loadConfigFile((std::filesystem::path(out1) / "worst_scenario.textproto").string());
+  ASSERT_TRUE(worst) << worst.status().toString();
+  EXPECT_TRUE(replay::buildRunSpec(*worst));
+  EXPECT_GT(worst->faults().event_size(), 0);
+  EXPECT_NE(json.find(fmt::format("\"seed\":{},\"why\"", worst->seed())), std::string::npos);
+  // Two jobs: the same bytes.
+  const auto r2 = ebb({"faults", "--config", base, "--scenarios", "6", "--seed", "3", "--jobs", "2",
+                       "--periods", "10", "--out", out2, "--quiet"});
+  EXPECT_EQ(r2.code, r1.code) << r2.err;
+  EXPECT_TRUE(r2.err.empty()) << r2.err;
+  EXPECT_EQ(json, slurp(std::filesystem::path(out2) / "summary.json"));
+  EXPECT_EQ(csv, slurp(std::filesystem::path(out2) / "scenarios.csv"));
+  EXPECT_EQ(slurp(std::filesystem::path(out1) / "worst_scenario.textproto"),
+            slurp(std::filesystem::path(out2) / "worst_scenario.textproto"));
+}
+
+TEST(FaultsCommand, ReplaysOneScenarioAndEmitsItsConfig) {
+  const auto dir = scratch("replay");
+  const std::string base = writeBase(dir, kBase);
+  const std::string out = (dir / "campaign").string();
+  const auto campaign = ebb({"faults", "--config", base, "--scenarios", "3", "--seed", "5",
+                             "--periods", "10", "--out", out, "--quiet"});
+  ASSERT_NE(campaign.code, tools::kExitUsage) << campaign.err;
+  const std::string csv = slurp(std::filesystem::path(out) / "scenarios.csv");
+  // Row of scenario 2.
+  std::istringstream lines(csv);
+  std::string line, row;
+  for (int i = 0; i < 4 && std::getline(lines, line); ++i)
+    row = line;
+  const std::uint64_t seed = scenarioSeed(5, 2);
+  ASSERT_EQ(row.rfind(fmt::format("2,{},", seed), 0), 0u) << row;
+  const std::string emitted = (dir / "one.textproto").string();
+  const std::string alone = (dir / "alone").string();
+  const auto r = ebb({"faults", "--config", base, "--replay-scenario", std::to_string(seed),
+                      "--periods", "10", "--emit-config", emitted, "--out", alone});
+  ASSERT_NE(r.code, tools::kExitUsage) << r.out << r.err;
+  EXPECT_NE(r.out.find(fmt::format("scenario seed {} alone", seed)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("restart-agent agent of "), std::string::npos) << r.out;  // its events
+  // The emitted config is the scenario's, and the replay measures the same.
+  const config::Config baseCfg = config::loadConfigFile(base).value();
+  ScenarioShape shape;
+  shape.periods = 10;
+  EXPECT_EQ(slurp(emitted), configText(makeScenario(baseCfg, testing::topologyOf(baseCfg), seed,
+                                                    shape, dir.string())));
+  const std::string aloneCsv = slurp(std::filesystem::path(alone) / "scenarios.csv");
+  EXPECT_NE(aloneCsv.find("\n0" + row.substr(1) + "\n"), std::string::npos)
+      << aloneCsv << " vs " << row;
+}
+
+TEST(FaultsCommand, BadArgumentsNameTheFlag) {
+  const auto dir = scratch("bad");
+  const std::string base = writeBase(dir, kBase);
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"faults", "--scenarios", "3"}, tools::kExitUsage, "--config"},
+      {{"faults", "--config", (dir / "missing.textproto").string()}, tools::kExitUsage, "--config"},
+      {{"faults", "--config", base, "--scenarios", "0"}, tools::kExitUsage, "--scenarios"},
+      {{"faults", "--config", base, "--jobs", "0"}, tools::kExitUsage, "--jobs"},
+      {{"faults", "--config", base, "--periods", "2"}, tools::kExitUsage, "--periods"},
+      {{"faults", "--config", base, "--emit-config", "x.textproto"},
+       tools::kExitUsage,
+       "--replay-scenario"},
+      {{"faults", "--config", base, "--replay-scenario", "0"},
+       tools::kExitUsage,
+       "--replay-scenario"},
+      {{"faults", "--config", base, "--seed", "abc"}, tools::kExitUsage, "--seed"},
+  };
+  for (const Case& c : cases) {
+    const auto r = ebb(c.args);
+    EXPECT_EQ(r.code, c.code) << c.args.back() << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  // A base config that does not validate: exit 1, naming the field.
+  const std::string bad =
+      writeBase(dir, "fabric { kary_n_tree { k: 4 n: 2 } } gating { turn_on_cycles: 9000 }");
+  const auto r = ebb(
+      {"faults", "--config", bad, "--scenarios", "2", "--out", (dir / "out").string(), "--quiet"});
+  EXPECT_EQ(r.code, tools::kExitError);
+  EXPECT_NE(r.err.find("gating.turn_on_cycles"), std::string::npos) << r.err;
+  const auto help = ebb({"faults", "--help"});
+  EXPECT_EQ(help.code, tools::kExitOk);
+  EXPECT_NE(help.out.find("--replay-scenario"), std::string::npos) << help.out;
+}
+
+}  // namespace
+}  // namespace ebb::campaign

@@ -1,0 +1,192 @@
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "campaign/campaign.h"
+#include "campaign/summary.h"
+#include "common/file_io.h"
+#include "configs/config_loader.h"
+#include "fabric/minimal_tree.h"
+#include "replay/fabric_from_config.h"
+#include "tools/command.h"
+#include "tools/topo_summary.h"
+
+namespace ebb::tools {
+
+namespace {
+
+struct FaultsOptions {
+  std::string configPath;
+  std::uint64_t scenarios = 100;
+  std::uint64_t seed = 1;
+  int jobs = 0;
+  int periods = campaign::ScenarioShape{}.periods;
+  std::string outDir = "faults_out";
+  std::uint64_t replaySeed = 0;
+  bool replay = false;
+  std::string emitConfig;
+  bool quiet = false;
+};
+
+std::string clock(double seconds) {
+  const auto s = static_cast<long long>(seconds + 0.5);
+  return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+// One scenario alone: its events as the run reports them.
+void printScenario(const campaign::ScenarioResult& r, std::ostream& out) {
+  for (const replay::FaultRecord& f : r.faults.events) {
+    out << fmt::format(
+        "    {:>12} ps  {:<13} {}{}{}\n", f.at, f.action, f.part,
+        f.detectedAt >= 0 ? fmt::format("; detected at {} ps", f.detectedAt) : "",
+        f.recoveredAt >= 0 ? fmt::format("; recovered at {} ps", f.recoveredAt) : "");
+  }
+}
+
+int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
+  namespace fs = std::filesystem;
+  Result<config::Config> base = config::loadConfigFile(o.configPath);
+  if (!base) {
+    err << "ebb faults: " << base.status().toString() << "\n";
+    return kExitError;
+  }
+  const std::string baseDir = fs::path(o.configPath).parent_path().string();
+  Result<fabric::Topology> topo = replay::topologyFromConfig(base->fabric(), baseDir);
+  if (!topo) {
+    err << "ebb faults: " << o.configPath << ": " << topo.status().toString() << "\n";
+    return kExitError;
+  }
+  Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
+  if (!mt) {
+    err << "ebb faults: " << o.configPath << ": " << mt.status().toString() << "\n";
+    return kExitError;
+  }
+  const TopoSummary shape = summarize(*topo, *mt);
+  campaign::CampaignOptions opts;
+  opts.seed = o.seed;
+  opts.scenarios = o.scenarios;
+  opts.jobs =
+      o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  opts.shape.periods = o.periods;
+  opts.baseDir = baseDir;
+  campaign::CampaignInfo info;
+  info.config = o.configPath;
+  info.fabric = fmt::format("{} ({} hosts, {} switches)", shape.shape, shape.hosts, shape.switches);
+  info.seed = o.seed;
+  info.periods = o.periods;
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  campaign::CampaignResult result;
+  if (o.replay) {
+    const config::Config cfg =
+        campaign::makeScenario(*base, *topo, o.replaySeed, opts.shape, baseDir);
+    if (!o.emitConfig.empty()) {
+      if (Status s = writeFile(o.emitConfig, campaign::configText(cfg)); !s.isOk()) {
+        err << "ebb faults: --emit-config: " << s.toString() << "\n";
+        return kExitError;
+      }
+    }
+    result.scenarios.push_back(campaign::runScenario(cfg, baseDir));
+    result.totals = campaign::aggregate(result.scenarios);
+    info.seed = o.replaySeed;
+    out << fmt::format("ebb faults: scenario seed {} alone\n", o.replaySeed);
+    printScenario(result.scenarios.front(), out);
+  } else {
+    if (!o.quiet) {
+      opts.progress = [&err, &elapsed, last = std::uint64_t{0}](std::uint64_t done,
+                                                                std::uint64_t total) mutable {
+        // Every 5% (and the last one): a log line, not a redrawn terminal line.
+        const std::uint64_t step = done * 20 / total;
+        if (step == last && done != total) return;
+        last = step;
+        const double t = elapsed();
+        err << fmt::format("ebb faults: {}/{} scenarios ({:.0f}%), {} elapsed, ETA {}\n", done,
+                           total, 100.0 * static_cast<double>(done) / static_cast<double>(total),
+                           clock(t),
+                           clock(t / static_cast<double>(done) * static_cast<double>(total - done)))
+            << std::flush;
+      };
+    }
+    Result<campaign::CampaignResult> ran = campaign::runCampaign(*base, opts);
+    if (!ran) {
+      err << "ebb faults: " << o.configPath << ": " << ran.status().toString() << "\n";
+      return kExitError;
+    }
+    result = std::move(*ran);
+  }
+  const double seconds = elapsed();
+  out << campaign::summaryText(info, result);
+  const config::Config worst =
+      result.scenarios.empty()
+          ? *base
+          : campaign::makeScenario(*base, *topo, result.scenarios[result.totals.worst].seed,
+                                   opts.shape, baseDir);
+  if (Status s = campaign::writeCampaignOutputs(o.outDir, info, result, worst); !s.isOk()) {
+    err << "ebb faults: " << s.toString() << "\n";
+    return kExitError;
+  }
+  const int jobs = o.replay ? 1 : opts.jobs;
+  out << fmt::format("  time:       {:.1f} s on {} jobs, {:.0f} ms per scenario per job\n", seconds,
+                     jobs,
+                     1000.0 * seconds * jobs /
+                         static_cast<double>(std::max<std::size_t>(1, result.scenarios.size())));
+  out << fmt::format("  wrote {0}/summary.json, {0}/scenarios.csv, {0}/worst_scenario.textproto\n",
+                     o.outDir);
+  if (!o.emitConfig.empty()) out << "  wrote " << o.emitConfig << "\n";
+  return result.totals.violations > 0 || result.totals.failedRuns > 0 ? kExitError : kExitOk;
+}
+
+}  // namespace
+
+void addFaultsCommand(CLI::App& app, CommandAction& action) {
+  auto opts = std::make_shared<FaultsOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "faults",
+      "A randomized fault campaign on the emulated fabric: N short scenarios drawn from the "
+      "config and the seed, each with load swings (steps, ramps, hot spots), link and switch "
+      "failures (minimal-tree links and roots included), repairs and an agent restart. Counts "
+      "host-pair periods disconnected beyond the recovery bound (violations) and writes "
+      "summary.json, scenarios.csv and worst_scenario.textproto under --out; exit 1 when any "
+      "violation (docs/faults.md).");
+  cmd->add_option("--config", opts->configPath,
+                  "The base config (text protobuf): fabric, emulator, gating, low-power idle and "
+                  "fault timing (faults.detection_cycles, ...); its workload and fault events "
+                  "are replaced by each scenario's")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--scenarios", opts->scenarios, "How many scenarios")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}))
+      ->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "The campaign's seed (scenario i's seed derives from it)")
+      ->capture_default_str();
+  cmd->add_option("--jobs", opts->jobs, "Scenarios in parallel (default: every core)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--periods", opts->periods, "Length of each scenario, in check periods")
+      ->check(CLI::Range(4, 100'000))
+      ->capture_default_str();
+  cmd->add_option("--out", opts->outDir, "Output folder")->capture_default_str();
+  auto* replay = cmd->add_option("--replay-scenario", opts->replaySeed,
+                                 "Run only the scenario of this seed (a seed from summary.json or "
+                                 "scenarios.csv) and list its fault events");
+  cmd->add_option("--emit-config", opts->emitConfig,
+                  "With --replay-scenario: write that scenario's config to this file "
+                  "(`ebb replay FILE` runs it alone)")
+      ->needs(replay);
+  cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
+  cmd->callback([opts, replay, &action] {
+    opts->replay = replay->count() > 0;
+    if (opts->replay && opts->replaySeed == 0) {
+      throw CLI::ValidationError("--replay-scenario", "a scenario seed is never 0");
+    }
+    action = [opts](std::ostream& out, std::ostream& err) { return runFaults(*opts, out, err); };
+  });
+}
+
+}  // namespace ebb::tools
