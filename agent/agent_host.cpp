@@ -85,6 +85,7 @@ void AgentHost::onPortUp(fabric::PortId port) {
 // Once per instant, after the backend's other completions of that instant
 // (Phase::kControl): a switch failure reports every one of its links at once.
 void AgentHost::scheduleRehome(std::string cause) {
+  if (stopped_) return;  // shutting down: the restore brings links back
   pendingCause_ += (pendingCause_.empty() ? "" : ", ") + cause;
   if (rehomePending_) return;
   rehomePending_ = true;
@@ -93,6 +94,7 @@ void AgentHost::scheduleRehome(std::string cause) {
 
 void AgentHost::rehome() {
   rehomePending_ = false;
+  if (stopped_) return;
   Recovery rec;
   rec.at = sched_.now();
   rec.cause = std::move(pendingCause_);
@@ -143,6 +145,7 @@ Status AgentHost::restartAgent(fabric::SwitchId sw) {
 }
 
 void AgentHost::stopAll() {
+  stopped_ = true;
   for (auto& a : agents_)
     a->stop();
 }

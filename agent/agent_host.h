@@ -56,7 +56,7 @@ class AgentHost final : public BackendCallback {
   void setRecoveryHook(RecoveryHook hook) { recoveryHook_ = std::move(hook); }
   // Installed on every agent started afterwards.
   void setFailSafeHook(SwitchAgent::FailSafeHook hook) { failSafeHook_ = std::move(hook); }
-  // Stops every agent, leaving links as they are.
+  // Stops every agent, leaving links as they are; no re-homing after it.
   void stopAll();
   SafetyGuard& guard() { return guard_; }
   NeighborChannel& channel() { return channel_; }
@@ -100,6 +100,7 @@ class AgentHost final : public BackendCallback {
   fabric::Connectivity conn_;
   std::vector<fabric::HostId> cutOff_;
   bool rehomePending_ = false;
+  bool stopped_ = false;  // stopAll(): no more re-homing
   std::string pendingCause_;
   std::uint64_t recoveries_ = 0;
 };

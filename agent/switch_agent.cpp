@@ -239,6 +239,9 @@ void SwitchAgent::onPortUp(std::uint16_t index) {
   for (PortState& p : ports_) {
     if (p.index == index) p.failed = false;
   }
+  // A stopped agent (shutdown, restore in progress) asks the backend nothing:
+  // it may be gone before the answer comes.
+  if (stopped_) return;
   backend_.discoverPorts(sw_, [this, index](Result<std::vector<PortDescription>> r) {
     if (!r) return failSafe("discovery failed: " + r.status().toString());
     takeDescriptions(*r, index);
