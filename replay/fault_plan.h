@@ -76,7 +76,8 @@ struct FaultRecord {
   // After this event (and before the next one), some connectable pair had
   // no path: a failure took it, or a repair made a pair connectable that the
   // links on could not connect yet. recoveredAt: when every connectable pair
-  // had a path again (-1 if never, or not disconnected).
+  // had a path again (-1 if never, or not disconnected); when further events
+  // came before that, the bound ran from the last of them.
   bool disconnected = false;
   TimePs recoveredAt = -1;
   // From this event to the next one.

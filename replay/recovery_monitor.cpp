@@ -36,6 +36,8 @@ void RecoveryMonitor::beforeFaultChange(std::size_t record) {
   lastRecord_ = record;
   if (brokenSince_) {  // a new fault while recovering: the bound starts again
     deadline_ = lastEventAt_ + bound_;
+    openRecords_.push_back(record);
+    if (records_) (*records_)[record].disconnected = true;
     armDeadline();
   }
 }
@@ -58,8 +60,10 @@ void RecoveryMonitor::check(const std::string& change) {
     violatedThisBreak_ = false;
     if (lastEventAt_ >= 0 && now <= lastEventAt_ + bound_) {
       deadline_ = lastEventAt_ + bound_;
-      openRecord_ = lastRecord_;
-      if (openRecord_ && records_) (*records_)[*openRecord_].disconnected = true;
+      if (lastRecord_) {
+        openRecords_.assign(1, *lastRecord_);
+        if (records_) (*records_)[*lastRecord_].disconnected = true;
+      }
       armDeadline();
       return;
     }
@@ -70,15 +74,15 @@ void RecoveryMonitor::check(const std::string& change) {
     return;
   }
   if (!brokenSince_) return;
-  TimePs recovery = now - *brokenSince_;
-  if (openRecord_ && records_) {
-    FaultRecord& r = (*records_)[*openRecord_];
-    r.recoveredAt = now;
-    recovery = now - r.at;
+  // Recovery runs from the last fault or repair event: each one restarts
+  // the bound (a later failure may need more links turned on).
+  maxRecovery_ = std::max(maxRecovery_, now - std::max(lastEventAt_, TimePs{0}));
+  if (records_) {
+    for (std::size_t r : openRecords_)
+      (*records_)[r].recoveredAt = now;
   }
-  maxRecovery_ = std::max(maxRecovery_, recovery);
   brokenSince_.reset();
-  openRecord_.reset();
+  openRecords_.clear();
 }
 
 void RecoveryMonitor::armDeadline() {

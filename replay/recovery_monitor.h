@@ -69,10 +69,10 @@ class RecoveryMonitor {
   TimePs lastEventAt_ = -1;
   std::optional<std::size_t> lastRecord_;  // the last fault or repair
   // While some connectable pair has no path: since when, until when it may
-  // last, and the record of the fault it is attributed to.
+  // last, and the records of the events during it.
   std::optional<TimePs> brokenSince_;
   TimePs deadline_ = 0;
-  std::optional<std::size_t> openRecord_;
+  std::vector<std::size_t> openRecords_;  // the events during this break
   bool violatedThisBreak_ = false;
   std::uint64_t violations_ = 0;
   std::string firstViolation_;
