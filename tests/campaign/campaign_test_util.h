@@ -10,7 +10,7 @@
 #include "configs/config_loader.h"
 #include "fabric/topology.h"
 #include "replay/fabric_from_config.h"
-#include "tools/command.h"
+#include "tests/tools/cli_run.h"
 
 namespace ebb::campaign::testing {
 
@@ -42,20 +42,7 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-inline CliRun ebb(std::vector<std::string> args) {
-  args.insert(args.begin(), "ebb");
-  std::vector<const char*> argv;
-  for (const auto& a : args)
-    argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = tools::runEbb(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+using tools::testing::CliRun;
+using tools::testing::ebb;
 
 }  // namespace ebb::campaign::testing

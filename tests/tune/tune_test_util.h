@@ -10,26 +10,13 @@
 #include <vector>
 
 #include "configs/config_loader.h"
-#include "tools/command.h"
+#include "tests/tools/cli_run.h"
 #include "tune/spec.h"
 
 namespace ebb::tune::testing {
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-inline CliRun ebb(std::vector<std::string> args) {
-  args.insert(args.begin(), "ebb");
-  std::vector<const char*> argv;
-  for (const auto& a : args)
-    argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = tools::runEbb(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+using tools::testing::CliRun;
+using tools::testing::ebb;
 
 // A fresh, empty folder for one test.
 inline std::filesystem::path scratch(const std::string& name) {
