@@ -318,15 +318,28 @@ std::uint32_t FabricEmulator::route(SwitchId sw, HostId dst) {
   return chooseUp(sw, leaf);
 }
 
+std::uint32_t FabricEmulator::chooseUp(SwitchId sw, SwitchId dstLeaf) {
+  if (reachDirty_) {
+    recomputeReach();
+    reachDirty_ = false;
+  }
+  const std::uint32_t out = chooseUpAmong(sw, dstLeaf, failedDirections_ > 0 || routeAroundGated_);
+  // Gating alone never leaves a packet without a way up: it waits for one.
+  if (out == kNone && routeAroundGated_ && failedDirections_ == 0) {
+    return chooseUpAmong(sw, dstLeaf, false);
+  }
+  return out;
+}
+
 // The usable up links with their load, for the up-routing strategy; with none
 // usable, the packet waits where it will move soonest (routing.h).
-std::uint32_t FabricEmulator::chooseUp(SwitchId sw, SwitchId dstLeaf) {
+std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, SwitchId dstLeaf, bool byReach) {
   const auto& ups = topo_.sw(sw).upPorts;
   const bool load = upRouting_->needsLoad();
-  // With faults, only up links from which the destination can still be reached.
+  // With faults (or routing around gated links), only up links from which
+  // the destination can still be reached.
   const auto reaches = [&](std::uint32_t ch) {
-    return failedDirections_ == 0 ||
-           (!channels_[ch].failed && reach_.reaches(channels_[ch].receiver, dstLeaf));
+    return !byReach || (!channels_[ch].failed && reach_.reaches(channels_[ch].receiver, dstLeaf));
   };
   upScratch_.clear();
   for (std::uint16_t port : ups) {
@@ -364,6 +377,7 @@ TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
       return c.offPending ? now + cfg_.turnOffPs : std::max(now, c.gate.transitionEnd());
     const bool wasUsable = chCanSend(ch);
     c.enabled = false;
+    reachDirty_ = routeAroundGated_;
     if (wasUsable && usabilityCb_) usabilityCb_(link, dir, false);
     rerouteQueued(ch);
     // Lossless: what is being sent, or queued with nowhere else to go, goes
@@ -376,6 +390,7 @@ TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
     applyOff(ch);
     return std::max(now, c.gate.transitionEnd());
   }
+  reachDirty_ = routeAroundGated_ && !c.enabled;
   c.enabled = true;
   c.offPending = false;
   const TimePs ready = c.gate.request(true, now);
@@ -393,6 +408,7 @@ void FabricEmulator::initDirection(LinkId link, Direction dir, bool on) {
   Channel& c = channels_[index(link, dir)];
   const TimePs now = sched_.now();
   c.enabled = on;
+  reachDirty_ = routeAroundGated_;
   c.gate = policies::GatedLink(cfg_.turnOnPs, cfg_.turnOffPs,
                                on ? LinkPowerState::kOn : LinkPowerState::kOff, now);
   c.lpi = policies::LpiLink(cfg_.lpi, now);

@@ -108,6 +108,15 @@ class FabricEmulator {
   // Low-power idle (the configured mode) on or off for one direction.
   void setLpiEnabled(fabric::LinkId link, fabric::Direction dir, bool enabled);
   bool usable(fabric::LinkId link, fabric::Direction dir);
+  // Whole-link gating (docs/emulator.md, "In-band mode"): ascending routing
+  // also avoids upper switches whose way down to the destination is gated
+  // off, as a subnet manager routes around disabled links; without it a
+  // packet would wait there for a link its lower switch keeps off. Off by
+  // default: with per-direction gating the down-link rule keeps the way down.
+  void setRouteAroundGated(bool on) {
+    routeAroundGated_ = on;
+    reachDirty_ = on;
+  }
 
   // Faults (docs/emulator.md, "Faults"), at now(), any number of times: a
   // failed direction carries nothing, draws no power and is unusable; what
@@ -221,6 +230,7 @@ class FabricEmulator {
   std::uint32_t route(fabric::SwitchId sw, fabric::HostId dst);
   // kNone when faults leave no up link that can reach `dstLeaf`.
   std::uint32_t chooseUp(fabric::SwitchId sw, fabric::SwitchId dstLeaf);
+  std::uint32_t chooseUpAmong(fabric::SwitchId sw, fabric::SwitchId dstLeaf, bool byReach);
   bool chUsable(std::uint32_t ch);
   bool chCanSend(std::uint32_t ch);
   void finishOff(std::uint32_t ch);
@@ -278,7 +288,9 @@ class FabricEmulator {
   LinkFaultCallback linkFaultCb_;
   FaultReach reach_;
   std::vector<std::uint8_t> switchFault_;  // per switch
-  std::uint32_t failedDirections_ = 0;     // routing consults reach_ only when > 0
+  std::uint32_t failedDirections_ = 0;     // routing consults reach_ only when > 0 ...
+  bool routeAroundGated_ = false;          // ... or when this is set
+  bool reachDirty_ = false;                // a direction's gating changed since reach_ was
   EventQueue events_;
   agent::TaskId armed_;                  // the scheduler task that runs the next events
   TimePs armedAt_ = EventQueue::kNever;  // its time

@@ -158,7 +158,10 @@ void FabricEmulator::recovered(std::uint32_t ch) {
 }
 
 void FabricEmulator::recomputeReach() {
-  reach_.recompute([this](LinkId l, Direction d) { return channels_[index(l, d)].failed; });
+  reach_.recompute([this](LinkId l, Direction d) {
+    const Channel& c = channels_[index(l, d)];
+    return c.failed || (routeAroundGated_ && !c.enabled);
+  });
 }
 
 void FabricEmulator::returnCredit(std::uint32_t ch, std::uint8_t vc, std::uint32_t bytes) {

@@ -7,7 +7,8 @@ namespace ebb::sim {
 using fabric::Direction;
 using fabric::PortId;
 
-SimBackend::SimBackend(FabricEmulator& emu) : emu_(emu) {
+SimBackend::SimBackend(FabricEmulator& emu, GatingUnit unit) : emu_(emu), unit_(unit) {
+  if (unit_ == GatingUnit::kLink) emu_.setRouteAroundGated(true);
   emu_.onTransition([this](fabric::LinkId link, Direction dir, agent::LinkPowerState state) {
     if (!callback_) return;
     const fabric::Link& l = emu_.topology().link(link);
@@ -106,6 +107,9 @@ void SimBackend::applyLinkState(PortId port, bool on, Done<agent::LinkPowerState
   const fabric::LinkId link = s.ports[port.index].link;
   const Direction dir = txDir(port);
   emu_.setDirection(link, dir, on);
+  if (unit_ == GatingUnit::kLink) {
+    emu_.setDirection(link, dir == Direction::kUp ? Direction::kDown : Direction::kUp, on);
+  }
   complete<agent::LinkPowerState>(std::move(done), emu_.directionState(link, dir));
 }
 

@@ -1,0 +1,182 @@
+// SimBackend gating a link as one unit (GatingUnit::kLink), as InfiniBand
+// does: the in-band mode of the emulator (docs/emulator.md, "In-band mode").
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "fabric/kary_tree.h"
+#include "sim_backend/fabric_emulator.h"
+#include "sim_backend/sim_backend.h"
+
+namespace ebb::sim {
+namespace {
+
+using fabric::Direction;
+using fabric::HostId;
+using fabric::LinkId;
+using fabric::PortId;
+using policies::LinkPowerState;
+
+struct Changed {
+  TimePs at;
+  PortId port;
+  LinkPowerState state;
+  bool operator==(const Changed&) const = default;
+};
+
+class Recorder final : public agent::BackendCallback {
+ public:
+  explicit Recorder(agent::VirtualScheduler& s) : sched_(s) {}
+  void onLinkStateChanged(PortId port, LinkPowerState state) override {
+    changes.push_back({sched_.now(), port, state});
+  }
+  void onPortDown(PortId) override {}
+  void onPortUp(PortId) override {}
+  void onBackendError(const Status&) override {}
+  std::vector<Changed> changes;
+
+ private:
+  agent::VirtualScheduler& sched_;
+};
+
+struct Rig {
+  explicit Rig(GatingUnit unit)
+      : topo(fabric::KAryNTree::make(2, 2).value().build()),
+        emu(topo, cfg(), sched),
+        backend(emu, unit),
+        recorder(sched) {
+    backend.setCallback(&recorder);
+    const fabric::Switch& leaf = topo.sw(topo.leafOf(HostId(0)));
+    link = leaf.ports[leaf.upPorts[0]].link;
+  }
+  static EmulatorConfig cfg() {
+    EmulatorConfig c;
+    c.turnOnPs = 2'000'000;
+    c.turnOffPs = 3'000'000;
+    return c;
+  }
+  LinkPowerState apply(PortId port, bool on) {
+    LinkPowerState applied = on ? LinkPowerState::kOff : LinkPowerState::kOn;
+    backend.applyLinkState(port, on, [&](Result<LinkPowerState> s) { applied = s.value(); });
+    sched.runUntil(sched.now());
+    return applied;
+  }
+  fabric::Topology topo;
+  agent::VirtualScheduler sched;
+  FabricEmulator emu;
+  SimBackend backend;
+  Recorder recorder;
+  LinkId link;
+};
+
+TEST(WholeLink, CapabilitiesSayWhetherDirectionsAreGatedApart) {
+  EXPECT_TRUE(Rig(GatingUnit::kDirection).backend.capabilities().perDirectionGating);
+  EXPECT_FALSE(Rig(GatingUnit::kLink).backend.capabilities().perDirectionGating);
+}
+
+TEST(WholeLink, AnUpPortTurnsBothDirectionsOffAndOnWithTheEmulatorsTiming) {
+  Rig r(GatingUnit::kLink);
+  const fabric::Link& l = r.topo.link(r.link);
+  r.sched.runUntil(1'000);
+  EXPECT_EQ(r.apply(l.lower, false), LinkPowerState::kTurningOff);
+  for (Direction d : {Direction::kUp, Direction::kDown}) {
+    EXPECT_FALSE(r.emu.usable(r.link, d));  // unusable at once, both ways
+    EXPECT_EQ(r.emu.directionState(r.link, d), LinkPowerState::kTurningOff);
+  }
+  r.sched.runUntil(1'000 + Rig::cfg().turnOffPs);
+  for (Direction d : {Direction::kUp, Direction::kDown})
+    EXPECT_EQ(r.emu.directionState(r.link, d), LinkPowerState::kOff);
+  // The lower switch hears its up port, the upper switch its down port: a
+  // down port follows its link.
+  const TimePs off = 1'000 + Rig::cfg().turnOffPs;
+  EXPECT_EQ(r.recorder.changes, (std::vector<Changed>{{off, l.lower, LinkPowerState::kOff},
+                                                      {off, l.upper, LinkPowerState::kOff}}));
+
+  // Off draws nothing in either direction: both count the same time off.
+  r.sched.runUntil(20'000'000);
+  for (Direction d : {Direction::kUp, Direction::kDown})
+    EXPECT_EQ(r.emu.directionTimes(r.link, d).off, 20'000'000 - off);
+
+  r.recorder.changes.clear();
+  EXPECT_EQ(r.apply(l.lower, true), LinkPowerState::kTurningOn);
+  for (Direction d : {Direction::kUp, Direction::kDown}) {
+    EXPECT_FALSE(r.emu.usable(r.link, d));
+    EXPECT_EQ(r.emu.directionState(r.link, d), LinkPowerState::kTurningOn);
+  }
+  r.sched.runAll();
+  const TimePs on = 20'000'000 + Rig::cfg().turnOnPs;
+  for (Direction d : {Direction::kUp, Direction::kDown})
+    EXPECT_TRUE(r.emu.usable(r.link, d));
+  EXPECT_EQ(r.recorder.changes, (std::vector<Changed>{{on, l.lower, LinkPowerState::kOn},
+                                                      {on, l.upper, LinkPowerState::kOn}}));
+}
+
+TEST(WholeLink, ADownPortGatesTheWholeLinkToo) {
+  // InfiniBand disables a port at either end; the link goes down both ways.
+  Rig r(GatingUnit::kLink);
+  const fabric::Link& l = r.topo.link(r.link);
+  EXPECT_EQ(r.apply(l.upper, false), LinkPowerState::kTurningOff);
+  r.sched.runAll();
+  for (Direction d : {Direction::kUp, Direction::kDown})
+    EXPECT_EQ(r.emu.directionState(r.link, d), LinkPowerState::kOff);
+}
+
+TEST(WholeLink, DiscoveryShowsBothDirectionsOfAGatedLinkOff) {
+  Rig r(GatingUnit::kLink);
+  const fabric::Link& l = r.topo.link(r.link);
+  r.apply(l.lower, false);
+  r.sched.runAll();
+  for (PortId end : {l.lower, l.upper}) {
+    std::vector<agent::PortDescription> ports;
+    r.backend.discoverPorts(end.sw, [&](auto d) { ports = d.value(); });
+    r.sched.runAll();
+    bool seen = false;
+    for (const agent::PortDescription& p : ports) {
+      if (p.index != end.index) continue;
+      seen = true;
+      EXPECT_EQ(p.transmit, LinkPowerState::kOff);
+      EXPECT_EQ(p.receive, LinkPowerState::kOff);
+    }
+    EXPECT_TRUE(seen);
+  }
+}
+
+// A subnet manager routes around a disabled link: the ascent avoids an upper
+// switch whose way down is gated off, instead of waiting there for a link
+// the lower switch keeps off.
+TEST(WholeLink, TheAscentAvoidsAnUpperSwitchWhoseWayDownIsOff) {
+  Rig r(GatingUnit::kLink);
+  std::vector<Delivery> delivered;
+  r.emu.onDelivery([&](const Delivery& d) { delivered.push_back(d); });
+  // Leaf of hosts 2 and 3: its link to the upper switch of r.link goes off.
+  const fabric::SwitchId upper = r.topo.link(r.link).upper.sw;
+  const fabric::Switch& leaf1 = r.topo.sw(r.topo.leafOf(HostId(2)));
+  ASSERT_NE(r.topo.leafOf(HostId(2)), r.topo.leafOf(HostId(0)));
+  fabric::LinkId cut;
+  for (std::uint16_t up : leaf1.upPorts) {
+    if (r.topo.link(leaf1.ports[up].link).upper.sw == upper) cut = leaf1.ports[up].link;
+  }
+  ASSERT_TRUE(cut.valid());
+  r.apply(r.topo.link(cut).lower, false);
+  r.sched.runAll();
+  for (std::uint32_t i = 0; i < 40; ++i)
+    r.emu.sendMessage(HostId(i % 2), HostId(2 + i % 2), 256, i);
+  r.sched.runAll();
+  EXPECT_EQ(delivered.size(), 40u);
+  EXPECT_EQ(r.emu.packetsInNetwork(), 0u);
+  EXPECT_EQ(r.emu.counters(r.link, Direction::kUp).txBytes, 0u);  // nothing went up to a dead end
+}
+
+TEST(WholeLink, PerDirectionGatingLeavesTheOtherDirectionOn) {
+  Rig r(GatingUnit::kDirection);
+  const fabric::Link& l = r.topo.link(r.link);
+  r.apply(l.lower, false);
+  r.sched.runAll();
+  EXPECT_EQ(r.emu.directionState(r.link, Direction::kUp), LinkPowerState::kOff);
+  EXPECT_EQ(r.emu.directionState(r.link, Direction::kDown), LinkPowerState::kOn);
+  EXPECT_EQ(r.recorder.changes,
+            (std::vector<Changed>{{Rig::cfg().turnOffPs, l.lower, LinkPowerState::kOff}}));
+}
+
+}  // namespace
+}  // namespace ebb::sim
