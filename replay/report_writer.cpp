@@ -155,6 +155,13 @@ std::string formatSummary(const results::Report& r) {
     out += fmt::format("  safety guard refused {} actions (see decisions.jsonl)\n",
                        r.run().actions_refused());
   }
+  if (r.run().has_in_band()) {
+    const results::InBandReport& b = r.run().in_band();
+    out += fmt::format(
+        "  in-band: whole-link gating managed from {}, resilience {}: the guard checked {} "
+        "turn-offs and refused {}\n",
+        b.management_switch(), b.resilience(), b.guard_checks(), b.guard_refused());
+  }
   if (r.run().has_faults()) {
     const results::FaultsReport& f = r.run().faults();
     std::uint64_t disconnecting = 0;

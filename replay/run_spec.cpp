@@ -161,6 +161,9 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
       return invalidArgument("gating: " + s.message());
     }
   }
+  Result<InBandDef> inBand = inBandFromConfig(g.in_band(), r.gating);
+  if (!inBand) return inBand.status();
+  r.inBand = std::move(*inBand);
   // Low-power idle.
   const auto& l = cfg.lpi();
   policies::LpiParams& lp = em.lpi;

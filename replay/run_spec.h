@@ -6,6 +6,7 @@
 #include "common/status.h"
 #include "configs/proto/ebb.pb.h"  // generated
 #include "replay/fault_plan.h"
+#include "replay/in_band.h"
 #include "replay/jobs.h"
 #include "sim_backend/emulator_config.h"
 #include "sim_backend/synthetic_traffic.h"
@@ -26,6 +27,7 @@ struct RunSpec {
   bool plots = true;
   std::string policyName;
   FaultsDef faults;  // none by default
+  InBandDef inBand;  // gating.in_band: whole-link gating under in-band rules
 };
 
 // Every field checked before anything runs; E_INVALID names the field and the

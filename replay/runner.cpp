@@ -11,6 +11,7 @@
 #include "fabric/connectivity.h"
 #include "policies/power_model.h"
 #include "replay/fault_injector.h"
+#include "replay/in_band.h"
 #include "replay/recovery_monitor.h"
 #include "replay/workload_source.h"
 #include "sim_backend/fabric_emulator.h"
@@ -95,7 +96,14 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   if (!gated) emCfg.lpi.mode = policies::LpiMode::kOff;
   agent::VirtualScheduler sched;
   sim::FabricEmulator emu(topo, emCfg, sched);
-  sim::SimBackend backend(emu);
+  const bool inBand = gated && spec.gating && spec.inBand.enabled;
+  sim::SimBackend backend(emu, inBand ? sim::GatingUnit::kLink : sim::GatingUnit::kDirection);
+  fabric::SwitchId mgmtRoot;
+  if (inBand) {
+    Result<fabric::SwitchId> root = managementSwitch(spec.inBand, topo);
+    if (!root) return root.status();
+    mgmtRoot = *root;
+  }
   const policies::PowerModel pm(emCfg.lpi.powerDeepSleep, emCfg.lpi.powerFastWake);
   fabric::Connectivity conn(topo);
 
@@ -118,6 +126,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
                                                 }
                                                 out.decisions.push_back(r);
                                               });
+    if (inBand) attachInBand(host->guard(), topo, mgmtRoot, spec.inBand.resilience, initial);
     host->startAll();
   }
   Result<std::unique_ptr<WorkloadSource>> made = makeWorkloadSource(spec, emu);
@@ -309,6 +318,9 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   s.set_packet_hops(emu.stats().packetHops);
   source.summarize(s);
   if (injector) fillFaultsReport(out.faults, *s.mutable_faults());
+  if (inBand) {
+    fillInBandReport(topo, mgmtRoot, spec.inBand.resilience, host->guard(), *s.mutable_in_band());
+  }
   return out;
 }
 
