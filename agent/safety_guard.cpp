@@ -6,7 +6,24 @@ namespace ebb::agent {
 
 SafetyGuard::SafetyGuard(const fabric::Topology& topo, const fabric::MinimalTree& mt,
                          fabric::LinkStates initial)
-    : topo_(topo), mt_(mt), states_(std::move(initial)), conn_(topo), faults_(topo) {}
+    : topo_(topo),
+      mt_(mt),
+      states_(std::move(initial)),
+      conn_(topo),
+      faults_(topo),
+      reach_(topo),
+      gate_(topo.numLinks()) {}
+
+void SafetyGuard::setInBand(InBandControl control) {
+  if (!control.controllable.empty()) control.controllable.resize(topo_.numSwitches(), 0);
+  inBand_ = std::move(control);
+}
+
+std::optional<fabric::PortId> SafetyGuard::gateEnd(fabric::LinkId link) const {
+  if (!inBand_ || link.value() >= gate_.size() || !gate_[link.value()].valid()) return std::nullopt;
+  const fabric::Link& L = topo_.link(link);
+  return L.lower.sw == gate_[link.value()] ? L.lower : L.upper;
+}
 
 Status SafetyGuard::checkTurnOff(fabric::LinkId link, fabric::Direction dir) {
   ++checks_;
@@ -46,35 +63,22 @@ Status SafetyGuard::checkTurnOffLink(fabric::LinkId link) {
                                conn_.describe(*pair))});
   }
   if (Status s = checkManagementReach(link); !s.isOk()) return refuse(s);
+  if (inBand_) {
+    if (Status s = chooseGate(link); !s.isOk()) return refuse(s);
+  }
   return Status::ok();
 }
 
-// Breadth first over switch links that are on (both directions), without
-// `without`: every switch with a switch link still on must be reached.
-Status SafetyGuard::checkManagementReach(fabric::LinkId without) const {
-  if (!mgmtRoot_) return Status::ok();
-  std::vector<char> seen(topo_.numSwitches(), 0);
-  std::vector<fabric::SwitchId> stack{*mgmtRoot_};
-  seen[mgmtRoot_->value()] = 1;
-  auto on = [&](fabric::LinkId l) {
-    return l != without && topo_.isSwitchLink(l) && states_.isFullyOn(l);
-  };
-  while (!stack.empty()) {
-    const fabric::SwitchId s = stack.back();
-    stack.pop_back();
-    for (const fabric::Port& p : topo_.sw(s).ports) {
-      if (p.role == fabric::PortRole::kUnused || !on(p.link)) continue;
-      const fabric::Link& L = topo_.link(p.link);
-      const fabric::SwitchId peer = L.lower.sw == s ? L.upper.sw : L.lower.sw;
-      if (seen[peer.value()]) continue;
-      seen[peer.value()] = 1;
-      stack.push_back(peer);
-    }
-  }
+// Every switch with a switch link still on must stay in reach of management
+// once `without` is off.
+Status SafetyGuard::checkManagementReach(fabric::LinkId without) {
+  if (!inBand_) return Status::ok();
+  const std::vector<char>& seen = reach_.reachNow(view(states_), without);
   for (std::size_t i = 0; i < topo_.numSwitches(); ++i) {
     if (seen[i]) continue;
     for (const fabric::Port& p : topo_.switches()[i].ports) {
-      if (p.role != fabric::PortRole::kUnused && on(p.link)) {
+      if (p.role != fabric::PortRole::kUnused && p.link != without && topo_.isSwitchLink(p.link) &&
+          states_.isFullyOn(p.link)) {
         return {ErrorCode::kInvalidArgument,
                 fmt::format("refused: turning off {} leaves {} (links still on) out of reach of "
                             "the management port",
@@ -83,6 +87,41 @@ Status SafetyGuard::checkManagementReach(fabric::LinkId without) const {
     }
   }
   return Status::ok();
+}
+
+// The end to disable: reachable once the link is off and allow-listed, the
+// lower end first (it keeps the upper switch's ports for the tree); with
+// kSingleLink, the first end after which the single-failure proof holds.
+Status SafetyGuard::chooseGate(fabric::LinkId link) {
+  trial_ = states_;
+  trial_.setLink(link, false);
+  const fabric::Link& L = topo_.link(link);
+  const fabric::InBandView now = view(states_);
+  std::string why;
+  for (fabric::PortId end : {L.lower, L.upper}) {
+    const fabric::SwitchId s = end.sw;
+    const std::string& name = topo_.sw(s).name;
+    if (!inBand_->controllable.empty() && !inBand_->controllable[s.value()]) {
+      why += fmt::format("{}{} is not allow-listed", why.empty() ? "" : "; ", name);
+      continue;
+    }
+    if (!reach_.reachNow(view(trial_))[s.value()]) {
+      why += fmt::format("{}{} would be out of reach", why.empty() ? "" : "; ", name);
+      continue;
+    }
+    const fabric::SwitchId before = gate_[link.value()];
+    gate_[link.value()] = s;
+    if (inBand_->resilience == Resilience::kNone) return Status::ok();
+    const auto gap = reach_.singleFailureGap(view(trial_), &now, conn_);
+    if (!gap) return Status::ok();
+    gate_[link.value()] = before;
+    why += fmt::format("{}disabled at {}: {}", why.empty() ? "" : "; ", name, *gap);
+  }
+  return {ErrorCode::kInvalidArgument,
+          fmt::format("refused: turning off {}{}: {}", topo_.describeLink(link),
+                      inBand_->resilience == Resilience::kNone ? ", no end can be disabled"
+                                                               : " (single-failure resilience)",
+                      why)};
 }
 
 Status RateLimits::validate() const {

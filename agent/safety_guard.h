@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "agent/flap_damper.h"
+#include "agent/in_band.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "fabric/connectivity.h"
+#include "fabric/in_band_reach.h"
 #include "fabric/link_states.h"
 #include "fabric/minimal_tree.h"
 
@@ -43,10 +45,18 @@ class SafetyGuard {
   Status checkTurnOff(fabric::LinkId link, fabric::Direction dir);
   // The same for both directions at once (whole-link gating on InfiniBand).
   Status checkTurnOffLink(fabric::LinkId link);
-  // On a fabric managed in-band (InfiniBand), the switch the management port
-  // attaches at: checkTurnOffLink() then also refuses a link whose loss would
-  // leave a switch that still has links on out of reach of management.
-  void setManagementRoot(fabric::SwitchId root) { mgmtRoot_ = root; }
+  // On a fabric managed in-band (InfiniBand): checkTurnOffLink() then also
+  // refuses a link whose loss would leave a switch that still has links on
+  // out of reach of management, chooses the end to disable (gateEnd) and,
+  // with Resilience::kSingleLink, proves that after any one link failure
+  // recovery in-band reconnects every pair the surviving cables connect.
+  void setInBand(InBandControl control);
+  // The end chosen for `link` by the last checkTurnOffLink() that passed (or
+  // told by setGate): the port to disable, and the only one that can bring
+  // the link back. nullopt when not in-band or not known.
+  std::optional<fabric::PortId> gateEnd(fabric::LinkId link) const;
+  // A link found disabled at start: which switch holds the disabled port.
+  void setGate(fabric::LinkId link, fabric::SwitchId sw) { gate_.at(link.value()) = sw; }
   // Rate limits, checked by checkRate(); noteOff/noteOn keep the history it
   // reads (recordOff/recordOn only change the link-state view).
   void setRateLimits(RateLimits limits) {
@@ -59,7 +69,10 @@ class SafetyGuard {
   std::uint64_t flapHolds() const { return flap_.holds(); }
   std::size_t linksHeldOn(TimePs now) const { return flap_.heldAt(now); }
   void noteOn(fabric::LinkId link, TimePs now);
-  void recordOn(fabric::LinkId link, fabric::Direction dir) { states_.set(link, dir, true); }
+  void recordOn(fabric::LinkId link, fabric::Direction dir) {
+    states_.set(link, dir, true);
+    if (states_.isFullyOn(link)) gate_[link.value()] = {};  // nothing disabled any more
+  }
   void recordOff(fabric::LinkId link, fabric::Direction dir) { states_.set(link, dir, false); }
   // Proves the current view connected (tests call this after every change).
   Status checkAll();
@@ -81,9 +94,17 @@ class SafetyGuard {
     ++refused_;
     return s;
   }
-  Status checkManagementReach(fabric::LinkId without) const;
+  Status checkManagementReach(fabric::LinkId without);
+  // In-band: picks the end of `link` to disable (gate_), or refuses.
+  Status chooseGate(fabric::LinkId link);
+  fabric::InBandView view(const fabric::LinkStates& states) const {
+    return {&states, &faults_, &gate_, &inBand_->controllable, inBand_->root};
+  }
   void forgetOffsBefore(TimePs now);
-  std::optional<fabric::SwitchId> mgmtRoot_;
+  std::optional<InBandControl> inBand_;
+  fabric::InBandReach reach_;
+  std::vector<fabric::SwitchId> gate_;  // per link: the switch holding its disabled port
+  fabric::LinkStates trial_;            // states_ with the link being proven off
   RateLimits limits_;
   FlapDamper flap_;
   std::deque<TimePs> offTimes_;

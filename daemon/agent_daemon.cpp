@@ -11,6 +11,7 @@
 #include "daemon/instance_lock.h"
 #include "daemon/preload_noise_filter.h"
 #include "daemon/umad_port.h"
+#include "ib_backend/in_band_guard.h"
 
 namespace ebb::daemon {
 
@@ -178,7 +179,7 @@ void AgentDaemon::startAgents() {
   host_->setFailSafeHook(
       [this](fabric::SwitchId sw, const std::string& why) { onFailSafe(sw, why); });
   host_->setRecoveryHook([this](const agent::AgentHost::Recovery& r) { onRehome(r); });
-  if (backend_->attachSwitch()) host_->guard().setManagementRoot(*backend_->attachSwitch());
+  ib::attachGuard(*backend_, host_->guard(), s_.resilience);
   if (Status c = host_->guard().checkAll(); !c.isOk()) {
     err_ << "ebb agent: warning: the fabric as read is not fully connected (" << c.message()
          << "); ebb will not turn anything off that makes it worse\n";

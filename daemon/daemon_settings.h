@@ -31,6 +31,7 @@ struct DaemonSettings {
   TimePs openTimeoutPs = 10'000'000'000'000;  // opening the umad port
   int sweeps = 0;  // > 0: time this many counter sweeps of the whole fabric, then exit
   std::string policyName;
+  agent::Resilience resilience = agent::Resilience::kSingleLink;
 };
 
 // Reads cfg.agent() and cfg.gating() against the topology: GUIDs in the

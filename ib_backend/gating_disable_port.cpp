@@ -38,13 +38,22 @@ void DisablePortGating::setPhys(PortId end, PhysState phys, std::function<void(S
 
 void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
   // The end to set must stay reachable once the link is down: a switch that
-  // loses its last link is set from the far end.
+  // loses its last link is set from the far end. The safety guard, when it
+  // chose the end (single-failure resilience), has the last word.
   b_.rec(l).up = false;  // no route through it from now on, even before the reply
   b_.recomputeRoutes();
   const fabric::Link& L = b_.topo_.link(l);
+  const auto usableEnd = [this](PortId e) {
+    return b_.sw_[e.sw.value()].reachable && b_.allowed(e.sw);
+  };
   std::optional<PortId> end;
-  for (PortId e : {L.lower, L.upper}) {
-    if (!end && b_.sw_[e.sw.value()].reachable && b_.allowed(e.sw)) end = e;
+  const std::optional<PortId> chosen = b_.gateChooser_ ? b_.gateChooser_(l) : std::nullopt;
+  if (chosen) {
+    if (usableEnd(*chosen)) end = chosen;
+  } else {
+    for (PortId e : {L.lower, L.upper}) {
+      if (!end && usableEnd(e)) end = e;
+    }
   }
   if (!end) {
     b_.rec(l).up = true;
@@ -52,8 +61,11 @@ void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
     return b_.later<LinkPowerState>(
         std::move(done),
         Status(ErrorCode::kUnavailable,
-               fmt::format("link {}: neither end is both reachable and allow-listed",
-                           b_.topo_.describeLink(l))));
+               chosen ? fmt::format("link {}: the end chosen to disable ({}) is not both "
+                                    "reachable and allow-listed",
+                                    b_.topo_.describeLink(l), b_.topo_.describePort(*chosen))
+                      : fmt::format("link {}: neither end is both reachable and allow-listed",
+                                    b_.topo_.describeLink(l))));
   }
   const std::uint64_t gen = ++b_.rec(l).gen;
   b_.rec(l).disabling = true;

@@ -51,6 +51,14 @@ bool IbBackend::allowed(SwitchId s) const {
   return opts_.allowGuids.count(topo_.sw(s).guid) > 0;
 }
 
+std::vector<fabric::PortId> IbBackend::foundDisabledEnds() const {
+  std::vector<fabric::PortId> out;
+  for (const LinkRecord& r : links_) {
+    if (r.foundDisabledAt && !r.up) out.push_back(*r.foundDisabledAt);
+  }
+  return out;
+}
+
 fabric::LinkStates IbBackend::linkStates() const {
   fabric::LinkStates ls(topo_.numLinks(), true);
   for (std::size_t l = 0; l < links_.size(); ++l) {

@@ -114,6 +114,18 @@ class IbBackend final : public agent::Backend {
   // The switch the management port attaches at (or next to); after initialize.
   std::optional<fabric::SwitchId> attachSwitch() const { return first_; }
   bool reachable(fabric::SwitchId sw) const { return sw_[sw.value()].reachable; }
+  const fabric::Topology& topology() const { return topo_; }
+  const IbBackendOptions& options() const { return opts_; }
+  // Whether ebb may Set this switch's ports (allow-listed).
+  bool allowed(fabric::SwitchId s) const;
+  // Links found Disabled at start, with the end that reads so (the only one
+  // that can bring the link back): the safety guard's starting gates.
+  std::vector<fabric::PortId> foundDisabledEnds() const;
+  // Who chooses the end of a link to disable (the safety guard:
+  // SafetyGuard::gateEnd). Unset, or nullopt for a link: the lower end when
+  // reachable and allow-listed, else the upper.
+  using GateChooser = std::function<std::optional<fabric::PortId>(fabric::LinkId)>;
+  void setGateChooser(GateChooser chooser) { gateChooser_ = std::move(chooser); }
   // The switch whose port 0 has this LID (as read at start), if any.
   std::optional<fabric::SwitchId> switchByLid(std::uint16_t lid) const;
   // Re-reads the PortInfo of every cabled port of `sw` at once (an OpenSM
@@ -221,7 +233,6 @@ class IbBackend final : public agent::Backend {
   void lostContact(fabric::SwitchId s, const Status& why);
   // Core (ib_backend.cpp).
   MadAddress drTo(fabric::SwitchId s) const;
-  bool allowed(fabric::SwitchId s) const;
   // One direction's bandwidth in bytes/ps (docs/ib_agent.md, *Link speeds*).
   Result<double> bandwidthOf(fabric::SwitchId s, std::uint16_t port) const;
   // The data rate of a LinkUp port as read; E_INVALID naming the port.
@@ -253,6 +264,7 @@ class IbBackend final : public agent::Backend {
   IbBackendStats stats_;
   agent::BackendCallback* callback_ = nullptr;
   SetObserver setObserver_;
+  GateChooser gateChooser_;
   std::vector<SwitchState> sw_;
   std::vector<LinkRecord> links_;          // by LinkId
   std::vector<fabric::LinkId> disabled_;   // links ebb set Disabled, in the order it did

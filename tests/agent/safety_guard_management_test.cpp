@@ -1,4 +1,4 @@
-// The guard's in-band management rule (setManagementRoot): on a fabric
+// The guard's in-band management rule (setInBand, Resilience::kNone): on a fabric
 // managed in-band, checkTurnOffLink() refuses a link whose loss would leave a
 // switch that still has a switch link on out of reach of the switch the
 // management port attaches at. Reach is over switch links fully on (both
@@ -89,7 +89,7 @@ class ManagementReach : public ::testing::Test {
 
 TEST_F(ManagementReach, AllowsARemovalThatLeavesAnotherWayIn) {
   SafetyGuard guard(topo_, mt_, fabric::LinkStates::allOn(topo_));
-  guard.setManagementRoot(sw("leaf0"));
+  guard.setInBand({sw("leaf0"), {}, Resilience::kNone});
   // agg1 stays in reach through leaf1, spine0 and spine1.
   EXPECT_TRUE(guard.checkTurnOffLink(link("leaf0", "agg1")).isOk());
   EXPECT_EQ(guard.refused(), 0u);
@@ -97,7 +97,7 @@ TEST_F(ManagementReach, AllowsARemovalThatLeavesAnotherWayIn) {
 
 TEST_F(ManagementReach, RefusesCuttingOffASwitchWithLinksStillOnAndNamesIt) {
   SafetyGuard guard(topo_, mt_, fabric::LinkStates::allOn(topo_));
-  guard.setManagementRoot(sw("leaf0"));
+  guard.setInBand({sw("leaf0"), {}, Resilience::kNone});
   // Each of these keeps every switch in reach of leaf0.
   turnOff(guard, "agg1", "spine0");
   turnOff(guard, "leaf1", "agg1");
@@ -129,7 +129,7 @@ TEST_F(ManagementReach, RefusesCuttingOffASwitchWithLinksStillOnAndNamesIt) {
 
 TEST_F(ManagementReach, SwitchesWithNoLinkOnDoNotCount) {
   SafetyGuard guard(topo_, mt_, fabric::LinkStates::allOn(topo_));
-  guard.setManagementRoot(sw("leaf0"));
+  guard.setInBand({sw("leaf0"), {}, Resilience::kNone});
   turnOff(guard, "agg1", "spine0");
   turnOff(guard, "leaf1", "agg1");
   turnOff(guard, "agg0", "spine1");
@@ -144,7 +144,7 @@ TEST_F(ManagementReach, KeepsTheManagementSwitchItselfConnected) {
   // Management attached at spine1 (off the minimal tree): its last link may
   // not go, or management loses every other switch.
   SafetyGuard guard(topo_, mt_, fabric::LinkStates::allOn(topo_));
-  guard.setManagementRoot(sw("spine1"));
+  guard.setInBand({sw("spine1"), {}, Resilience::kNone});
   turnOff(guard, "agg0", "spine1");
   const Status s = guard.checkTurnOffLink(link("agg1", "spine1"));
   ASSERT_FALSE(s.isOk());
@@ -156,7 +156,7 @@ TEST_F(ManagementReach, HalfOnLinksDoNotCarryManagement) {
   // In-band management needs both directions: a link with one direction off
   // neither reaches a switch nor keeps it counted.
   SafetyGuard guard(topo_, mt_, fabric::LinkStates::allOn(topo_));
-  guard.setManagementRoot(sw("leaf0"));
+  guard.setInBand({sw("leaf0"), {}, Resilience::kNone});
   turnOff(guard, "agg1", "spine0");
   turnOff(guard, "leaf1", "agg1");
   guard.recordOff(link("agg0", "spine1"), Direction::kDown);  // spine1 -> agg0 off

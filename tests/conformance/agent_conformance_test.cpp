@@ -19,6 +19,7 @@
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
 #include "ib_backend/ib_backend.h"
+#include "ib_backend/in_band_guard.h"
 #include "sim_backend/sim_backend.h"
 #include "tests/ib_backend/fake_fabric.h"
 
@@ -130,7 +131,9 @@ class IbWorld final : public World {
     return action_ == ib::GatingAction::kDisablePort ? "IbBackend" : "IbBackend (reduce width)";
   }
   void prepare(AgentHost& host) override {
-    if (backend_->attachSwitch()) host.guard().setManagementRoot(*backend_->attachSwitch());
+    // The single-failure rule is in-band control's alone (the emulator's
+    // agents act at their own switches): the backends are compared without it.
+    ib::attachGuard(*backend_, host.guard(), agent::Resilience::kNone);
   }
 
  private:
