@@ -273,6 +273,19 @@ std::string playUntilAllPairs(IbsimFabric& fab, Daemon& d, PhysicalLayer& phys,
   return broken;
 }
 
+// Plays the physical layer (links re-enabled in a later wave train too) until
+// the daemon logs that every link its re-homing turned on is up again.
+bool playUntilRecovered(Daemon& d, PhysicalLayer& phys, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline && d.proc().running()) {
+    phys.play(d.next(200ms));
+    if (readWholeFile(d.logPath()).find("\"event\":\"recovered\"") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 struct Shutdown {
   std::optional<int> status;
   std::chrono::milliseconds took{0};
@@ -312,6 +325,9 @@ TEST(Resilience, TreeCableOfAGatedLeafFailsAndEveryPairComesBack) {
   EXPECT_EQ(broken, "") << irregular().sw(*leaf).name
                         << " lost its tree cable; still disabled: " << describe(phys.down()) << "\n"
                         << readWholeFile(d.logPath()) << d.out() << d.err();
+  // ebb says when every link it re-enabled was up again, and how long it took.
+  EXPECT_TRUE(playUntilRecovered(d, phys, 10s)) << readWholeFile(d.logPath());
+  EXPECT_TRUE(waitForText(d.outPath(), "link(s) up again in", 5s)) << d.out();
   const Shutdown s = sigterm(d, phys, 15s);
   EXPECT_TRUE(s.status) << "still running 15 s after SIGTERM";
 }
@@ -331,6 +347,9 @@ TEST(Resilience, TreeCableFailureSeenOnlyByLostCountersAndEveryPairComesBack) {
   EXPECT_EQ(broken, "") << irregular().sw(*leaf).name
                         << " lost its tree cable; still disabled: " << describe(phys.down()) << "\n"
                         << readWholeFile(d.logPath()) << d.out() << d.err();
+  // ebb says when every link it re-enabled was up again, and how long it took.
+  EXPECT_TRUE(playUntilRecovered(d, phys, 10s)) << readWholeFile(d.logPath());
+  EXPECT_TRUE(waitForText(d.outPath(), "link(s) up again in", 5s)) << d.out();
   const Shutdown s = sigterm(d, phys, 15s);
   EXPECT_TRUE(s.status) << "still running 15 s after SIGTERM";
 }
