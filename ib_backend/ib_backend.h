@@ -233,6 +233,8 @@ class IbBackend final : public agent::Backend {
   // taken in as a fault (onPortDown, re-homing) instead of a silent switch.
   // Completes with the changes found (none: the switch itself is silent).
   void probeLinksOf(fabric::SwitchId s, std::function<void(std::vector<PortChange>)> done);
+  // probeLinksOf() for every switch the directed route to `s` passes.
+  void probeRoute(fabric::SwitchId s);
   // Restore (ib_restore.cpp): ends a restoreAll once.
   void finishRestore(const std::shared_ptr<RestoreRun>& r, bool deadline);
   // Counters (ib_counters.cpp).

@@ -487,5 +487,29 @@ TEST(IbBackend, FailedCounterReadsFindTheFailedCableFromTheFarEnd) {
   EXPECT_EQ(rig.cb.down.size(), 2u);
 }
 
+// A Set that fails because a cable on its route failed unseen: the links
+// along the route are read from their far ends, and the cable is a fault.
+TEST(IbBackend, AFailedSetFindsTheFailedCableOnItsRoute) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  const SwitchId attach = *rig.backend->attachSwitch();
+  const PortId attachUp{attach, tree().sw(attach).upPorts.front()};
+  const LinkId cable = tree().sw(attach).ports[attachUp.index].link;
+  const PortId far = tree().link(cable).upper;
+  const SwitchId middle = far.sw;  // reached through `cable`
+  rig.fab.phys(attachUp) = PhysState::kPolling;
+  rig.fab.phys(far) = PhysState::kPolling;
+  // Turning off one of the middle switch's up links: its Set takes the dead route.
+  const PortId target{middle, tree().sw(middle).upPorts.back()};
+  const auto r = rig.set(target, false);
+  ASSERT_FALSE(r);
+  ASSERT_EQ(rig.cb.down.size(), 2u) << r.status().toString();
+  EXPECT_TRUE((rig.cb.down[0] == attachUp && rig.cb.down[1] == far) ||
+              (rig.cb.down[0] == far && rig.cb.down[1] == attachUp));
+  EXPECT_FALSE(rig.backend->linkStates().isFullyOn(cable));
+  // The route is recomputed around it: the middle switch is reachable again.
+  EXPECT_TRUE(rig.backend->reachable(middle));
+}
+
 }  // namespace
 }  // namespace ebb::ib
