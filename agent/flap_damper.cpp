@@ -38,7 +38,9 @@ Status FlapDamper::check(fabric::LinkId link, TimePs now, const std::string& lin
   h.holdUntil = now + hold;
   ++h.streak;
   ++holds_;
-  h.offs.clear();
+  // The turn-offs stay in the window: a hold shorter than the window ends
+  // in another (longer) one if they are still there, so a link never goes
+  // off more than `limit` times within any window.
   return {
       ErrorCode::kInvalidArgument,
       fmt::format("flap damping: {} went off {} times within {:g} ms; held on for {:g} ms",

@@ -77,8 +77,8 @@ Status SafetyGuard::checkManagementReach(fabric::LinkId without) {
   for (std::size_t i = 0; i < topo_.numSwitches(); ++i) {
     if (seen[i]) continue;
     for (const fabric::Port& p : topo_.switches()[i].ports) {
-      if (p.role != fabric::PortRole::kUnused && p.link != without &&
-          topo_.isSwitchLink(p.link) && states_.isFullyOn(p.link)) {
+      if (p.role != fabric::PortRole::kUnused && p.link != without && topo_.isSwitchLink(p.link) &&
+          states_.isFullyOn(p.link)) {
         return {ErrorCode::kInvalidArgument,
                 fmt::format("refused: turning off {} leaves {} (links still on) out of reach of "
                             "the management port",

@@ -244,11 +244,46 @@ void AgentDaemon::onRehome(const agent::AgentHost::Recovery& r) {
   for (fabric::HostId h : r.cutOff)
     hosts.push_back(topo_.host(h).name);
   log_.rehome(r.at, r.cause, r.treeChanged, links, hosts);
+  if (!r.restored.empty()) watchRecovery(r.at, r.restored, r.cause);
   out_ << fmt::format("{:.3f}s re-homed after {}: {}{} link(s) turned on at once{}\n",
                       toSeconds(r.at), r.cause, r.treeChanged ? "new minimal tree, " : "",
                       links.size(),
                       hosts.empty() ? "" : fmt::format("; {} host(s) cut off", hosts.size()))
        << std::flush;
+}
+
+void AgentDaemon::watchRecovery(TimePs since, std::vector<fabric::LinkId> links,
+                                std::string cause) {
+  sched_.after(s_.backend.linkPollPs, agent::Phase::kControl,
+               [this, since, links = std::move(links), cause = std::move(cause)]() mutable {
+                 if (stopping_) return;  // the restore on exit takes over
+                 const fabric::LinkStates now = backend_->linkStates();
+                 std::vector<std::string> notUp, all;
+                 for (fabric::LinkId l : links) {
+                   all.push_back(topo_.describeLink(l));
+                   if (!now.isFullyOn(l)) notUp.push_back(all.back());
+                 }
+                 const TimePs took = sched_.now() - since;
+                 if (notUp.empty()) {
+                   ++counters_.recoveries;
+                   counters_.lastRecoverySeconds = toSeconds(took);
+                   log_.recovery(sched_.now(), cause, true, toMilliseconds(took), all);
+                   out_ << fmt::format(
+                               "{:.3f}s recovered from {}: {} link(s) up again in {:.0f} ms\n",
+                               toSeconds(sched_.now()), cause, all.size(), toMilliseconds(took))
+                        << std::flush;
+                   return;
+                 }
+                 if (took < s_.backend.restoreTimeoutPs) {
+                   return watchRecovery(since, std::move(links), std::move(cause));
+                 }
+                 ++counters_.recoveriesIncomplete;
+                 log_.recovery(sched_.now(), cause, false, toMilliseconds(took), notUp);
+                 err_ << fmt::format(
+                     "ebb agent: recovery from {} incomplete after {:.0f} ms: not "
+                     "up: {}\n",
+                     cause, toMilliseconds(took), fmt::join(notUp, ", "));
+               });
 }
 
 void AgentDaemon::onFailSafe(fabric::SwitchId sw, const std::string& why) {

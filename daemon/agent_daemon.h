@@ -78,6 +78,10 @@ class AgentDaemon {
   void restoreGated();
   void printSummary();
 
+  // After a re-homing turned links on: polls until every one reads up (or
+  // agent.restore_timeout_ms passes) and says how long recovery took.
+  void watchRecovery(TimePs since, std::vector<fabric::LinkId> links, std::string cause);
+
   // The counters plus the gauges read now, for a scrape.
   DaemonMetrics metricsNow();
   void addLinkGauges(DaemonMetrics& m) const;

@@ -108,8 +108,8 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   s.backend.topologyMismatch = a.topology_mismatch() == config::AgentDaemonSpec::WARN
                                    ? ib::TopologyMismatch::kWarn
                                    : ib::TopologyMismatch::kRefuse;
-  s.resilience = a.resilience() == config::NONE ? agent::Resilience::kNone
-                                                : agent::Resilience::kSingleLink;
+  s.resilience =
+      a.resilience() == config::NONE ? agent::Resilience::kNone : agent::Resilience::kSingleLink;
   if (a.link_poll_ms() != 0) s.backend.linkPollPs = milliseconds(a.link_poll_ms());
   if (a.restore_timeout_ms() > 0) s.backend.restoreTimeoutPs = a.restore_timeout_ms() * kPsPerMs;
   if (a.lost_contact_ms() > 0) s.backend.lostContactPs = a.lost_contact_ms() * kPsPerMs;

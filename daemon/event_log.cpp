@@ -1,5 +1,7 @@
 #include "daemon/event_log.h"
 
+#include <fmt/format.h>
+
 #include "common/json.h"
 
 namespace ebb::daemon {
@@ -75,6 +77,21 @@ std::string EventLog::rehomeLine(TimePs now, const std::string& cause, bool tree
       .addRaw("restored", list(restoredLinks))
       .addRaw("cut_off", list(cutOffHosts))
       .str();
+}
+
+void EventLog::recovery(TimePs now, const std::string& cause, bool complete, double afterMs,
+                        const std::vector<std::string>& links) {
+  if (!enabled()) return;
+  std::string list = "[";
+  for (std::size_t i = 0; i < links.size(); ++i)
+    list += (i ? "," : "") + jsonQuote(links[i]);
+  write(JsonObject()
+            .add("time_ps", now)
+            .add("event", complete ? "recovered" : "recovery_incomplete")
+            .add("cause", cause)
+            .addRaw("after_ms", fmt::format("{:.3f}", afterMs))
+            .addRaw(complete ? "links" : "not_up", list + "]")
+            .str());
 }
 
 std::string EventLog::decisionLine(const agent::DecisionRecord& d, const std::string& switchName,

@@ -44,6 +44,9 @@ class EventLog {
   void portReread(TimePs now, fabric::SwitchId sw, const std::string& switchName,
                   const std::string& cause, double sinceReportedMs,
                   const std::vector<ib::PortChange>& changes);
+  // A re-homing's links all up again (`recovered`), or not by the deadline.
+  void recovery(TimePs now, const std::string& cause, bool complete, double afterMs,
+                const std::vector<std::string>& links);
   void topologyMismatch(TimePs now, const ib::TopologyDifference& d);
   // A re-homing after port events: what caused it, the links turned on at once.
   void rehome(TimePs now, const std::string& cause, bool treeChanged,

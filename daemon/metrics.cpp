@@ -84,10 +84,16 @@ void transportAndBackend(std::string& t, const DaemonMetrics& m) {
       "# TYPE ebb_rehomings_total counter\nebb_rehomings_total {}\n"
       "# HELP ebb_links_restored_total Links those re-homings turned on at once.\n"
       "# TYPE ebb_links_restored_total counter\nebb_links_restored_total {}\n"
+      "# HELP ebb_recoveries_total Re-homings whose links all came up again, by outcome.\n"
+      "# TYPE ebb_recoveries_total counter\nebb_recoveries_total{{outcome=\"complete\"}} {}\n"
+      "ebb_recoveries_total{{outcome=\"timed_out\"}} {}\n"
+      "# HELP ebb_last_recovery_seconds From the last re-homing to all its links up.\n"
+      "# TYPE ebb_last_recovery_seconds gauge\nebb_last_recovery_seconds {:.6f}\n"
       "# HELP ebb_flap_holds_total Links held on because they flapped (agent.flap_limit).\n"
       "# TYPE ebb_flap_holds_total counter\nebb_flap_holds_total {}\n"
       "# TYPE ebb_links_held_on gauge\nebb_links_held_on {}\n",
-      m.rehomings, m.linksRestored, m.flapHolds, m.linksHeldOn);
+      m.rehomings, m.linksRestored, m.recoveries, m.recoveriesIncomplete, m.lastRecoverySeconds,
+      m.flapHolds, m.linksHeldOn);
 }
 
 void osmEvents(std::string& t, const DaemonMetrics& m) {

@@ -58,10 +58,13 @@ struct DaemonMetrics {
   std::uint64_t widthSetsReduce = 0;
   std::uint64_t widthSetsRestore = 0;
   // Faults and flapping.
-  std::uint64_t rehomings = 0;      // minimal tree rebuilt after port events
-  std::uint64_t linksRestored = 0;  // links turned on at once by those re-homings
-  std::uint64_t flapHolds = 0;      // turn-offs refused because the link flapped
-  std::uint64_t linksHeldOn = 0;    // links held on by flap damping now
+  std::uint64_t rehomings = 0;             // minimal tree rebuilt after port events
+  std::uint64_t linksRestored = 0;         // links turned on at once by those re-homings
+  std::uint64_t recoveries = 0;            // re-homings whose links all came up again
+  std::uint64_t recoveriesIncomplete = 0;  // ... not within agent.restore_timeout_ms
+  double lastRecoverySeconds = 0;          // the last complete one, re-homing to all up
+  std::uint64_t flapHolds = 0;             // turn-offs refused because the link flapped
+  std::uint64_t linksHeldOn = 0;           // links held on by flap damping now
 
   // OpenSM's events (exported once any arrived).
   std::map<OsmEventLabels, std::uint64_t> osmEvents;

@@ -10,8 +10,7 @@ namespace ebb::fabric {
 InBandReach::InBandReach(const Topology& topo) : topo_(topo) {}
 
 bool InBandReach::carries(const InBandView& v, LinkId l, LinkId failed) const {
-  return l != failed && topo_.isSwitchLink(l) && v.faults->cableUsable(l) &&
-         v.states->isFullyOn(l);
+  return l != failed && topo_.isSwitchLink(l) && v.faults->cableUsable(l) && v.states->isFullyOn(l);
 }
 
 const std::vector<char>& InBandReach::reachNow(const InBandView& v, LinkId without) {
@@ -132,9 +131,8 @@ std::optional<std::string> InBandReach::gapAfter(const InBandView& v, const InBa
     std::vector<LinkId> left = left_;
     if (baseline) {
       recover(*baseline, failed);
-      std::erase_if(left, [&](LinkId l) {
-        return std::find(left_.begin(), left_.end(), l) != left_.end();
-      });
+      std::erase_if(
+          left, [&](LinkId l) { return std::find(left_.begin(), left_.end(), l) != left_.end(); });
     }
     for (LinkId l : left) {
       if (!(*v.gate)[l.value()].valid()) continue;  // not gated by ebb

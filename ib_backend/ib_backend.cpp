@@ -187,7 +187,30 @@ void IbBackend::writePort(PortId end, std::function<Result<PortInfoEdit>(const P
   w.where = topo_.describePort(end);
   w.modify = std::move(modify);
   w.onSet = [this] { ++stats_.setsSent; };
-  writePortInfo(std::move(w), std::move(done));
+  // A Set that fails may have met a failed cable on its route: read the
+  // links along the route from their far ends, so it is taken in as a fault.
+  writePortInfo(std::move(w), [this, s = end.sw, done = std::move(done)](Result<PortInfoChange> r) {
+    if (!r) probeRoute(s);
+    done(std::move(r));
+  });
+}
+
+void IbBackend::probeRoute(SwitchId s) {
+  if (!first_ || !sw_[s.value()].reachable) return probeLinksOf(s, [](auto&&) {});
+  // The switches the directed route to `s` passes, from the attach switch.
+  SwitchId at = *first_;
+  const std::vector<std::uint8_t>& hops = sw_[s.value()].path.hops;
+  const std::size_t skip = attach_.hops.size();
+  probeLinksOf(at, [](auto&&) {});
+  for (std::size_t i = skip; i < hops.size(); ++i) {
+    const std::size_t index = hops[i] - 1u;
+    const auto& ports = topo_.sw(at).ports;
+    if (index >= ports.size() || ports[index].role == fabric::PortRole::kUnused) return;
+    const fabric::Link& L = topo_.link(ports[index].link);
+    if (L.lowerIsHost) return;
+    at = L.lower.sw == at ? L.upper.sw : L.lower.sw;
+    probeLinksOf(at, [](auto&&) {});
+  }
 }
 
 void IbBackend::linkChanged(LinkId l, bool up) {

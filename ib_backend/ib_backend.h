@@ -189,6 +189,7 @@ class IbBackend final : public agent::Backend {
     int missed = 0;          // consecutive failed counter reads
     TimePs firstMissAt = 0;  // when the first of them started
     bool sweepInFlight = false;
+    bool probing = false;  // probeLinksOf() under way
   };
   // Everything this backend knows of one link (docs/ib_backend_internals.md).
   struct LinkRecord {
@@ -227,6 +228,13 @@ class IbBackend final : public agent::Backend {
   void recomputeRoutes();
   // Re-reads (ib_reread.cpp): takes in one port's PortInfo, with its changes.
   std::vector<PortChange> takeIn(fabric::PortId port, const PortInfo& pi);
+  // A switch stopped answering (lost contact, no trap): reads, from the far
+  // end, every link toward it that ebb believes up, so a failed cable is
+  // taken in as a fault (onPortDown, re-homing) instead of a silent switch.
+  // Completes with the changes found (none: the switch itself is silent).
+  void probeLinksOf(fabric::SwitchId s, std::function<void(std::vector<PortChange>)> done);
+  // probeLinksOf() for every switch the directed route to `s` passes.
+  void probeRoute(fabric::SwitchId s);
   // Restore (ib_restore.cpp): ends a restoreAll once.
   void finishRestore(const std::shared_ptr<RestoreRun>& r, bool deadline);
   // Counters (ib_counters.cpp).

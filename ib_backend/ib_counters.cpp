@@ -73,7 +73,11 @@ void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
         SwitchState& state = sw_[sw.value()];
         state.sweepInFlight = false;
         if (!g.firstError.isOk()) {
-          // A re-sweep by the SM can make LID routes fail for a moment.
+          // A failed cable toward the switch shows here first when no trap
+          // tells of it: read the links toward it from their far ends (a
+          // re-sweep by the SM, which makes LID routes fail for a moment,
+          // finds nothing changed).
+          probeLinksOf(sw, [](const std::vector<PortChange>&) {});
           if (state.missed++ == 0) state.firstMissAt = start;
           if (sched_.now() - state.firstMissAt < opts_.lostContactPs) {
             return done(agent::CounterSample{sched_.now(), true, state.last});

@@ -58,6 +58,49 @@ void IbBackend::rereadPorts(SwitchId s, Done<std::vector<PortChange>> done) {
       });
 }
 
+void IbBackend::probeLinksOf(SwitchId s, std::function<void(std::vector<PortChange>)> done) {
+  std::vector<PortId> farEnds;
+  for (const fabric::Port& p : topo_.sw(s).ports) {
+    if (p.role == fabric::PortRole::kUnused || !topo_.isSwitchLink(p.link)) continue;
+    if (!rec(p.link).up || rec(p.link).absent) continue;
+    const fabric::Link& L = topo_.link(p.link);
+    const PortId far = L.lower.sw == s ? L.upper : L.lower;
+    if (far.sw != s && sw_[far.sw.value()].reachable) farEnds.push_back(far);
+  }
+  if (farEnds.empty() || sw_[s.value()].probing) {
+    sched_.after(0, agent::Phase::kBackend, [done = std::move(done)] { done({}); });
+    return;
+  }
+  sw_[s.value()].probing = true;
+  ++stats_.rereads;
+  const std::uint64_t mKey = opts_.mKey;
+  fanIn<std::vector<PortChange>>(
+      farEnds.size(),
+      [this, farEnds, mKey](std::size_t i,
+                            std::function<void(Result<std::vector<PortChange>>)> answer) {
+        const PortId port = farEnds[i];
+        const auto mod = static_cast<std::uint32_t>(port.index + 1);
+        sendSmp(
+            port.sw,
+            [mod, mKey](const MadAddress& to) {
+              return buildRequest(to, Method::kGet, Attr::kPortInfo, mod, mKey);
+            },
+            [this, port, answer](Result<MadBytes> r) {
+              if (!r) return answer(r.status());
+              answer(takeIn(port, parsePortInfo(*r)));
+            });
+      },
+      [this, s, done = std::move(done)](Gathered<std::vector<PortChange>> g) {
+        sw_[s.value()].probing = false;
+        std::vector<PortChange> changes;
+        for (const auto& r : g.results) {
+          if (r) changes.insert(changes.end(), r->begin(), r->end());
+        }
+        stats_.portChanges += changes.size();
+        done(changes);
+      });
+}
+
 // A link that came up or went down without ebb is a fault (the agents hear
 // onPortUp/onPortDown); one ebb is enabling that came up is its completion
 // (onLinkStateChanged alone); what ebb is doing itself is not a change.

@@ -131,7 +131,9 @@ class IbWorld final : public World {
     return action_ == ib::GatingAction::kDisablePort ? "IbBackend" : "IbBackend (reduce width)";
   }
   void prepare(AgentHost& host) override {
-    ib::attachGuard(*backend_, host.guard(), agent::Resilience::kSingleLink);
+    // The single-failure rule is in-band control's alone (the emulator's
+    // agents act at their own switches): the backends are compared without it.
+    ib::attachGuard(*backend_, host.guard(), agent::Resilience::kNone);
   }
 
  private:

@@ -34,6 +34,9 @@ DaemonMetrics fixedMetrics() {
   m.widthSetsRestore = 2;
   m.rehomings = 2;
   m.linksRestored = 5;
+  m.recoveries = 2;
+  m.recoveriesIncomplete = 1;
+  m.lastRecoverySeconds = 0.25;
   m.flapHolds = 1;
   m.linksHeldOn = 1;
   return m;
@@ -104,6 +107,13 @@ const char* const kFixedText =
     "# HELP ebb_links_restored_total Links those re-homings turned on at once.\n"
     "# TYPE ebb_links_restored_total counter\n"
     "ebb_links_restored_total 5\n"
+    "# HELP ebb_recoveries_total Re-homings whose links all came up again, by outcome.\n"
+    "# TYPE ebb_recoveries_total counter\n"
+    "ebb_recoveries_total{outcome=\"complete\"} 2\n"
+    "ebb_recoveries_total{outcome=\"timed_out\"} 1\n"
+    "# HELP ebb_last_recovery_seconds From the last re-homing to all its links up.\n"
+    "# TYPE ebb_last_recovery_seconds gauge\n"
+    "ebb_last_recovery_seconds 0.250000\n"
     "# HELP ebb_flap_holds_total Links held on because they flapped (agent.flap_limit).\n"
     "# TYPE ebb_flap_holds_total counter\n"
     "ebb_flap_holds_total 1\n"

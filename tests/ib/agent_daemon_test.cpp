@@ -11,296 +11,45 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include "common/child_process.h"
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
 #include "tests/harness/ibsim_fabric.h"
+#include "tests/ib/daemon_rig.h"
 
 namespace ebb::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Under the sanitizer build: the preload library comes first in the link
-// order, and its own read() copies past its buffer (an ibsim bug, not ebb's
-// memory), which the memcpy interceptor would report.
-constexpr const char* kChildAsanOptions =
-    "verify_asan_link_order=0:detect_leaks=0:replace_intrin=0:intercept_memcpy=0";
-
 const fabric::Topology& tree() {
   static const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
   return t;
 }
 
-// A line of the decision log: a decision, or (event "port_set") a Set the
-// fabric accepted, with the end that was set.
-struct Decision {
-  std::string sw;
-  int port = 0;
-  bool on = false;
-  bool refused = false;
-  std::string source;
-  std::string event;         // "" for a decision
-  std::string phys;          // port_set: "Disabled" or "Polling"
-  std::string setAction;     // port_set: disable_port, enable_port, reduce_width, restore_width
-  std::string gatingAction;  // decisions: disable_port or reduce_width
-  bool accepted() const { return event.empty() && !refused && !sw.empty(); }
-  bool isSet(const char* state) const { return event == "port_set" && phys == state; }
-};
-
-std::string field(const std::string& line, const std::string& key) {
-  const std::regex re("\"" + key + "\":(\"([^\"]*)\"|([-0-9.]+))");
-  std::smatch m;
-  if (!std::regex_search(line, m, re)) return {};
-  return m[2].matched ? m[2].str() : m[3].str();
+// The daemon's config on the 4-ary 3-tree.
+DaemonConfig kary(const std::string& agentFields, const std::string& name,
+                  std::vector<std::string> extraArgs = {}) {
+  return {.topo = &tree(),
+          .fabric = "kary_n_tree { k: 4 n: 3 }",
+          .agentFields = agentFields,
+          .name = name,
+          .extraArgs = std::move(extraArgs)};
 }
-
-fabric::LinkId linkOf(const std::string& sw, int ibPort);
-
-// The daemon under test, started in the fabric's scratch folder.
-class Daemon {
- public:
-  Daemon(IbsimFabric& fab, const std::string& agentFields, const std::string& name,
-         std::vector<std::string> extraArgs = {})
-      : dir_(fab.scratchDir()) {
-    std::string allow;
-    for (const fabric::Switch& s : tree().switches()) {
-      allow += fmt::format(" allow_switches: \"0x{:016x}\"", s.guid);
-    }
-    config_ = dir_ + "/" + name + ".textproto";
-    log_ = dir_ + "/" + name + ".decisions.jsonl";
-    std::ofstream(config_) << fmt::format(
-        "name: \"{}\"\nfabric {{ kary_n_tree {{ k: 4 n: 3 }} }}\n"
-        "gating {{ policy: DYNAMIC u_on: 0.15 }}\n"
-        "agent {{ check_period_ms: 200 mad_timeout_ms: 100 metrics_listen: \"127.0.0.1:0\" "
-        "decision_log: \"{}\"{} {} }}\n",
-        name, log_, allow, agentFields);
-    ChildProcess::Spec spec;
-    spec.argv = {std::string(EBB_BINARY_DIR) + "/tools/ebb", "agent", "--config", config_};
-    for (auto& a : extraArgs)
-      spec.argv.push_back(a);
-    spec.env = fab.clientEnv("H1");
-    // Under the sanitizer build the preload library comes first; say that is fine.
-    spec.env["ASAN_OPTIONS"] = kChildAsanOptions;
-    spec.cwd = dir_;
-    out_ = dir_ + "/" + name + ".out";
-    err_ = dir_ + "/" + name + ".err";
-    spec.stdoutPath = out_;
-    spec.stderrPath = err_;
-    proc_ = std::make_unique<ChildProcess>(spec);
-  }
-  ChildProcess& proc() { return *proc_; }
-  std::string out() const { return readWholeFile(out_); }
-  std::string err() const { return readWholeFile(err_); }
-  const std::string& logPath() const { return log_; }
-
-  // The links ebb has set Disabled by now and not back to Polling (the log
-  // read afresh: it may be ahead of what the test has played).
-  std::set<fabric::LinkId> offNow() const;
-  std::set<fabric::LinkId> everDisabled() const {
-    std::size_t from = 0;
-    std::set<fabric::LinkId> out;
-    for (const Decision& x : parse(from)) {
-      if (x.isSet("Disabled")) out.insert(linkOf(x.sw, x.port));
-    }
-    return out;
-  }
-  // Accepted decisions in the whole log from `source`.
-  std::size_t countFrom(const std::string& source) const {
-    std::size_t from = 0, n = 0;
-    for (const Decision& x : parse(from))
-      n += x.accepted() && x.source == source;
-    return n;
-  }
-  const std::string& outPath() const { return out_; }
-  const std::string& errPath() const { return err_; }
-
-  // Decisions logged since the last call, waiting up to `timeout` for one.
-  std::vector<Decision> next(std::chrono::milliseconds timeout) {
-    waitForFile(
-        log_, [&](const std::string& t) { return t.size() > consumed_; }, timeout);
-    return parse(consumed_);
-  }
-
- private:
-  std::vector<Decision> parse(std::size_t& from) const {
-    const std::string text = readWholeFile(log_);
-    std::vector<Decision> out;
-    std::size_t pos = from;
-    while (true) {
-      const std::size_t nl = text.find('\n', pos);
-      if (nl == std::string::npos) break;
-      const std::string line = text.substr(pos, nl - pos);
-      pos = nl + 1;
-      Decision d;
-      d.sw = field(line, "switch_name");
-      d.port = std::stoi(field(line, "port"));
-      d.on = field(line, "action") == "on";
-      d.refused = !field(line, "refused").empty();
-      d.source = field(line, "source");
-      d.event = field(line, "event");
-      d.phys = field(line, "phys_state");
-      if (d.event == "port_set") {
-        d.setAction = field(line, "action");
-      } else {
-        d.gatingAction = field(line, "gating_action");
-      }
-      out.push_back(d);
-    }
-    from = pos;
-    return out;
-  }
-  std::string dir_, config_, log_, out_, err_;
-  std::unique_ptr<ChildProcess> proc_;
-  std::size_t consumed_ = 0;
-};
 
 fabric::LinkId linkOf(const std::string& sw, int ibPort) {
-  const auto s = tree().findSwitch(sw);
-  EXPECT_TRUE(s) << sw;
-  return tree().sw(*s).ports.at(static_cast<std::size_t>(ibPort - 1)).link;
+  return testing::linkOf(tree(), sw, ibPort);
 }
 
-std::set<fabric::LinkId> Daemon::offNow() const {
-  std::size_t from = 0;
-  std::set<fabric::LinkId> off;
-  for (const Decision& x : parse(from)) {
-    if (x.isSet("Disabled")) off.insert(linkOf(x.sw, x.port));
-    if (x.isSet("Polling")) off.erase(linkOf(x.sw, x.port));
-  }
-  return off;
-}
-
-using PortName = std::pair<std::string, int>;  // ("S1_0_0", 5): switch, IB port label
-
-// The directed route from H1 to `sw` that avoids the links in `avoid`, as
-// smpquery -D takes it ("0,1,5,6"): breadth first over the cables.
 std::string routeFromH1(fabric::SwitchId target, const std::set<fabric::LinkId>& avoid) {
-  const fabric::SwitchId leaf = tree().link(tree().host(fabric::HostId(1)).link).upper.sw;
-  std::map<fabric::SwitchId, std::string> path{{leaf, "0,1"}};
-  std::deque<fabric::SwitchId> q{leaf};
-  while (!q.empty()) {
-    const fabric::SwitchId s = q.front();
-    q.pop_front();
-    const auto& ports = tree().sw(s).ports;
-    for (std::size_t p = 0; p < ports.size(); ++p) {
-      if (ports[p].role == fabric::PortRole::kUnused || avoid.count(ports[p].link)) continue;
-      const fabric::Link& L = tree().link(ports[p].link);
-      if (L.lowerIsHost) continue;
-      const fabric::SwitchId peer = L.lower.sw == s ? L.upper.sw : L.lower.sw;
-      if (path.count(peer)) continue;
-      path[peer] = fmt::format("{},{}", path[s], p + 1);
-      q.push_back(peer);
-    }
-  }
-  return path.count(target) ? path[target] : "";
-}
-
-std::string readPhys(IbsimFabric& fab, const std::string& route, int ibPort) {
-  static const std::regex phys(R"(PhysLinkState:\.*(\w+))");
-  const CommandResult r =
-      fab.runClient({"smpquery", "-D", "portinfo", route, std::to_string(ibPort)}, "H2", 30s);
-  std::smatch m;
-  if (r.exitCode == 0 && std::regex_search(r.out, m, phys)) return m[1].str();
-  return fmt::format("unreadable by smpquery -D portinfo {} {}: {}", route, ibPort, r.err);
-}
-
-// Physical state of ports ("LinkUp", "Disabled", "Polling"...) as the real
-// smpquery reads it by directed route around the links in `avoid` (a
-// Disabled port passes no SMP: ibsim drops them as hardware would). A port
-// whose switch is out of reach (gone dark) reads "dark".
-std::map<PortName, std::string> portStates(IbsimFabric& fab, const std::vector<PortName>& ports,
-                                           const std::set<fabric::LinkId>& avoid) {
-  std::map<PortName, std::string> out;
-  for (const PortName& p : ports) {
-    const std::string route = routeFromH1(*tree().findSwitch(p.first), avoid);
-    out[p] = route.empty() ? "dark" : readPhys(fab, route, p.second);
-  }
-  return out;
-}
-
-// Reads the ports until every one is in `want` (the decision is logged when
-// ebb decides; the Set lands a moment later), at most `tries` rounds.
-// `avoid` is asked afresh each round: ebb goes on gating meanwhile.
-std::map<PortName, std::string> waitForStates(
-    IbsimFabric& fab, const std::vector<PortName>& ports, const std::string& want,
-    const std::function<std::set<fabric::LinkId>()>& avoid, int tries = 5) {
-  std::map<PortName, std::string> st;
-  for (int i = 0; i < tries; ++i) {
-    st = portStates(fab, ports, avoid());
-    bool all = true;
-    for (const auto& p : ports)
-      all = all && (st[p] == want || st[p].starts_with("dark"));
-    if (all) break;
-    fab.waitForOpenSmLog("SUBNET UP", 300ms);  // paces the rounds
-  }
-  return st;
-}
-
-// Every host pair has a route in OpenSM's forwarding tables (dump_fts) that
-// follows cables of the topology and avoids `down` links. "" or the first
-// broken pair.
-std::string checkAllPairs(IbsimFabric& fab, const std::set<fabric::LinkId>& down) {
-  const CommandResult r = fab.runClient({"dump_fts"}, "H1", 60s);
-  if (r.exitCode != 0) return "dump_fts failed: " + r.err;
-  std::map<std::string, std::map<int, int>> lft;  // switch -> lid -> port
-  std::map<int, std::string> hostOfLid;
-  std::string current;
-  static const std::regex header(R"(guid 0x[0-9a-f]+ \(([^)]+)\):)");
-  static const std::regex entry(
-      R"(^0x([0-9a-f]+) (\d+) : \((\w[\w ]*) portguid 0x[0-9a-f]+: '([^']+)')");
-  std::istringstream in(r.out);
-  std::string line;
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_search(line, m, header)) {
-      current = m[1].str();
-    } else if (std::regex_search(line, m, entry)) {
-      const int lid = std::stoi(m[1].str(), nullptr, 16);
-      lft[current][lid] = std::stoi(m[2].str());
-      if (m[3].str() == "Channel Adapter") hostOfLid[lid] = m[4].str();
-    }
-  }
-  if (hostOfLid.size() != tree().numHosts()) {
-    return fmt::format("dump_fts shows {} host LIDs, the tree has {} hosts", hostOfLid.size(),
-                       tree().numHosts());
-  }
-  for (const fabric::Host& src : tree().hosts()) {
-    for (const auto& [lid, dstName] : hostOfLid) {
-      if (dstName == src.name) continue;
-      fabric::SwitchId at = tree().link(src.link).upper.sw;
-      bool arrived = false;
-      for (int hop = 0; hop < 8 && !arrived; ++hop) {
-        const fabric::Switch& s = tree().sw(at);
-        const auto it = lft[s.name].find(lid);
-        if (it == lft[s.name].end()) return fmt::format("{} has no route to {}", s.name, dstName);
-        const fabric::Port& p = s.ports.at(static_cast<std::size_t>(it->second - 1));
-        if (p.role == fabric::PortRole::kUnused) return s.name + " routes to an uncabled port";
-        if (down.count(p.link)) {
-          return fmt::format("{} -> {} crosses the disabled link {}", src.name, dstName,
-                             tree().describeLink(p.link));
-        }
-        const fabric::Link& L = tree().link(p.link);
-        if (L.lowerIsHost) {
-          if (tree().host(L.host).name != dstName) return "a route ends at the wrong host";
-          arrived = true;
-        } else {
-          at = L.lower.sw == at ? L.upper.sw : L.lower.sw;
-        }
-      }
-      if (!arrived) return fmt::format("{} -> {}: no arrival within 8 hops", src.name, dstName);
-    }
-  }
-  return {};
+  return routeFrom(tree(), "H2", target, avoid);  // H1 and H2 share a leaf
 }
 
 // Low load, then rising load, then SIGTERM, with the test as physical layer.
@@ -309,52 +58,14 @@ TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
   const auto mt = fabric::MinimalTree::build(tree()).value();
   // Restore waves under the sanitizer build on a loaded 2-core CI machine took
   // longer than the default 30 s: give the daemon (and the test) 120 s.
-  Daemon d(fab, "min_dwell_ms: 1500 restore_timeout_ms: 120000", "gating");
-  std::set<fabric::LinkId> down;  // unlinked by the test on ebb's behalf
-  std::set<fabric::LinkId> everDisabled;
-  std::map<fabric::LinkId, PortName> unlinkedAt;
-  std::size_t unverified = 0;
+  Daemon d(fab, kary("min_dwell_ms: 1500 restore_timeout_ms: 120000", "gating"));
   // The test is the physical layer: a port Set Disabled loses its cable
   // (Unlink, after checking it reads Disabled), a port Set Polling gets it
   // back (ReLink, as link training would).
-  auto play = [&](const std::vector<Decision>& ds) {
-    for (const Decision& x : ds) {
-      if (x.accepted() && !x.on) {
-        const fabric::LinkId l = linkOf(x.sw, x.port);
-        EXPECT_FALSE(mt.containsLink(l))
-            << "ebb decided off the MT link " << tree().describeLink(l);
-      }
-      if (x.isSet("Disabled")) {
-        const fabric::LinkId l = linkOf(x.sw, x.port);
-        EXPECT_FALSE(mt.containsLink(l)) << "ebb disabled the MT link " << tree().describeLink(l);
-        const PortName at{x.sw, x.port};
-        std::string st;
-        // ebb goes on gating while the test looks: a route can break under
-        // smpquery; look again around what is off by then.
-        for (int attempt = 0; attempt < 3 && (st.empty() || st.starts_with("unreadable"));
-             ++attempt) {
-          std::set<fabric::LinkId> avoid = d.offNow();
-          avoid.insert(down.begin(), down.end());
-          st = portStates(fab, {at}, avoid)[at];
-        }
-        if (st == "dark") {
-          ++unverified;  // its switch went dark before the test could look
-        } else if (st != "Disabled" && !d.offNow().count(l)) {
-          ++unverified;  // ebb's log is ahead: it has set the port Polling since
-        } else {
-          EXPECT_EQ(st, "Disabled") << x.sw << "[" << x.port << "]";
-        }
-        fab.unlink(x.sw, x.port);
-        unlinkedAt[l] = at;
-        down.insert(l);
-        everDisabled.insert(l);
-      } else if (x.isSet("Polling") && down.count(linkOf(x.sw, x.port))) {
-        const fabric::LinkId l = linkOf(x.sw, x.port);
-        fab.relink(unlinkedAt[l].first, unlinkedAt[l].second);
-        down.erase(l);
-      }
-    }
-  };
+  PhysicalLayer phys(fab, d, {.verifyDisabled = true, .tree = &mt});
+  const std::set<fabric::LinkId>& down = phys.down();  // unlinked on ebb's behalf
+  const std::set<fabric::LinkId>& everDisabled = phys.everDisabled();
+  auto play = [&](const std::vector<Decision>& ds) { phys.play(ds); };
   // Until a check period passes with nothing new done (refusals repeat).
   for (int round = 0, quiet = 0; quiet < 1 && round < 40; ++round) {
     const auto ds = d.next(2500ms);
@@ -365,13 +76,13 @@ TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
     ASSERT_TRUE(d.proc().running()) << d.err();
   }
   ASSERT_FALSE(down.empty()) << d.out() << d.err();
-  EXPECT_LE(unverified * 4, everDisabled.size()) << "too few ports read Disabled";
+  EXPECT_LE(phys.unverified() * 4, everDisabled.size()) << "too few ports read Disabled";
   EXPECT_EQ(d.err().find("failed safe"), std::string::npos) << d.err();
   // 2. OpenSM re-routed around every disabled link: all host pairs reachable.
   std::string broken = "not checked";
   for (int attempt = 0; attempt < 5 && !broken.empty(); ++attempt) {
     fab.waitForOpenSmLog("SUBNET UP", 1s);
-    broken = checkAllPairs(fab, down);
+    broken = checkAllPairs(fab, tree(), down);
   }
   EXPECT_EQ(broken, "");
   // 3. Load rises: every leaf up port sends a lot; the agents enable links,
@@ -393,7 +104,7 @@ TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
   }
   ASSERT_FALSE(enabled.empty()) << d.out();
   EXPECT_LT(down.size(), before);
-  const auto upNow = waitForStates(fab, enabled, "LinkUp", [&] {
+  const auto upNow = waitForStates(fab, tree(), enabled, "LinkUp", [&] {
     std::set<fabric::LinkId> a = d.offNow();
     a.insert(down.begin(), down.end());
     return a;
@@ -429,7 +140,7 @@ TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
     const fabric::PortId lower = tree().link(l).lower;
     lowers.emplace_back(tree().sw(lower.sw).name, lower.index + 1);
   }
-  const auto after = portStates(fab, lowers, {});
+  const auto after = portStates(fab, tree(), lowers, {});
   for (const PortName& p : lowers) {
     EXPECT_EQ(after.at(p), "LinkUp") << p.first << "[" << p.second << "]";
   }
@@ -441,7 +152,7 @@ TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
 // link it set Polling that never read LinkUp.
 TEST(AgentDaemon, SigtermWithoutLinkUpExitsOneNamingTheLinksWithinTheTimeout) {
   IbsimFabric fab(tree());
-  Daemon d(fab, "restore_timeout_ms: 3000", "sigterm");
+  Daemon d(fab, kary("restore_timeout_ms: 3000", "sigterm"));
   std::vector<Decision> offs;
   for (int i = 0; i < 10 && offs.empty(); ++i) {
     for (const Decision& x : d.next(2s)) {
@@ -453,7 +164,7 @@ TEST(AgentDaemon, SigtermWithoutLinkUpExitsOneNamingTheLinksWithinTheTimeout) {
   for (const Decision& x : offs) {
     ports.emplace_back(x.sw, x.port);
   }
-  auto before = waitForStates(fab, ports, "Disabled", [&] { return d.offNow(); });
+  auto before = waitForStates(fab, tree(), ports, "Disabled", [&] { return d.offNow(); });
   for (const auto& p : ports) {
     EXPECT_EQ(before[p], "Disabled") << p.first << "[" << p.second << "]";
   }
@@ -475,7 +186,7 @@ TEST(AgentDaemon, SigtermWithoutLinkUpExitsOneNamingTheLinksWithinTheTimeout) {
   EXPECT_EQ(d.out().find("re-enabled the"), std::string::npos) << d.out();
   // The restore did set them Polling (ibsim has no link training).
   // Around every link ebb ever disabled: Polling ones pass no SMP either.
-  auto after = waitForStates(fab, ports, "Polling", [&] { return d.everDisabled(); });
+  auto after = waitForStates(fab, tree(), ports, "Polling", [&] { return d.everDisabled(); });
   for (const auto& p : ports) {
     EXPECT_EQ(after[p], "Polling") << p.first << "[" << p.second << "]";
   }
@@ -503,7 +214,7 @@ std::string readPortInfo(IbsimFabric& fab, const std::string& route, int ibPort,
 TEST(AgentDaemon, ReduceWidthKeepsLinksUpAtOneLaneAndRestoresTheWidthOnSigterm) {
   IbsimFabric fab(tree());
   const auto mt = fabric::MinimalTree::build(tree()).value();
-  Daemon d(fab, "gating_action: REDUCE_WIDTH", "width");
+  Daemon d(fab, kary("gating_action: REDUCE_WIDTH", "width"));
   std::vector<PortName> reduced;
   std::size_t decisions = 0;
   std::map<fabric::LinkId, int> endsSet;  // by link: reduce_width Sets logged
@@ -599,7 +310,7 @@ TEST(AgentDaemon, OpenSmEventsMakeTheDaemonReReadASwitchAtOnce) {
   ASSERT_NE(fab.openSmLog().find("ebb_osm_events: forwarding events to osm-events.sock"),
             std::string::npos)
       << fab.openSmLog().substr(0, 3000);
-  Daemon d(fab, "osm_events: \"osm-events.sock\"", "events", {"agent.check_period_ms=60000"});
+  Daemon d(fab, kary("osm_events: \"osm-events.sock\"", "events", {"agent.check_period_ms=60000"}));
   ASSERT_TRUE(waitForText(d.outPath(), "OpenSM events on", 20s)) << d.out() << d.err();
   ASSERT_NE(d.out().find("check period 60000 ms"), std::string::npos) << d.out();
   const fabric::SwitchId leaf = tree().switchesAtLevel(2).front();
@@ -646,7 +357,7 @@ TEST(AgentDaemon, OpenSmEventsMakeTheDaemonReReadASwitchAtOnce) {
 // 4. Dry run: decisions are made and logged, no Set is sent.
 TEST(AgentDaemon, DryRunDecidesButNeverSets) {
   IbsimFabric fab(tree());
-  Daemon d(fab, "dry_run: true run_for_ms: 1500", "dryrun");
+  Daemon d(fab, kary("dry_run: true run_for_ms: 1500", "dryrun"));
   const auto status = d.proc().wait(30s);
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(*status, 0) << d.err();
@@ -665,7 +376,7 @@ TEST(AgentDaemon, DryRunDecidesButNeverSets) {
   std::vector<PortName> ports;
   for (const Decision& x : offs)
     ports.emplace_back(x.sw, x.port);
-  const auto states = portStates(fab, ports, {});
+  const auto states = portStates(fab, tree(), ports, {});
   for (const Decision& x : offs) {
     EXPECT_EQ(states.at({x.sw, x.port}), "LinkUp") << x.sw << "[" << x.port << "]";
   }
@@ -680,7 +391,7 @@ TEST(AgentDaemon, CounterSweepReadsEveryPortAndSetsNothing) {
     for (const fabric::Port& p : s.ports)
       ports += p.role == fabric::PortRole::kUnused ? 0u : 1u;
   }
-  Daemon d(fab, "max_outstanding: 16", "sweep", {"--sweep", "3"});
+  Daemon d(fab, kary("max_outstanding: 16", "sweep", {"--sweep", "3"}));
   const auto status = d.proc().wait(60s);
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(*status, 0) << d.out() << d.err();
@@ -699,7 +410,7 @@ TEST(AgentDaemon, CounterSweepReadsEveryPortAndSetsNothing) {
 // cleanly on SIGTERM.
 TEST(AgentDaemon, LostContactFailsSafeWithoutCrashing) {
   IbsimFabric fab(tree());
-  Daemon d(fab, "mad_retries: 1 restore_timeout_ms: 2000 lost_contact_ms: 1000", "lost");
+  Daemon d(fab, kary("mad_retries: 1 restore_timeout_ms: 2000 lost_contact_ms: 1000", "lost"));
   ASSERT_FALSE(d.next(10s).empty()) << d.err();
   fab.killIbsim();
   EXPECT_TRUE(waitForText(d.errPath(), "failed safe", 20s)) << d.err();

@@ -455,5 +455,61 @@ TEST(IbBackend, CountersAreReadHeldOrLost) {
       << got.back().status().toString();
 }
 
+// No trap: a cable toward a switch fails and its counters stop answering by
+// LID. The links toward it are read from their far ends at once, so the
+// failed cable reaches the agents as a port down (they re-home) and the
+// switch, now out of reach in ebb's view, is held rather than lost.
+TEST(IbBackend, FailedCounterReadsFindTheFailedCableFromTheFarEnd) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  const SwitchId leaf = tree().switchesAtLevel(2).back();  // not where H0 attaches
+  const PortId up{leaf, tree().sw(leaf).upPorts.front()};
+  const LinkId l = tree().sw(leaf).ports[up.index].link;
+  const PortId far = tree().link(l).upper;
+  rig.fab.phys(up) = PhysState::kPolling;  // the cable is gone: both ends retrain
+  rig.fab.phys(far) = PhysState::kPolling;
+  rig.fab.pmaBlocked = true;
+  std::vector<Result<agent::CounterSample>> got;
+  rig.backend->requestCounters(leaf, [&](Result<agent::CounterSample> r) { got.push_back(r); });
+  rig.sched.runUntil(rig.sched.now() + 200 * kMs);
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_TRUE(got[0]) << got[0].status().toString();
+  EXPECT_TRUE(got[0]->stale);
+  // Both switch ends hear the port down; the link reads off.
+  ASSERT_EQ(rig.cb.down.size(), 2u);
+  EXPECT_TRUE((rig.cb.down[0] == up && rig.cb.down[1] == far) ||
+              (rig.cb.down[0] == far && rig.cb.down[1] == up));
+  EXPECT_FALSE(rig.backend->linkStates().isFullyOn(l));
+  // A failed read of a switch whose cables are fine finds nothing.
+  const SwitchId other = tree().switchesAtLevel(2).front();
+  rig.backend->requestCounters(other, [&](Result<agent::CounterSample> r) { got.push_back(r); });
+  rig.sched.runUntil(rig.sched.now() + 200 * kMs);
+  EXPECT_EQ(rig.cb.down.size(), 2u);
+}
+
+// A Set that fails because a cable on its route failed unseen: the links
+// along the route are read from their far ends, and the cable is a fault.
+TEST(IbBackend, AFailedSetFindsTheFailedCableOnItsRoute) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  const SwitchId attach = *rig.backend->attachSwitch();
+  const PortId attachUp{attach, tree().sw(attach).upPorts.front()};
+  const LinkId cable = tree().sw(attach).ports[attachUp.index].link;
+  const PortId far = tree().link(cable).upper;
+  const SwitchId middle = far.sw;  // reached through `cable`
+  rig.fab.phys(attachUp) = PhysState::kPolling;
+  rig.fab.phys(far) = PhysState::kPolling;
+  // Turning off one of the middle switch's up links: its Set takes the dead route.
+  const PortId target{middle, tree().sw(middle).upPorts.back()};
+  const auto r = rig.set(target, false);
+  ASSERT_FALSE(r);
+  ASSERT_EQ(rig.cb.down.size(), 2u) << r.status().toString();
+  EXPECT_TRUE((rig.cb.down[0] == attachUp && rig.cb.down[1] == far) ||
+              (rig.cb.down[0] == far && rig.cb.down[1] == attachUp));
+  EXPECT_FALSE(rig.backend->linkStates().isFullyOn(cable));
+  // The route is recomputed around it: the middle switch is reachable again.
+  EXPECT_TRUE(rig.backend->reachable(middle));
+}
+
 }  // namespace
 }  // namespace ebb::ib

@@ -1,0 +1,487 @@
+// `ebb agent` on a failing fabric that is not a k-ary n-tree (issue 13): 3
+// spines of 12 ports and 5 leaves of 8, each leaf cabled once to every spine
+// at irregular port numbers, on ibsim + real OpenSM, the test playing the
+// physical layer (tests/ib/daemon_rig.h). A leaf that ebb left hanging on its
+// minimal-tree cable loses that cable (the test Unlinks it: a failure ebb did
+// not cause): every host pair must have a route again within a few seconds,
+// whether ebb hears of it from OpenSM's trap or only by lost counters, and
+// SIGTERM in the middle of that recovery must end within restore_timeout_ms.
+// A load that flaps must stop flapping (docs/ib_agent.md, "Flapping").
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <regex>
+#include <sstream>
+
+#include "common/child_process.h"
+#include "fabric/ibnetdiscover.h"
+#include "fabric/minimal_tree.h"
+#include "tests/harness/ibsim_fabric.h"
+#include "tests/ib/daemon_rig.h"
+
+namespace ebb::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// The ibsim net file: tests/ib/topology_mismatch_test.cpp's fabric with both
+// of its disputed cables, so every leaf has 3 up cables (one per spine).
+constexpr const char* kNet = R"(
+caguid=0x0002c90000a00000
+Hca	1 "H0"
+[1]	"L1"[1]
+caguid=0x0002c90000a00001
+Hca	1 "H1"
+[1]	"L1"[3]
+caguid=0x0002c90000a00002
+Hca	1 "H2"
+[1]	"L2"[2]
+caguid=0x0002c90000a00003
+Hca	1 "H3"
+[1]	"L2"[4]
+caguid=0x0002c90000a00004
+Hca	1 "H4"
+[1]	"L3"[1]
+caguid=0x0002c90000a00005
+Hca	1 "H5"
+[1]	"L3"[2]
+caguid=0x0002c90000a00006
+Hca	1 "H6"
+[1]	"L4"[3]
+caguid=0x0002c90000a00007
+Hca	1 "H7"
+[1]	"L4"[8]
+caguid=0x0002c90000a00008
+Hca	1 "H8"
+[1]	"L5"[4]
+caguid=0x0002c90000a00009
+Hca	1 "H9"
+[1]	"L5"[7]
+
+switchguid=0x0002c90000b00001
+Switch	12 "S1"
+[1]	"L1"[5]
+[4]	"L2"[1]
+[7]	"L3"[6]
+[10]	"L4"[2]
+[12]	"L5"[1]
+
+switchguid=0x0002c90000b00002
+Switch	12 "S2"
+[3]	"L1"[6]
+[1]	"L2"[7]
+[5]	"L3"[3]
+[10]	"L4"[7]
+[8]	"L5"[2]
+
+switchguid=0x0002c90000b00003
+Switch	12 "S3"
+[2]	"L1"[8]
+[6]	"L2"[5]
+[9]	"L3"[4]
+[12]	"L4"[5]
+[3]	"L5"[6]
+
+switchguid=0x0002c90000c00001
+Switch	8 "L1"
+[1]	"H0"[1]
+[3]	"H1"[1]
+[5]	"S1"[1]
+[6]	"S2"[3]
+[8]	"S3"[2]
+
+switchguid=0x0002c90000c00002
+Switch	8 "L2"
+[2]	"H2"[1]
+[4]	"H3"[1]
+[1]	"S1"[4]
+[7]	"S2"[1]
+[5]	"S3"[6]
+
+switchguid=0x0002c90000c00003
+Switch	8 "L3"
+[1]	"H4"[1]
+[2]	"H5"[1]
+[6]	"S1"[7]
+[3]	"S2"[5]
+[4]	"S3"[9]
+
+switchguid=0x0002c90000c00004
+Switch	8 "L4"
+[3]	"H6"[1]
+[8]	"H7"[1]
+[2]	"S1"[10]
+[7]	"S2"[10]
+[5]	"S3"[12]
+
+switchguid=0x0002c90000c00005
+Switch	8 "L5"
+[4]	"H8"[1]
+[7]	"H9"[1]
+[1]	"S1"[12]
+[2]	"S2"[8]
+[6]	"S3"[3]
+)";
+
+const fabric::Topology& irregular() {
+  static const fabric::Topology t = [] {
+    std::istringstream in(kNet);
+    auto r = fabric::parseIbnetdiscover(in, "net");
+    if (!r) throw std::runtime_error(r.status().toString());
+    return std::move(r).value();
+  }();
+  return t;
+}
+
+const fabric::MinimalTree& tree() {
+  static const fabric::MinimalTree mt = fabric::MinimalTree::build(irregular()).value();
+  return mt;
+}
+
+// OpenSM with ebb's event plugin (trap 128 reaches the daemon at once), or without.
+IbsimFabric::Options fabricOptions(bool osmEvents) {
+  IbsimFabric::Options o;
+  if (osmEvents) {
+    o.openSmConfig = {"event_plugin_name ebb_osm_events",
+                      "event_plugin_options ebb_osm_events=osm-events.sock"};  // in OpenSM's cwd
+    o.openSmEnv["LD_LIBRARY_PATH"] = std::string(EBB_BINARY_DIR) + "/opensm_plugin";
+  }
+  return o;
+}
+
+// The daemon at H1 (leaf L1) on kNet, given as a net file next to its config.
+DaemonConfig onIrregular(IbsimFabric& fab, const std::string& fields, const std::string& name) {
+  std::ofstream(fab.scratchDir() + "/fabric.net") << kNet;
+  return {.topo = &irregular(),
+          .fabric = R"(topology_file { path: "fabric.net" format: IBSIM_NET })",
+          .agentFields = fmt::format("lock_file: \"{}.lock\" {}", name, fields),
+          .name = name};
+}
+
+fabric::SwitchId leafOf(const std::string& host) {
+  for (const fabric::Host& h : irregular().hosts()) {
+    if (h.name == host) return irregular().link(h.link).upper.sw;
+  }
+  throw std::runtime_error("no host " + host);
+}
+
+std::vector<fabric::SwitchId> leaves() {
+  std::vector<fabric::SwitchId> out;
+  for (const fabric::Host& h : irregular().hosts()) {
+    const fabric::SwitchId s = irregular().link(h.link).upper.sw;
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  return out;
+}
+
+PortName nameOf(fabric::SwitchId s, std::uint16_t index) {
+  return {irregular().sw(s).name, index + 1};
+}
+
+// The leaf's up port on its minimal-tree cable (ebb never gates it).
+PortName treeUpPort(fabric::SwitchId leaf) {
+  for (std::uint16_t p : irregular().sw(leaf).upPorts) {
+    if (tree().containsLink(irregular().sw(leaf).ports[p].link)) return nameOf(leaf, p);
+  }
+  throw std::runtime_error("a leaf off the minimal tree");
+}
+
+// Plays the physical layer until ebb has gated the fabric: a second passes
+// with nothing new decided or set (a refusal is logged once), at most 25 s.
+void gateUntilQuiet(Daemon& d, PhysicalLayer& phys) {
+  const auto deadline = Clock::now() + 25s;
+  for (bool quiet = false; !quiet && Clock::now() < deadline;) {
+    const auto ds = d.next(1s);
+    quiet = std::none_of(ds.begin(), ds.end(),
+                         [](const Decision& x) { return x.accepted() || !x.event.empty(); });
+    phys.play(ds);
+    ASSERT_TRUE(d.proc().running()) << d.out() << d.err();
+  }
+}
+
+// A leaf other than the daemon's own, with 3 or more up cables, that hangs
+// on its minimal-tree cable alone: every other up link of it is off (the
+// precondition of the failure tests). L4 first, when it qualifies.
+std::optional<fabric::SwitchId> hangingLeaf(const PhysicalLayer& phys) {
+  std::vector<fabric::SwitchId> order = leaves();
+  std::stable_partition(order.begin(), order.end(),
+                        [](fabric::SwitchId s) { return irregular().sw(s).name == "L4"; });
+  for (fabric::SwitchId s : order) {
+    const fabric::Switch& sw = irregular().sw(s);
+    if (s == leafOf("H1") || sw.upPorts.size() < 3) continue;
+    const bool hangs = std::all_of(sw.upPorts.begin(), sw.upPorts.end(), [&](std::uint16_t p) {
+      const fabric::LinkId l = sw.ports[p].link;
+      return tree().containsLink(l) || phys.down().count(l) > 0;
+    });
+    if (hangs) return s;
+  }
+  return std::nullopt;
+}
+
+std::string describe(const std::set<fabric::LinkId>& links) {
+  std::string out;
+  for (fabric::LinkId l : links)
+    out += (out.empty() ? "" : ", ") + irregular().describeLink(l);
+  return out.empty() ? "none" : out;
+}
+
+// Gates the fabric, checks the precondition (a leaf hangs on its tree
+// cable), fails that cable; returns the leaf, or nullopt after a failed
+// assertion.
+std::optional<fabric::SwitchId> gateThenFailATreeCable(IbsimFabric& fab, Daemon& d,
+                                                       PhysicalLayer& phys) {
+  gateUntilQuiet(d, phys);
+  if (::testing::Test::HasFatalFailure()) return std::nullopt;
+  const auto leaf = hangingLeaf(phys);
+  EXPECT_TRUE(leaf) << "no leaf hangs on its tree cable alone; ebb disabled: "
+                    << describe(phys.down()) << "\n"
+                    << d.out() << d.err();
+  if (!leaf) return std::nullopt;
+  // Every pair is reachable before the failure (the gating itself is sound).
+  std::string broken = "not checked";
+  for (int i = 0; i < 20 && !broken.empty(); ++i) {
+    phys.play(d.next(0ms));
+    broken = checkAllPairs(fab, irregular(), phys.cut());
+    if (!broken.empty()) waitForSweepAfter(fab, openSmSweeps(fab), 500ms);
+  }
+  EXPECT_EQ(broken, "") << "before the failure";
+  phys.forgetTree();  // the cable fails: ebb re-homes the minimal tree
+  phys.fail(treeUpPort(*leaf));
+  return leaf;
+}
+
+// Plays the physical layer until every host pair has a route that avoids the
+// failed cable and the links still disabled, at most `timeout`; "" or the
+// last broken pair.
+std::string playUntilAllPairs(IbsimFabric& fab, Daemon& d, PhysicalLayer& phys,
+                              std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::string broken = "not checked";
+  while (Clock::now() < deadline && d.proc().running()) {
+    phys.play(d.next(200ms));
+    broken = checkAllPairs(fab, irregular(), phys.cut());
+    if (broken.empty()) break;
+  }
+  return broken;
+}
+
+// Plays the physical layer (links re-enabled in a later wave train too) until
+// the daemon logs that every link its re-homing turned on is up again.
+bool playUntilRecovered(Daemon& d, PhysicalLayer& phys, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline && d.proc().running()) {
+    phys.play(d.next(200ms));
+    if (readWholeFile(d.logPath()).find("\"event\":\"recovered\"") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+struct Shutdown {
+  std::optional<int> status;
+  std::chrono::milliseconds took{0};
+};
+
+// SIGTERM, then plays the restore's Sets until the daemon exits, at most `timeout`.
+Shutdown sigterm(Daemon& d, PhysicalLayer& phys, std::chrono::milliseconds timeout) {
+  const auto t0 = Clock::now();
+  d.proc().signal(SIGTERM);
+  while (d.proc().running() && Clock::now() - t0 < timeout) {
+    phys.play(d.next(100ms));
+  }
+  Shutdown s;
+  s.status = d.proc().wait(0ms);
+  s.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+  phys.play(d.next(0ms));
+  return s;
+}
+
+void report(const char* what, std::chrono::milliseconds ms) {
+  ::testing::Test::RecordProperty(what, static_cast<int>(ms.count()));
+  std::cout << what << ": " << ms.count() << " ms\n";
+}
+
+// (1) The failure reported by OpenSM's trap 128 (ebb's event plugin).
+TEST(Resilience, TreeCableOfAGatedLeafFailsAndEveryPairComesBack) {
+  IbsimFabric fab(irregular(), fabricOptions(true));
+  Daemon d(fab,
+           onIrregular(fab, "osm_events: \"osm-events.sock\" restore_timeout_ms: 10000", "trap"));
+  ASSERT_TRUE(waitForText(d.outPath(), "OpenSM events on", 20s)) << d.out() << d.err();
+  PhysicalLayer phys(fab, d, {.tree = &tree()});
+  const auto leaf = gateThenFailATreeCable(fab, d, phys);
+  ASSERT_TRUE(leaf);
+  const auto t0 = Clock::now();
+  const std::string broken = playUntilAllPairs(fab, d, phys, 25s);
+  report("recovery_ms", std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0));
+  EXPECT_EQ(broken, "") << irregular().sw(*leaf).name
+                        << " lost its tree cable; still disabled: " << describe(phys.down()) << "\n"
+                        << readWholeFile(d.logPath()) << d.out() << d.err();
+  // ebb says when every link it re-enabled was up again, and how long it took.
+  EXPECT_TRUE(playUntilRecovered(d, phys, 10s)) << readWholeFile(d.logPath());
+  EXPECT_TRUE(waitForText(d.outPath(), "link(s) up again in", 5s)) << d.out();
+  const Shutdown s = sigterm(d, phys, 15s);
+  EXPECT_TRUE(s.status) << "still running 15 s after SIGTERM";
+}
+
+// (2) The same without the event plugin: only the leaf's counters, failing
+// by LID and by directed route for lost_contact_ms, tell ebb.
+TEST(Resilience, TreeCableFailureSeenOnlyByLostCountersAndEveryPairComesBack) {
+  IbsimFabric fab(irregular(), fabricOptions(false));
+  Daemon d(fab, onIrregular(fab, "mad_retries: 1 lost_contact_ms: 600 restore_timeout_ms: 10000",
+                            "counters"));
+  PhysicalLayer phys(fab, d, {.tree = &tree()});
+  const auto leaf = gateThenFailATreeCable(fab, d, phys);
+  ASSERT_TRUE(leaf);
+  const auto t0 = Clock::now();
+  const std::string broken = playUntilAllPairs(fab, d, phys, 30s);
+  report("recovery_ms", std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0));
+  EXPECT_EQ(broken, "") << irregular().sw(*leaf).name
+                        << " lost its tree cable; still disabled: " << describe(phys.down()) << "\n"
+                        << readWholeFile(d.logPath()) << d.out() << d.err();
+  // ebb says when every link it re-enabled was up again, and how long it took.
+  EXPECT_TRUE(playUntilRecovered(d, phys, 10s)) << readWholeFile(d.logPath());
+  EXPECT_TRUE(waitForText(d.outPath(), "link(s) up again in", 5s)) << d.out();
+  const Shutdown s = sigterm(d, phys, 15s);
+  EXPECT_TRUE(s.status) << "still running 15 s after SIGTERM";
+}
+
+// (3) SIGTERM as soon as ebb has heard of the failure: the restore ends
+// within restore_timeout_ms (plus a margin for the start of the restore),
+// with exit 0 only if every link ebb disabled came back, else exit 1 naming
+// every link still out.
+TEST(Resilience, SigtermDuringRecoveryEndsWithinTheRestoreTimeout) {
+  constexpr auto kRestoreTimeout = 5000ms;
+  IbsimFabric fab(irregular(), fabricOptions(true));
+  Daemon d(fab, onIrregular(fab,
+                            fmt::format("osm_events: \"osm-events.sock\" restore_timeout_ms: {}",
+                                        kRestoreTimeout.count()),
+                            "sigterm"));
+  ASSERT_TRUE(waitForText(d.outPath(), "OpenSM events on", 20s)) << d.out() << d.err();
+  PhysicalLayer phys(fab, d, {.tree = &tree()});
+  const auto leaf = gateThenFailATreeCable(fab, d, phys);
+  ASSERT_TRUE(leaf);
+  // ebb hears of the failure: the trap's re-read (or anything new) in its log.
+  const std::size_t logged = readWholeFile(d.logPath()).size();
+  EXPECT_TRUE(waitForFile(
+      d.logPath(), [&](const std::string& t) { return t.size() > logged; }, 5s))
+      << "ebb logged nothing after the failure";
+  phys.play(d.next(0ms));
+  const Shutdown s = sigterm(d, phys, kRestoreTimeout + 10s);
+  report("shutdown_ms", s.took);
+  ASSERT_TRUE(s.status) << "still running " << s.took.count() << " ms after SIGTERM\n" << d.err();
+  EXPECT_LT(s.took, kRestoreTimeout + 1500ms) << d.err();
+  const std::string out = d.out(), err = d.err();
+  if (*s.status == 0) {
+    // Said of the links once they are up: none the test still holds out.
+    EXPECT_TRUE(phys.down().empty()) << "exit 0 with links still out: " << describe(phys.down());
+    EXPECT_NE(out.find("re-enabled the"), std::string::npos) << out;
+  } else {
+    EXPECT_EQ(*s.status, 1) << out << err;
+    EXPECT_NE(err.find("links not back up after"), std::string::npos) << err;
+    for (fabric::LinkId l : phys.down()) {
+      EXPECT_NE(err.find(irregular().describeLink(l)), std::string::npos)
+          << irregular().describeLink(l) << " is out and not named\n"
+          << err;
+    }
+  }
+}
+
+// (6) Load on a leaf's up ports alternates above and below the threshold
+// every two check periods. With flap_limit 2 in a window of 3 s, no link goes
+// off more than twice within any 3 s; the third turn-off is refused with the
+// flap hold and the link stays on for the hold.
+TEST(Resilience, FlappingLoadIsHeldOnAfterFlapLimitTurnOffs) {
+  constexpr int kLimit = 2;
+  // A hold at least as long as the window: the window after a hold holds only
+  // the turn-offs that follow it.
+  constexpr std::int64_t kWindowMs = 3000, kHoldMs = 4000;
+  IbsimFabric fab(irregular(), fabricOptions(false));
+  Daemon d(fab, onIrregular(fab,
+                            fmt::format("flap_limit: {} flap_window_ms: {} flap_hold_ms: {}",
+                                        kLimit, kWindowMs, kHoldMs),
+                            "flap"));
+  PhysicalLayer phys(fab, d, {.tree = &tree()});
+  gateUntilQuiet(d, phys);
+  ASSERT_FALSE(HasFatalFailure());
+  const fabric::SwitchId leaf = *irregular().findSwitch("L5");
+  const fabric::Switch& sw = irregular().sw(leaf);
+  std::map<std::uint16_t, std::uint64_t> sent;  // PortXmitData per up port, in 4-byte words
+  // High: a 400 ms phase sends about 10 times what the link carries.
+  constexpr std::uint64_t kBurst = 500'000'000;
+  const auto t0 = Clock::now();
+  bool held = false;
+  std::optional<Clock::time_point> heldAt;
+  while (Clock::now() - t0 < 40s &&
+         !(heldAt && Clock::now() - *heldAt > std::chrono::milliseconds(kHoldMs) + 1s)) {
+    const auto phase = (Clock::now() - t0) / 400ms;
+    if (phase % 2 == 0) {
+      for (std::uint16_t p : sw.upPorts) {
+        sent[p] += kBurst;
+        fab.setCounter(sw.name, p + 1, "PortCountersExtended.PortXmitData", sent[p]);
+      }
+    }
+    const auto ds = d.next(100ms);
+    phys.play(ds);
+    for (const Decision& x : ds) {
+      if (x.refused && x.why.find("flap damping") != std::string::npos && !held) {
+        held = true;
+        heldAt = Clock::now();
+      }
+    }
+    ASSERT_TRUE(d.proc().running()) << d.err();
+  }
+  report("flap_test_ms", std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0));
+  const std::vector<Decision> log = d.all();
+  ASSERT_TRUE(held) << "no turn-off refused by the flap hold\n" << readWholeFile(d.logPath());
+  // Turn-offs per link, in the daemon's time.
+  std::map<fabric::LinkId, std::vector<double>> offs;
+  std::map<fabric::LinkId, double> firstHold;
+  std::size_t leafOffs = 0;
+  for (const Decision& x : log) {
+    if (!x.event.empty() || x.sw.empty() || x.on) continue;
+    const fabric::LinkId l = d.linkOf(x.sw, x.port);
+    if (x.accepted()) {
+      offs[l].push_back(x.timeMs);
+      leafOffs += x.sw == sw.name;
+    } else if (x.why.find("flap damping") != std::string::npos &&
+               x.why.find("went off") != std::string::npos && !firstHold.count(l)) {
+      firstHold[l] = x.timeMs;
+      EXPECT_NE(x.why.find(fmt::format("went off {} times within {} ms", kLimit, kWindowMs)),
+                std::string::npos)
+          << x.why;
+    }
+  }
+  EXPECT_GT(leafOffs, static_cast<std::size_t>(kLimit)) << "the load did not make L5 flap";
+  ASSERT_FALSE(firstHold.empty()) << readWholeFile(d.logPath());
+  for (const auto& [l, times] : offs) {
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      const auto inWindow =
+          std::count_if(times.begin() + static_cast<std::ptrdiff_t>(i), times.end(),
+                        [&](double t) { return t < times[i] + static_cast<double>(kWindowMs); });
+      EXPECT_LE(inWindow, kLimit) << irregular().describeLink(l) << " went off " << inWindow
+                                  << " times within " << kWindowMs << " ms from " << times[i];
+    }
+    // Held on: no turn-off for the hold after the refusal.
+    if (firstHold.count(l)) {
+      for (double t : times) {
+        EXPECT_FALSE(t > firstHold[l] && t < firstHold[l] + static_cast<double>(kHoldMs))
+            << irregular().describeLink(l) << " went off " << t - firstHold[l]
+            << " ms into its hold";
+      }
+    }
+  }
+  const Shutdown s = sigterm(d, phys, 15s);
+  EXPECT_EQ(s.status, std::optional<int>(0)) << d.err();
+}
+
+}  // namespace
+}  // namespace ebb::testing
