@@ -6,7 +6,8 @@
 // not cause): every host pair must have a route again within a few seconds,
 // whether ebb hears of it from OpenSM's trap or only by lost counters, and
 // SIGTERM in the middle of that recovery must end within restore_timeout_ms.
-// A load that flaps must stop flapping (docs/ib_agent.md, "Flapping").
+// SIGTERM with links that never train exits 1 naming them; a second agent is
+// refused; a load that flaps must stop flapping (docs/ib_agent.md).
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -393,6 +394,66 @@ TEST(Resilience, SigtermDuringRecoveryEndsWithinTheRestoreTimeout) {
           << err;
     }
   }
+}
+
+// (4) SIGTERM with the physical layer stopped: the links ebb set Polling
+// never train. ebb exits 1 within restore_timeout_ms (plus the start of the
+// restore), naming every link it had disabled, and never says re-enabled.
+TEST(Resilience, SigtermWithLinksThatNeverComeUpExitsOneNamingThem) {
+  constexpr auto kRestoreTimeout = 3000ms;
+  IbsimFabric fab(irregular(), fabricOptions(false));
+  Daemon d(fab, onIrregular(fab, "restore_timeout_ms: 3000", "stopped"));
+  PhysicalLayer phys(fab, d, {.tree = &tree()});
+  gateUntilQuiet(d, phys);
+  ASSERT_FALSE(HasFatalFailure());
+  const std::set<fabric::LinkId> disabled = phys.down();
+  ASSERT_FALSE(disabled.empty()) << d.out() << d.err();
+  const auto t0 = Clock::now();
+  d.proc().signal(SIGTERM);  // and the player plays nothing more
+  const std::optional<int> status = d.proc().wait(10s);
+  const auto took = Clock::now() - t0;
+  ASSERT_TRUE(status.has_value()) << "still running 10 s after SIGTERM\n" << d.err();
+  EXPECT_EQ(*status, 1) << d.out() << d.err();
+  EXPECT_LT(took, kRestoreTimeout + 1500ms);
+  EXPECT_GE(took, kRestoreTimeout - 100ms) << "ended before the timeout: " << d.err();
+  const std::string err = d.err();
+  EXPECT_NE(err.find("not back up after 3 s (restore_timeout_ms)"), std::string::npos) << err;
+  for (fabric::LinkId l : disabled) {
+    const std::string link = irregular().describeLink(l);
+    EXPECT_NE(err.find(link + ": "), std::string::npos) << link << "\n" << err;
+  }
+  EXPECT_EQ(d.out().find("re-enabled the"), std::string::npos) << d.out();
+}
+
+// (5) A second `ebb agent` on the same fabric (the same lock file) refuses
+// to start, before any Set, naming the holder; the first runs on and ends
+// cleanly.
+TEST(Resilience, ASecondAgentOnTheSameFabricIsRefusedBeforeAnySet) {
+  IbsimFabric fab(irregular(), fabricOptions(false));
+  DaemonConfig first = onIrregular(fab, "", "first");
+  first.agentFields = R"(lock_file: "fabric.lock")";
+  Daemon d1(fab, first);
+  PhysicalLayer phys(fab, d1, {.tree = &tree()});
+  ASSERT_TRUE(waitForText(d1.outPath(), "ebb agent:", 20s)) << d1.out() << d1.err();
+  DaemonConfig second = onIrregular(fab, "", "second");
+  second.agentFields = R"(lock_file: "fabric.lock")";
+  Daemon d2(fab, second);
+  const std::optional<int> status = d2.proc().wait(20s);
+  ASSERT_TRUE(status.has_value()) << "the second agent is still running\n" << d2.out();
+  EXPECT_NE(*status, 0);
+  const std::string err = d2.err();
+  EXPECT_NE(err.find("another ebb agent (pid " + std::to_string(d1.proc().pid())),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("fabric.lock"), std::string::npos) << err;
+  EXPECT_EQ(readWholeFile(d2.logPath()).find("port_set"), std::string::npos);
+  // The first one gated meanwhile and still ends cleanly.
+  gateUntilQuiet(d1, phys);
+  EXPECT_TRUE(d1.proc().running());
+  EXPECT_FALSE(phys.everDisabled().empty()) << d1.out() << d1.err();
+  const Shutdown s = sigterm(d1, phys, 15s);
+  ASSERT_TRUE(s.status) << "still running 15 s after SIGTERM";
+  EXPECT_EQ(*s.status, 0) << d1.out() << d1.err();
 }
 
 // (6) Load on a leaf's up ports alternates above and below the threshold
