@@ -11,7 +11,8 @@ constexpr std::uint64_t kSwitchGuidBase = 0x0002c90000000000ULL;
 constexpr std::uint64_t kHostGuidBase = 0x0002c90100000000ULL;
 }  // namespace
 
-Result<KAryNTree> KAryNTree::make(int k, int n) {
+Result<KAryNTree> KAryNTree::make(int k, int n, std::uint64_t maxSwitches,
+                                  std::string_view raiseWith) {
   if (k < 2)
     return {ErrorCode::kInvalidArgument, fmt::format("k = {}: a k-ary n-tree needs k >= 2", k)};
   if (n < 1)
@@ -30,6 +31,15 @@ Result<KAryNTree> KAryNTree::make(int k, int n) {
     }
   }
   // n * k^(n-1) <= n * kMaxHosts / 2 fits 32 bits for n within the host limit (n <= 24).
+  const std::uint64_t switches =
+      static_cast<std::uint64_t>(n) * (hosts / static_cast<std::uint64_t>(k));
+  if (switches > maxSwitches) {
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("k = {}, n = {}: {} switches (about {:.1f} GB to build) exceed the limit "
+                        "of {} switches; raise the limit deliberately to build it{}{}",
+                        k, n, switches, static_cast<double>(switches) * 1000.0 / 1e9, maxSwitches,
+                        raiseWith.empty() ? "" : " with ", raiseWith)};
+  }
   return KAryNTree(k, n);
 }
 

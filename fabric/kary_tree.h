@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -17,8 +18,17 @@ class KAryNTree {
   // Largest fabric ebb builds: 2^24 hosts (guards against overflow of k^n).
   static constexpr std::uint64_t kMaxHosts = std::uint64_t{1} << 24;
 
-  // Fails with E_INVALID for k < 2, n < 1, or a size above the limits.
-  static Result<KAryNTree> make(int k, int n);
+  // Switches ebb builds unless told otherwise: building costs about 1 KB of
+  // memory per switch with its ports and links (1 M switches: about 1 GB).
+  static constexpr std::uint64_t kDefaultMaxSwitches = std::uint64_t{1} << 20;
+
+  // Fails with E_INVALID for k < 2, n < 1, or a size above the limits (naming
+  // the count, the memory estimate and the limit when n * k^(n-1) exceeds
+  // `maxSwitches`: (raised deliberately by the caller's
+  // --max-switches or fabric.kary_n_tree.max_switches)).
+  // `raiseWith` names that knob in the message.
+  static Result<KAryNTree> make(int k, int n, std::uint64_t maxSwitches = kDefaultMaxSwitches,
+                                std::string_view raiseWith = "");
 
   int k() const { return k_; }
   int n() const { return n_; }

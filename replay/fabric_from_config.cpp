@@ -19,7 +19,13 @@ Result<fabric::Topology> topologyFromConfig(const config::FabricConfig& cfg,
                 fmt::format("fabric.kary_n_tree: k = {}, n = {} exceed any buildable fabric",
                             spec.k(), spec.n())};
       }
-      auto tree = fabric::KAryNTree::make(static_cast<int>(spec.k()), static_cast<int>(spec.n()));
+      if (spec.has_max_switches() && spec.max_switches() == 0) {
+        return {ErrorCode::kInvalidArgument, "fabric.kary_n_tree.max_switches: must be > 0"};
+      }
+      auto tree = fabric::KAryNTree::make(
+          static_cast<int>(spec.k()), static_cast<int>(spec.n()),
+          spec.has_max_switches() ? spec.max_switches() : fabric::KAryNTree::kDefaultMaxSwitches,
+          "fabric.kary_n_tree.max_switches");
       if (!tree) {
         return {tree.status().code(), "fabric.kary_n_tree: " + tree.status().message()};
       }

@@ -13,6 +13,7 @@
 #include "configs/config_loader.h"
 #include "fabric/minimal_tree.h"
 #include "replay/fabric_from_config.h"
+#include "tools/cli_checks.h"
 #include "tools/command.h"
 #include "tools/topo_summary.h"
 
@@ -167,7 +168,7 @@ void addFaultsCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--seed", opts->seed, "The campaign's seed (scenario i's seed derives from it)")
       ->capture_default_str();
   cmd->add_option("--jobs", opts->jobs, "Scenarios in parallel (default: every core)")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberAboveZero());
   cmd->add_option("--periods", opts->periods, "Length of each scenario, in check periods")
       ->check(CLI::Range(4, 100'000))
       ->capture_default_str();

@@ -10,6 +10,7 @@
 #include "fabric/kary_tree.h"
 #include "replay/jobs.h"
 #include "sim_backend/fabric_emulator.h"
+#include "tools/cli_checks.h"
 #include "tools/command.h"
 #include "workload/traffic_gen.h"
 
@@ -24,6 +25,7 @@ struct GenOptions {
   std::string pattern = "uniform";
   int k = 4;
   int n = 4;
+  std::uint64_t maxSwitches = fabric::KAryNTree::kDefaultMaxSwitches;
   double rate = 0.1;
   std::int64_t cycles = 100'000;
   bool ramp = false;
@@ -117,7 +119,7 @@ int runCollectiveGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
 }
 
 int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
-  auto tree = fabric::KAryNTree::make(o.k, o.n);
+  auto tree = fabric::KAryNTree::make(o.k, o.n, o.maxSwitches, "--max-switches");
   if (!tree) {
     err << "ebb gen: --k/--n: " << tree.status().toString() << "\n";
     return kExitError;
@@ -182,6 +184,10 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   cmd->add_option("--k", o->k, "Arity of the k-ary n-tree")->capture_default_str();
   cmd->add_option("--n", o->n, "Levels of the k-ary n-tree")->capture_default_str();
+  cmd->add_option("--max-switches", o->maxSwitches,
+                  "Largest k-ary n-tree to build, in switches (about 1 KB of memory each)")
+      ->check(wholeNumberAboveZero())
+      ->capture_default_str();
   cmd->add_option("--rate", o->rate, "Offered load, flits/cycle/node")->capture_default_str();
   cmd->add_option("--cycles", o->cycles, "Duration in cycles")->capture_default_str();
   cmd->add_option("--time-scale", o->timeScale, "ramp: 1 = the paper's 420 000 cycles")

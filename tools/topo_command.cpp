@@ -10,6 +10,7 @@
 #include "fabric/ibsim_netfile.h"
 #include "fabric/kary_tree.h"
 #include "replay/fabric_from_config.h"
+#include "tools/cli_checks.h"
 #include "tools/command.h"
 #include "tools/topo_summary.h"
 
@@ -23,6 +24,7 @@ namespace {
 struct TopoOptions {
   int k = 4;
   int n = 4;
+  std::uint64_t maxSwitches = fabric::KAryNTree::kDefaultMaxSwitches;
   std::string configPath;
   std::string ibnetdiscoverPath;
   std::string exportFormat;
@@ -37,7 +39,7 @@ Result<fabric::Topology> loadTopology(const TopoOptions& o) {
     const std::string dir = std::filesystem::path(o.configPath).parent_path().string();
     return topologyFromConfig(cfg->fabric(), dir);
   }
-  auto tree = fabric::KAryNTree::make(o.k, o.n);
+  auto tree = fabric::KAryNTree::make(o.k, o.n, o.maxSwitches, "--max-switches");
   if (!tree) return {tree.status().code(), "--k/--n: " + tree.status().message()};
   return tree->build();
 }
@@ -76,6 +78,10 @@ void addTopoCommand(CLI::App& app, CommandAction& action) {
       cmd->add_option("--k", opts->k, "Arity of the k-ary n-tree (>= 2)")->capture_default_str();
   auto* n =
       cmd->add_option("--n", opts->n, "Levels of the k-ary n-tree (>= 1)")->capture_default_str();
+  cmd->add_option("--max-switches", opts->maxSwitches,
+                  "Largest k-ary n-tree to build, in switches (about 1 KB of memory each)")
+      ->check(wholeNumberAboveZero())
+      ->capture_default_str();
   auto* config = cmd->add_option("--config", opts->configPath,
                                  "An ebb config file (text protobuf); its fabric section is used");
   auto* ibnd =

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "tools/cli_checks.h"
 #include "tools/command.h"
 #include "tune/report.h"
 #include "tune/search.h"
@@ -119,7 +120,7 @@ void addTuneCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--out", opts->outDir, "Output folder (and its cache/ of finished runs)")
       ->capture_default_str();
   cmd->add_option("--jobs", opts->jobs, "Runs in parallel (default: every core)")
-      ->check(CLI::PositiveNumber);
+      ->check(wholeNumberAboveZero());
   cmd->add_option("--shard", opts->shard,
                   "I/N: run only the I-th of N parts of the grid (0 <= I < N), e.g. a Slurm array "
                   "task; then merge the shards' folders with --merge");

@@ -228,6 +228,57 @@ TEST(ReplayCommand, SeparateProcessesWriteIdenticalReportsAndPlots) {
   EXPECT_FALSE(fs::exists(c / "report.json"));
 }
 
+// Resource bombs (issue 17): a tree too big to build is refused before any
+// memory is taken, naming its size, the limit and the knob that raises it;
+// the knob works; a zero is a usage error that says so plainly.
+TEST(ResourceLimits, TreesTooBigAreRefusedNamingSizeLimitAndKnob) {
+  const auto genOut = scratch("never-written.txt");
+  const auto tight = scratch("tight.textproto");
+  std::ofstream(tight) << "fabric { kary_n_tree { k: 4 n: 3 max_switches: 10 } }\n";
+  const auto zero = scratch("zero.textproto");
+  std::ofstream(zero) << "fabric { kary_n_tree { k: 4 n: 3 max_switches: 0 } }\n";
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::vector<std::string> says;
+  };
+  const Case cases[] = {
+      {{"topo", "--k", "2", "--n", "24"},
+       kExitError,
+       {"201326592 switches", "exceed the limit of 1048576 switches", "with --max-switches"}},
+      {{"gen", "--k", "2", "--n", "22", "--out", genOut.string()},
+       kExitError,
+       {"46137344 switches", "with --max-switches"}},
+      {{"topo", "--k", "4", "--n", "6", "--max-switches", "1000"},
+       kExitError,
+       {"6144 switches", "limit of 1000 switches"}},
+      {{"topo", "--k", "4", "--n", "6", "--max-switches", "7000"}, kExitOk, {"6144"}},
+      {{"topo", "--k", "4", "--n", "3", "--max-switches", "0"},
+       kExitUsage,
+       {"--max-switches: must be a whole number > 0 (is 0)"}},
+      {{"topo", "--config", tight.string()},
+       kExitError,
+       {"fabric.kary_n_tree: k = 4, n = 3: 48 switches", "fabric.kary_n_tree.max_switches"}},
+      {{"topo", "--config", zero.string()},
+       kExitError,
+       {"fabric.kary_n_tree.max_switches: must be > 0"}},
+      {{"faults", "--config", tight.string(), "--jobs", "0"},
+       kExitUsage,
+       {"--jobs: must be a whole number > 0 (is 0)"}},
+  };
+  for (const Case& c : cases) {
+    const CliRun r = ebb(c.args);
+    std::string cmd;
+    for (const auto& a : c.args)
+      cmd += a + " ";
+    EXPECT_EQ(r.code, c.code) << cmd << "\n" << r.err;
+    const std::string text = c.code == kExitOk ? r.out : r.err;
+    for (const auto& s : c.says)
+      EXPECT_NE(text.find(s), std::string::npos) << cmd << ": no \"" << s << "\" in\n" << text;
+  }
+  EXPECT_FALSE(std::filesystem::exists(genOut)) << "nothing is written for a refused tree";
+}
+
 TEST(TopoCommand, HelpOnEveryCommand) {
   CliRun r = ebb({"--help"});
   EXPECT_EQ(r.code, kExitOk);

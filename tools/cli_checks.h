@@ -1,0 +1,27 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <string>
+
+namespace ebb::tools {
+
+// An option that must be a whole number > 0, with a message that says so
+// plainly ("--jobs: must be a whole number > 0 (is 0)"), where
+// CLI::PositiveNumber prints the range of a double with 300 digits.
+inline CLI::Validator wholeNumberAboveZero() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        unsigned long long v = 0;
+        const char* end = s.data() + s.size();
+        const auto [ptr, ec] = std::from_chars(s.data(), end, v);
+        if (ec != std::errc() || ptr != end || v == 0) {
+          return "must be a whole number > 0 (is " + s + ")";
+        }
+        return {};
+      },
+      "> 0");
+}
+
+}  // namespace ebb::tools
