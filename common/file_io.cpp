@@ -36,4 +36,37 @@ Status writeFile(const fs::path& path, std::string_view contents) {
   return Status::ok();
 }
 
+Status prepareOutputFolder(const std::string& dir, std::string_view option) {
+  if (dir.empty()) {
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("{}: an empty folder name (give a folder, e.g. {} out)", option, option)};
+  }
+  std::error_code ec;
+  const fs::path path(dir);
+  if (fs::exists(path, ec) && !fs::is_directory(path, ec)) {
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("{} {}: exists and is not a folder", option, dir)};
+  }
+  fs::create_directories(path, ec);
+  if (ec) {
+    return {ErrorCode::kIo,
+            fmt::format("{} {}: cannot create the folder: {}", option, dir, ec.message())};
+  }
+  const fs::path probe = path / fmt::format(".ebb-write-probe.{}", ::getpid());
+  {
+    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+    out << "probe\n";
+    out.close();
+    if (!out) {
+      fs::remove(probe, ec);
+      return {ErrorCode::kIo,
+              fmt::format("{} {}: cannot write into the folder (permissions, read-only file "
+                          "system or full disk)",
+                          option, dir)};
+    }
+  }
+  fs::remove(probe, ec);
+  return Status::ok();
+}
+
 }  // namespace ebb

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "common/status.h"
@@ -12,5 +13,11 @@ namespace ebb {
 // then renamed over `path`. A reader, or a run interrupted midway, sees the
 // old file or the new one, never half of one. E_IO names the path.
 Status writeFile(const std::filesystem::path& path, std::string_view contents);
+
+// Before a run: the output folder `dir` (given as `option`, e.g. "--out") can
+// hold its results. Creates it if needed and proves it writable with a probe
+// file, so a bad folder is an error before the work, not after it. E_INVALID
+// for an empty name or a path that is a file; E_IO naming the path and why.
+Status prepareOutputFolder(const std::string& dir, std::string_view option);
 
 }  // namespace ebb

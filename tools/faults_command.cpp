@@ -67,6 +67,10 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb faults: " << o.configPath << ": " << mt.status().toString() << "\n";
     return kExitError;
   }
+  if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
+    err << "ebb faults: " << s.toString() << "\n";
+    return kExitError;
+  }
   const TopoSummary shape = summarize(*topo, *mt);
   campaign::CampaignOptions opts;
   opts.seed = o.seed;

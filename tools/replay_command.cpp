@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "common/file_io.h"
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
 #include "fabric/minimal_tree.h"
@@ -102,6 +103,10 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
   if (!mt) {
     err << "ebb replay: " << mt.status().toString() << "\n";
+    return kExitError;
+  }
+  if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
+    err << "ebb replay: " << s.toString() << "\n";
     return kExitError;
   }
   const auto progress = [&](const char* what) -> ProgressFn {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "common/file_io.h"
 #include "tools/cli_checks.h"
 #include "tools/command.h"
 #include "tune/report.h"
@@ -50,6 +51,10 @@ int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
   Result<tune::TunePlan> plan = tune::loadTunePlan(o.specPath);
   if (!plan) {
     err << "ebb tune: " << plan.status().toString() << "\n";
+    return kExitError;
+  }
+  if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
+    err << "ebb tune: " << s.toString() << "\n";
     return kExitError;
   }
   const tune::RunCache cache((fs::path(o.outDir) / "cache").string());

@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -277,6 +278,38 @@ TEST(ResourceLimits, TreesTooBigAreRefusedNamingSizeLimitAndKnob) {
       EXPECT_NE(text.find(s), std::string::npos) << cmd << ": no \"" << s << "\" in\n" << text;
   }
   EXPECT_FALSE(std::filesystem::exists(genOut)) << "nothing is written for a refused tree";
+}
+
+// Outputs (issue 17): a folder that cannot hold the results is an error
+// before any run, naming the option, the path and why; nothing is written.
+TEST(OutputFolder, ABadOutFolderIsRefusedBeforeTheRun) {
+  const std::string src = EBB_SOURCE_DIR;
+  const auto file = scratch("a-file");
+  std::ofstream(file) << "not a folder\n";
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const Case cases[] = {
+      {{"replay", "--quiet", "--out", ""}, "--out: an empty folder name"},
+      {{"replay", "--quiet", "--out", file.string()}, "exists and is not a folder"},
+      {{"replay", "--quiet", "--out", "/proc/ebb-cannot-be/here"}, "cannot create the folder"},
+      {{"faults", "--config", src + "/configs/kary4x3.textproto", "--scenarios", "1", "--out", ""},
+       "--out: an empty folder name"},
+      {{"tune", src + "/configs/tune_alonso_ramp.textproto", "--out", file.string()},
+       "exists and is not a folder"},
+  };
+  for (const Case& c : cases) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const CliRun r = ebb(c.args);
+    EXPECT_EQ(r.code, kExitError) << c.args.front() << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args.front() << ": " << r.err;
+    // Refused at once: no emulation ran first.
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5)) << r.err;
+  }
+  std::string kept;
+  std::getline(std::ifstream(file), kept);
+  EXPECT_EQ(kept, "not a folder");
 }
 
 TEST(TopoCommand, HelpOnEveryCommand) {
