@@ -167,7 +167,18 @@ TEST(KAryNTree, RejectsBadShapes) {
   r = KAryNTree::make(40000, 1);
   ASSERT_FALSE(r);
   EXPECT_NE(r.status().message().find("65535"), std::string::npos);
-  EXPECT_TRUE(KAryNTree::make(2, 24));  // exactly the limit
+  // Exactly the host limit: allowed in shape, but its 201 M switches pass
+  // only with the switch limit raised deliberately.
+  EXPECT_TRUE(KAryNTree::make(2, 24, std::uint64_t{24} << 23));
+  r = KAryNTree::make(2, 24);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("201326592 switches"), std::string::npos)
+      << r.status().message();
+  r = KAryNTree::make(4, 6, 6143, "--max-switches");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("limit of 6143 switches"), std::string::npos);
+  EXPECT_NE(r.status().message().find("with --max-switches"), std::string::npos);
+  EXPECT_TRUE(KAryNTree::make(4, 6, 6144));
 }
 
 }  // namespace
