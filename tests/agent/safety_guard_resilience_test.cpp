@@ -39,8 +39,7 @@ fabric::Topology leafSpine(std::uint16_t leaves, std::uint16_t spines, std::uint
     lf.push_back(b.addSwitch(fmt::format("leaf{}", l), 0x100u + l, 2u + ups));
   for (std::uint16_t l = 0; l < leaves; ++l) {
     for (std::uint16_t j = 0; j < ups; ++j) {
-      const std::uint16_t s =
-          j == 0 ? 0 : static_cast<std::uint16_t>(1 + (l + j - 1) % (spines - 1));
+      const auto s = static_cast<std::uint16_t>(j == 0 ? 0 : 1 + (l + j - 1) % (spines - 1));
       EXPECT_TRUE(b.connectSwitches({lf[l], static_cast<std::uint16_t>(2 + j)}, {sp[s], l}).isOk());
     }
     for (std::uint16_t h = 0; h < 2; ++h) {
