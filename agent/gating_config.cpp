@@ -6,7 +6,7 @@ namespace ebb::agent {
 
 GatingChoice gatingFromConfig(const config::GatingSpec& g) {
   GatingChoice c;
-  const double uOn = g.u_on() == 0 ? policies::Thresholds{}.uOn : g.u_on();
+  const double uOn = g.has_u_on() ? g.u_on() : policies::Thresholds{}.uOn;
   switch (g.policy()) {
     case config::GatingSpec::STATIC:
       c.thresholds = policies::Thresholds::makeStatic(g.u_off(), uOn);
@@ -22,6 +22,24 @@ GatingChoice gatingFromConfig(const config::GatingSpec& g) {
       break;
   }
   return c;
+}
+
+Status checkGatingFields(const config::GatingSpec& g) {
+  const bool isStatic = g.policy() == config::GatingSpec::STATIC;
+  if (g.has_u_off() && !isStatic) {
+    return invalidArgument(fmt::format(
+        "gating.u_off: applies to the STATIC policy only (policy is {}); the dynamic policy "
+        "derives its off threshold from u_on",
+        g.policy() == config::GatingSpec::ALL_ON ? "ALL_ON" : "DYNAMIC"));
+  }
+  if (isStatic && !g.has_u_off()) {
+    return invalidArgument(
+        "gating.u_off: the STATIC policy needs u_off (0 < U_off <= 1, U_on > 2*U_off)");
+  }
+  if (g.has_u_on() && !(g.u_on() > 0 && g.u_on() <= 1)) {
+    return invalidArgument(fmt::format("gating.u_on: {} breaks the rule 0 < U_on <= 1", g.u_on()));
+  }
+  return Status::ok();
 }
 
 }  // namespace ebb::agent

@@ -21,4 +21,9 @@ struct GatingChoice {
 // gate, so that a sweep can still record a setting off the threshold map.
 GatingChoice gatingFromConfig(const config::GatingSpec& g);
 
+// The rules on the fields as written, for `ebb replay` and `ebb agent`:
+// u_off belongs to the static policy (and the static policy needs it), an
+// explicit u_on is in (0, 1]. E_INVALID naming the field.
+Status checkGatingFields(const config::GatingSpec& g);
+
 }  // namespace ebb::agent

@@ -316,9 +316,9 @@ config::Config makeScenario(const config::Config& base, const fabric::Topology& 
   config::WorkloadSpec& w = *c.mutable_workload();
   const config::WorkloadSpec baseLoad = base.workload();
   w.Clear();
-  w.set_message_bytes(baseLoad.message_bytes());
-  w.set_message_bytes_min(baseLoad.message_bytes_min());
-  w.set_message_bytes_max(baseLoad.message_bytes_max());
+  if (baseLoad.has_message_bytes()) w.set_message_bytes(baseLoad.message_bytes());
+  if (baseLoad.has_message_bytes_min()) w.set_message_bytes_min(baseLoad.message_bytes_min());
+  if (baseLoad.has_message_bytes_max()) w.set_message_bytes_max(baseLoad.message_bytes_max());
   w.set_arrivals(baseLoad.arrivals());
   *w.mutable_rate_points() = drawLoad(d, period, horizon, shape.maxRate);
   if (d.chance(shape.hotspotShare) && topo.numHosts() > 4) {

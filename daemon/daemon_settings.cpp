@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "agent/gating_config.h"
+#include "common/units.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -37,26 +38,41 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
                                            const fabric::Topology& topo) {
   DaemonSettings s;
   const config::AgentDaemonSpec& a = cfg.agent();
+  // Fields with presence: an explicit 0 is a value, checked like any other.
+  for (auto [field, has, v, minimum] :
+       {std::tuple{"check_period_ms", a.has_check_period_ms(), a.check_period_ms(), 1},
+        std::tuple{"rate_window_ms", a.has_rate_window_ms(), a.rate_window_ms(), 1},
+        std::tuple{"mad_timeout_ms", a.has_mad_timeout_ms(), a.mad_timeout_ms(), 1},
+        std::tuple{"link_poll_ms", a.has_link_poll_ms(), a.link_poll_ms(), 1},
+        std::tuple{"restore_timeout_ms", a.has_restore_timeout_ms(), a.restore_timeout_ms(), 1},
+        std::tuple{"lost_contact_ms", a.has_lost_contact_ms(), a.lost_contact_ms(), 1},
+        std::tuple{"mad_retries", a.has_mad_retries(), std::int64_t{a.mad_retries()}, 0},
+        std::tuple{"max_outstanding", a.has_max_outstanding(), std::int64_t{a.max_outstanding()},
+                   1}}) {
+    if (has && v < minimum) {
+      return invalidArgument(
+          fmt::format("agent.{}: must be {} (is {})", field, minimum == 1 ? "> 0" : ">= 0", v));
+    }
+  }
   for (auto [field, v] :
-       {std::pair{"check_period_ms", a.check_period_ms()},
-        std::pair{"rate_window_ms", a.rate_window_ms()},
-        std::pair{"min_dwell_ms", a.min_dwell_ms()},
-        std::pair{"mad_timeout_ms", a.mad_timeout_ms()},
-        std::pair{"link_poll_ms", a.link_poll_ms()}, std::pair{"run_for_ms", a.run_for_ms()},
-        std::pair{"restore_timeout_ms", a.restore_timeout_ms()},
-        std::pair{"lost_contact_ms", a.lost_contact_ms()},
+       {std::pair{"min_dwell_ms", a.min_dwell_ms()}, std::pair{"run_for_ms", a.run_for_ms()},
         std::pair{"max_off_per_window", std::int64_t{a.max_off_per_window()}},
-        std::pair{"mad_retries", std::int64_t{a.mad_retries()}},
-        std::pair{"max_outstanding", std::int64_t{a.max_outstanding()}},
         std::pair{"ca_port", std::int64_t{a.ca_port()}}}) {
     if (Status st = nonNegative(field, v); !st.isOk()) return st;
   }
+  // Every millisecond setting in picoseconds, checked for range.
+  const auto ms = [](const char* field, std::int64_t v) {
+    return msToPs(fmt::format("agent.{}", field), v);
+  };
   s.port.caName = a.ca();
   s.port.port = a.ca_port();
-  // Zero means unset: the option structs keep their defaults.
-  if (a.mad_timeout_ms() != 0) s.transport.timeoutPs = milliseconds(a.mad_timeout_ms());
-  if (a.mad_retries() != 0) s.transport.retries = a.mad_retries();
-  if (a.max_outstanding() != 0) s.transport.maxOutstanding = a.max_outstanding();
+  if (a.has_mad_timeout_ms()) {
+    Result<TimePs> t = ms("mad_timeout_ms", a.mad_timeout_ms());
+    if (!t) return t.status();
+    s.transport.timeoutPs = *t;
+  }
+  if (a.has_mad_retries()) s.transport.retries = a.mad_retries();
+  if (a.has_max_outstanding()) s.transport.maxOutstanding = a.max_outstanding();
   if (Status st = s.transport.validate(); !st.isOk())
     return invalidArgument("agent." + st.message());
 
@@ -68,6 +84,7 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   }
   // Gating: the same policies and thresholds as in the emulator.
   const auto& g = cfg.gating();
+  if (Status st = agent::checkGatingFields(g); !st.isOk()) return st;
   const agent::GatingChoice gating = agent::gatingFromConfig(g);
   s.agent.gating = gating.gating;
   s.agent.thresholds = gating.thresholds;
@@ -75,12 +92,17 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   // A real fabric is sampled far less often than the emulator (AgentConfig's
   // default is 2000 cycles of 1 ns): PMA reads of every port take milliseconds.
   constexpr std::int64_t kDefaultCheckPeriodMs = 1000;
-  s.agent.checkPeriodPs =
-      milliseconds(a.check_period_ms() == 0 ? kDefaultCheckPeriodMs : a.check_period_ms());
+  Result<TimePs> period =
+      ms("check_period_ms", a.has_check_period_ms() ? a.check_period_ms() : kDefaultCheckPeriodMs);
+  if (!period) return period.status();
+  s.agent.checkPeriodPs = *period;
   s.agent.rateLimits.maxOffPerWindow = a.max_off_per_window();
-  s.agent.rateLimits.windowPs =
-      a.rate_window_ms() == 0 ? s.agent.checkPeriodPs : a.rate_window_ms() * kPsPerMs;
-  s.agent.rateLimits.minDwellPs = a.min_dwell_ms() * kPsPerMs;
+  Result<TimePs> window = ms("rate_window_ms", a.rate_window_ms());
+  if (!window) return window.status();
+  s.agent.rateLimits.windowPs = a.has_rate_window_ms() ? *window : s.agent.checkPeriodPs;
+  Result<TimePs> dwell = ms("min_dwell_ms", a.min_dwell_ms());
+  if (!dwell) return dwell.status();
+  s.agent.rateLimits.minDwellPs = *dwell;
   // Anti-flap defaults: a link that goes off more than 3 times in 10 minutes
   // under a steady load sits on a threshold; every turn-off makes OpenSM
   // re-sweep, so it stays on for 10 minutes, then 20, 40, ...
@@ -95,10 +117,14 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
       return invalidArgument(fmt::format("agent.{}: must be > 0 (is {})", field, v));
   }
   s.agent.rateLimits.flap.limit = a.has_flap_limit() ? a.flap_limit() : 3;
-  s.agent.rateLimits.flap.windowPs =
-      milliseconds(a.has_flap_window_ms() ? a.flap_window_ms() : kFlapWindowMs);
-  s.agent.rateLimits.flap.holdPs =
-      milliseconds(a.has_flap_hold_ms() ? a.flap_hold_ms() : kFlapWindowMs);
+  Result<TimePs> flapWindow =
+      ms("flap_window_ms", a.has_flap_window_ms() ? a.flap_window_ms() : kFlapWindowMs);
+  if (!flapWindow) return flapWindow.status();
+  s.agent.rateLimits.flap.windowPs = *flapWindow;
+  Result<TimePs> flapHold =
+      ms("flap_hold_ms", a.has_flap_hold_ms() ? a.flap_hold_ms() : kFlapWindowMs);
+  if (!flapHold) return flapHold.status();
+  s.agent.rateLimits.flap.holdPs = *flapHold;
   if (Status st = s.agent.validate(); !st.isOk()) return invalidArgument(st.message());
 
   s.backend.dryRun = a.dry_run();
@@ -110,9 +136,17 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
                                    : ib::TopologyMismatch::kRefuse;
   s.resilience =
       a.resilience() == config::NONE ? agent::Resilience::kNone : agent::Resilience::kSingleLink;
-  if (a.link_poll_ms() != 0) s.backend.linkPollPs = milliseconds(a.link_poll_ms());
-  if (a.restore_timeout_ms() > 0) s.backend.restoreTimeoutPs = a.restore_timeout_ms() * kPsPerMs;
-  if (a.lost_contact_ms() > 0) s.backend.lostContactPs = a.lost_contact_ms() * kPsPerMs;
+  for (auto [field, has, v, out] :
+       {std::tuple{"link_poll_ms", a.has_link_poll_ms(), a.link_poll_ms(), &s.backend.linkPollPs},
+        std::tuple{"restore_timeout_ms", a.has_restore_timeout_ms(), a.restore_timeout_ms(),
+                   &s.backend.restoreTimeoutPs},
+        std::tuple{"lost_contact_ms", a.has_lost_contact_ms(), a.lost_contact_ms(),
+                   &s.backend.lostContactPs}}) {
+    if (!has) continue;
+    Result<TimePs> t = ms(field, v);
+    if (!t) return t.status();
+    *out = *t;
+  }
   if (!a.m_key().empty()) {
     auto k = parseGuid("agent.m_key", a.m_key());
     if (!k) return k.status();
@@ -153,7 +187,9 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
     const std::filesystem::path p(a.lock_file());
     s.lockFile = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();
   }
-  s.runForPs = a.run_for_ms() * kPsPerMs;
+  Result<TimePs> runFor = ms("run_for_ms", a.run_for_ms());
+  if (!runFor) return runFor.status();
+  s.runForPs = *runFor;
   return s;
 }
 

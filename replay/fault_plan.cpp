@@ -6,27 +6,11 @@
 
 #include <fmt/format.h>
 
+#include "common/units.h"
+
 namespace ebb::replay {
 
 namespace {
-
-// cycles x cyclePs, or E_INVALID naming the field when negative or too large.
-Result<TimePs> cyclesToPs(const std::string& field, std::int64_t cycles, TimePs cyclePs) {
-  if (cycles < 0) return invalidArgument(fmt::format("{}: must be >= 0 (is {})", field, cycles));
-  if (cyclePs > 0 && cycles > std::numeric_limits<TimePs>::max() / cyclePs) {
-    return invalidArgument(
-        fmt::format("{}: {} cycles of {} ps overflow the time range", field, cycles, cyclePs));
-  }
-  return cycles * cyclePs;
-}
-
-Result<TimePs> usToPs(const std::string& field, double us) {
-  if (!std::isfinite(us) || us < 0)
-    return invalidArgument(fmt::format("{}: must be >= 0 (is {})", field, us));
-  if (us * 1e6 > 9e18)
-    return invalidArgument(fmt::format("{}: {} us is beyond the time range", field, us));
-  return static_cast<TimePs>(std::llround(us * 1e6));
-}
 
 Status checkShare(const std::string& field, double v) {
   if (!std::isfinite(v) || v < 0 || v > 1) {
@@ -112,19 +96,25 @@ Result<FaultsDef> faultsFromConfig(const config::FaultsSpec& spec, TimePs cycleP
   }
   std::stable_sort(f.events.begin(), f.events.end(),
                    [](const FaultEventDef& a, const FaultEventDef& b) { return a.at < b.at; });
-  if (spec.detection_cycles() != 0) {
-    Result<TimePs> d = cyclesToPs("faults.detection_cycles", spec.detection_cycles(), cyclePs);
-    if (!d) return d.status();
-    f.detectionPs = *d;
+  // A PHY's loss-of-signal debounce; 0 is allowed (detected at once).
+  constexpr std::int64_t kDefaultDetectionCycles = 1'000;
+  Result<TimePs> detection = cyclesToPs(
+      "faults.detection_cycles",
+      spec.has_detection_cycles() ? spec.detection_cycles() : kDefaultDetectionCycles, cyclePs);
+  if (!detection) return detection.status();
+  f.detectionPs = *detection;
+  constexpr std::int64_t kDefaultRetransmitCycles = 100'000;
+  if (spec.has_retransmit_timeout_cycles() && spec.retransmit_timeout_cycles() <= 0) {
+    return invalidArgument(fmt::format("faults.retransmit_timeout_cycles: must be > 0 (is {})",
+                                       spec.retransmit_timeout_cycles()));
   }
-  if (spec.retransmit_timeout_cycles() != 0) {
-    Result<TimePs> d =
-        cyclesToPs("faults.retransmit_timeout_cycles", spec.retransmit_timeout_cycles(), cyclePs);
-    if (!d) return d.status();
-    f.retransmitTimeoutPs = *d;
-  } else {
-    f.retransmitTimeoutPs = 100'000 * cyclePs;
-  }
+  Result<TimePs> retransmit =
+      cyclesToPs("faults.retransmit_timeout_cycles",
+                 spec.has_retransmit_timeout_cycles() ? spec.retransmit_timeout_cycles()
+                                                      : kDefaultRetransmitCycles,
+                 cyclePs);
+  if (!retransmit) return retransmit.status();
+  f.retransmitTimeoutPs = *retransmit;
   Result<TimePs> slack =
       cyclesToPs("faults.recovery_slack_cycles", spec.recovery_slack_cycles(), cyclePs);
   if (!slack) return slack.status();
@@ -147,7 +137,7 @@ Result<FaultsDef> faultsFromConfig(const config::FaultsSpec& spec, TimePs cycleP
                             std::pair{"faults.random.direction_share", r.direction_share()}}) {
       if (Status s = checkShare(field, v); !s.isOk()) return s;
     }
-    d.mtShare = r.mt_share() == 0 ? 0.5 : r.mt_share();
+    d.mtShare = r.has_mt_share() ? r.mt_share() : 0.5;
     d.switchShare = r.switch_share();
     d.directionShare = r.direction_share();
     Result<TimePs> start = cyclesToPs("faults.random.start_cycles", r.start_cycles(), cyclePs);
@@ -161,8 +151,10 @@ Result<FaultsDef> faultsFromConfig(const config::FaultsSpec& spec, TimePs cycleP
     }
     d.startPs = *start;
     d.endPs = *end;
-    d.maxFailed = r.max_failed() == 0 ? 1 : r.max_failed();
-    d.seed = r.seed() == 0 ? seed : r.seed();
+    if (r.has_max_failed() && r.max_failed() == 0)
+      return invalidArgument("faults.random.max_failed: must be > 0 (is 0)");
+    d.maxFailed = r.has_max_failed() ? r.max_failed() : 1;
+    d.seed = r.has_seed() ? r.seed() : seed;
   }
   return f;
 }

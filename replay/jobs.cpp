@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/units.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/mpi_replay.h"
 #include "workload/otf2_trace.h"
@@ -27,10 +28,6 @@ const char* formatName(config::TraceSpec::Format f) {
   }
 }
 
-TimePs usToPs(double us) {
-  return static_cast<TimePs>(std::llround(us * 1e6));
-}
-
 Result<JobDef> jobFromTrace(const config::TraceSpec& t, const std::string& baseDir,
                             const std::string& field) {
   JobDef j;
@@ -43,15 +40,21 @@ Result<JobDef> jobFromTrace(const config::TraceSpec& t, const std::string& baseD
   j.format =
       t.format() == config::TraceSpec::FORMAT_UNSPECIFIED ? config::TraceSpec::AMG_CSV : t.format();
   j.randomRanks = t.placement() == config::TraceSpec::RANDOM;
+  if (t.has_ranks() && t.ranks() == 0) {
+    return invalidArgument(fmt::format(
+        "{}.ranks: must be > 0 (is 0); leave it out to give the job as many hosts as the trace "
+        "has ranks",
+        field));
+  }
   j.ranks = t.ranks();
-  if (t.flops_per_s() != 0) {
+  if (t.has_flops_per_s()) {
     if (!(t.flops_per_s() > 0) || !std::isfinite(t.flops_per_s())) {
       return invalidArgument(
           fmt::format("{}.flops_per_s: must be > 0 (is {})", field, t.flops_per_s()));
     }
     j.flopsPerS = t.flops_per_s();
   }
-  if (t.size_scale() != 0) {
+  if (t.has_size_scale()) {
     if (!(t.size_scale() > 0) || !std::isfinite(t.size_scale())) {
       return invalidArgument(
           fmt::format("{}.size_scale: must be > 0 (is {})", field, t.size_scale()));
@@ -95,22 +98,21 @@ Result<JobDef> jobFromCollective(const config::CollectiveLoopSpec& c, const std:
   if (c.ranks() < 2)
     return invalidArgument(fmt::format("{}.ranks: must be >= 2 (is {})", field, c.ranks()));
   j.ranks = c.ranks();
-  j.iterations = c.iterations() == 0 ? 1 : c.iterations();
-  if (c.compute_us() < 0 || !std::isfinite(c.compute_us())) {
-    return invalidArgument(
-        fmt::format("{}.compute_us: must be >= 0 (is {})", field, c.compute_us()));
-  }
-  j.computePs = usToPs(c.compute_us());
+  if (c.has_iterations() && c.iterations() == 0)
+    return invalidArgument(fmt::format("{}.iterations: must be > 0 (is 0)", field));
+  j.iterations = c.has_iterations() ? c.iterations() : 1;
+  Result<TimePs> compute = usToPs(field + ".compute_us", c.compute_us());
+  if (!compute) return compute.status();
+  j.computePs = *compute;
   j.name = fmt::format("{}-{}x{}B", j.op, j.ranks, j.bytes);
   return j;
 }
 
 Status applyJobFields(JobDef& j, const config::JobSpec& s) {
   if (!s.name().empty()) j.name = s.name();
-  if (s.start_us() < 0 || !std::isfinite(s.start_us())) {
-    return invalidArgument(fmt::format("{}.start_us: must be >= 0 (is {})", j.field, s.start_us()));
-  }
-  j.startPs = usToPs(s.start_us());
+  Result<TimePs> start = usToPs(j.field + ".start_us", s.start_us());
+  if (!start) return start.status();
+  j.startPs = *start;
   j.repeat = s.repeat();
   return Status::ok();
 }

@@ -123,10 +123,13 @@ std::string formatSummary(const results::Report& r) {
   if (r.has_baseline()) {
     out += line(r.baseline());
     out += fmt::format(
-        "  => link power saved: {:.1f}% of switch links, {:.1f}% of all links; mean latency "
-        "{:+.1f}%, p99 {:+.1f}%\n",
+        "  => link power saved: {:.1f}% of switch links, {:.1f}% of all links; {}\n",
         100 * r.power_saving_switch_links(), 100 * r.power_saving_all_links(),
-        100 * r.mean_latency_increase(), 100 * r.p99_latency_increase());
+        r.has_mean_latency_increase()
+            ? fmt::format("mean latency {:+.1f}%, p99 {:+.1f}%", 100 * r.mean_latency_increase(),
+                          100 * r.p99_latency_increase())
+            : std::string("latency: nothing to compare (no message was "
+                          "delivered in one of the runs)"));
   }
   if (r.run().ranks() > 0) {
     out += fmt::format(

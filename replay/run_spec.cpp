@@ -3,25 +3,31 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "agent/gating_config.h"
+#include "common/units.h"
 
 namespace ebb::replay {
 
 namespace {
 
-template <class T>
-T orDefault(T v, T def) {
-  return v == T{} ? def : v;
-}
-
-Status checkPositive(const char* field, std::int64_t v) {
-  if (v < 0) return invalidArgument(fmt::format("{}: must be > 0 (is {})", field, v));
-  return Status::ok();
+// A field with presence: its value when set (checked against `minimum`,
+// which is 1 for "> 0" and 0 for ">= 0"), else `def`. An explicit 0 is a
+// value, never "unset" (docs/replay.md, "Configuration rules").
+Result<std::int64_t> presentOr(std::string_view field, bool has, std::int64_t v, std::int64_t def,
+                               std::int64_t minimum) {
+  if (!has) return def;
+  if (v < minimum) {
+    return invalidArgument(
+        fmt::format("{}: must be {} (is {})", field, minimum == 1 ? "> 0" : ">= 0", v));
+  }
+  return v;
 }
 
 // workload.rate_points: at least two points, times never decreasing.
@@ -94,63 +100,86 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   r.name = cfg.name().empty() ? "run" : cfg.name();
   // Emulator.
   const auto& e = cfg.emulator();
-  for (auto [field, v] :
-       {std::pair{"emulator.cycle_ps", e.cycle_ps()},
-        std::pair{"emulator.flit_bytes", e.flit_bytes()},
-        std::pair{"emulator.packet_bytes", e.packet_bytes()}, std::pair{"emulator.vcs", e.vcs()},
-        std::pair{"emulator.vc_buffer_bytes", e.vc_buffer_bytes()},
-        std::pair{"emulator.link_latency_cycles", e.link_latency_cycles()},
-        std::pair{"emulator.routing_delay_cycles", e.routing_delay_cycles()}}) {
-    if (Status s = checkPositive(field, v); !s.isOk()) return s;
-  }
   sim::EmulatorConfig& em = r.emulator;
   const sim::EmulatorConfig defaults;
-  em.cyclePs = orDefault<std::int64_t>(e.cycle_ps(), defaults.cyclePs);
-  em.flitBytes = orDefault<std::int64_t>(e.flit_bytes(), defaults.flitBytes);
-  em.packetBytes = orDefault<std::int64_t>(e.packet_bytes(), 16 * em.flitBytes);
-  em.vcs = orDefault<std::int64_t>(e.vcs(), defaults.vcs);
-  em.vcBufferBytes = orDefault<std::int64_t>(e.vc_buffer_bytes(), em.packetBytes);
-  em.linkLatencyPs =
-      orDefault<std::int64_t>(e.link_latency_cycles(), defaults.linkLatencyPs / defaults.cyclePs) *
-      em.cyclePs;
-  em.routingDelayPs = orDefault<std::int64_t>(e.routing_delay_cycles(),
-                                              defaults.routingDelayPs / defaults.cyclePs) *
-                      em.cyclePs;
+  const std::int64_t defaultCycles = defaults.cyclePs;
+  {
+    Result<std::int64_t> cyclePs =
+        presentOr("emulator.cycle_ps", e.has_cycle_ps(), e.cycle_ps(), defaults.cyclePs, 1);
+    if (!cyclePs) return cyclePs.status();
+    em.cyclePs = *cyclePs;
+    Result<std::int64_t> flit =
+        presentOr("emulator.flit_bytes", e.has_flit_bytes(), e.flit_bytes(), defaults.flitBytes, 1);
+    if (!flit) return flit.status();
+    em.flitBytes = *flit;
+    Result<std::int64_t> sixteenFlits = checkedProduct("emulator.flit_bytes", 16, em.flitBytes);
+    if (!sixteenFlits) return sixteenFlits.status();
+    Result<std::int64_t> packet = presentOr("emulator.packet_bytes", e.has_packet_bytes(),
+                                            e.packet_bytes(), *sixteenFlits, 1);
+    if (!packet) return packet.status();
+    em.packetBytes = *packet;
+    Result<std::int64_t> vcs = presentOr("emulator.vcs", e.has_vcs(), e.vcs(), defaults.vcs, 1);
+    if (!vcs) return vcs.status();
+    em.vcs = *vcs;
+    Result<std::int64_t> buffer = presentOr("emulator.vc_buffer_bytes", e.has_vc_buffer_bytes(),
+                                            e.vc_buffer_bytes(), em.packetBytes, 1);
+    if (!buffer) return buffer.status();
+    em.vcBufferBytes = *buffer;
+    Result<std::int64_t> link =
+        presentOr("emulator.link_latency_cycles", e.has_link_latency_cycles(),
+                  e.link_latency_cycles(), defaults.linkLatencyPs / defaultCycles, 0);
+    if (!link) return link.status();
+    Result<TimePs> linkPs = cyclesToPs("emulator.link_latency_cycles", *link, em.cyclePs);
+    if (!linkPs) return linkPs.status();
+    em.linkLatencyPs = *linkPs;
+    Result<std::int64_t> routing =
+        presentOr("emulator.routing_delay_cycles", e.has_routing_delay_cycles(),
+                  e.routing_delay_cycles(), defaults.routingDelayPs / defaultCycles, 0);
+    if (!routing) return routing.status();
+    Result<TimePs> routingPs = cyclesToPs("emulator.routing_delay_cycles", *routing, em.cyclePs);
+    if (!routingPs) return routingPs.status();
+    em.routingDelayPs = *routingPs;
+  }
   em.upRouting = e.up_routing() == config::EmulatorSpec::RANDOM ? sim::UpRouting::kRandom
                                                                 : sim::UpRouting::kAdaptive;
-  em.seed = orDefault<std::uint64_t>(cfg.seed(), defaults.seed);
+  em.seed = cfg.has_seed() ? cfg.seed() : defaults.seed;
   // Gating.
   const auto& g = cfg.gating();
-  for (auto [field, v] : {std::pair{"gating.check_period_cycles", g.check_period_cycles()},
-                          std::pair{"gating.turn_on_cycles", g.turn_on_cycles()},
-                          std::pair{"gating.turn_off_cycles", g.turn_off_cycles()},
-                          std::pair{"gating.control_latency_cycles", g.control_latency_cycles()}}) {
-    if (Status s = checkPositive(field, v); !s.isOk()) return s;
-  }
   // Defaults in cycles of the default cycle, from the option structs.
   const agent::AgentConfig agentDefaults;
-  const std::int64_t period = orDefault<std::int64_t>(
-      g.check_period_cycles(), agentDefaults.checkPeriodPs / defaults.cyclePs);
-  const std::int64_t tOn =
-      orDefault<std::int64_t>(g.turn_on_cycles(), defaults.turnOnPs / defaults.cyclePs);
-  const std::int64_t tOff =
-      orDefault<std::int64_t>(g.turn_off_cycles(), defaults.turnOffPs / defaults.cyclePs);
-  if (tOn > period) {
+  Result<std::int64_t> period =
+      presentOr("gating.check_period_cycles", g.has_check_period_cycles(), g.check_period_cycles(),
+                agentDefaults.checkPeriodPs / defaultCycles, 1);
+  if (!period) return period.status();
+  Result<std::int64_t> tOn = presentOr("gating.turn_on_cycles", g.has_turn_on_cycles(),
+                                       g.turn_on_cycles(), defaults.turnOnPs / defaultCycles, 0);
+  if (!tOn) return tOn.status();
+  Result<std::int64_t> tOff = presentOr("gating.turn_off_cycles", g.has_turn_off_cycles(),
+                                        g.turn_off_cycles(), defaults.turnOffPs / defaultCycles, 0);
+  if (!tOff) return tOff.status();
+  if (*tOn > *period) {
     return invalidArgument(fmt::format(
         "gating.turn_on_cycles: T_on ({}) must not exceed the check period ({}): the network "
         "must settle between decisions",
-        tOn, period));
+        *tOn, *period));
   }
-  if (tOff > period) {
+  if (*tOff > *period) {
     return invalidArgument(
         fmt::format("gating.turn_off_cycles: T_off ({}) must not exceed the check "
                     "period ({})",
-                    tOff, period));
+                    *tOff, *period));
   }
-  em.turnOnPs = tOn * em.cyclePs;
-  em.turnOffPs = tOff * em.cyclePs;
-  r.agent.checkPeriodPs = period * em.cyclePs;
-  r.agent.controlLatencyPs = g.control_latency_cycles() * em.cyclePs;
+  for (auto [field, cycles, out] :
+       {std::tuple{"gating.check_period_cycles", *period, &r.agent.checkPeriodPs},
+        std::tuple{"gating.turn_on_cycles", *tOn, &em.turnOnPs},
+        std::tuple{"gating.turn_off_cycles", *tOff, &em.turnOffPs},
+        std::tuple{"gating.control_latency_cycles", g.control_latency_cycles(),
+                   &r.agent.controlLatencyPs}}) {
+    Result<TimePs> ps = cyclesToPs(field, cycles, em.cyclePs);
+    if (!ps) return ps.status();
+    *out = *ps;
+  }
+  if (Status s = agent::checkGatingFields(g); !s.isOk()) return s;
   const agent::GatingChoice gating = agent::gatingFromConfig(g);
   r.gating = gating.gating;
   r.agent.gating = gating.gating;
@@ -185,31 +214,57 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     if (Status s = lp.setLinkSpeed(l.link_speed()); !s.isOk())
       return invalidArgument("lpi." + s.message());
   }
-  if (l.sleep_signal_ps() != 0) lp.sleepSignal = l.sleep_signal_ps();
-  if (l.quiet_ps() != 0) lp.quiet = l.quiet_ps();
-  if (l.refresh_ps() != 0) lp.refresh = l.refresh_ps();
+  for (auto [field, has, v, out] :
+       {std::tuple{"lpi.sleep_signal_ps", l.has_sleep_signal_ps(), l.sleep_signal_ps(),
+                   &lp.sleepSignal},
+        std::tuple{"lpi.quiet_ps", l.has_quiet_ps(), l.quiet_ps(), &lp.quiet},
+        std::tuple{"lpi.refresh_ps", l.has_refresh_ps(), l.refresh_ps(), &lp.refresh}}) {
+    Result<std::int64_t> ps = presentOr(field, has, v, *out, 1);
+    if (!ps) return ps.status();
+    *out = *ps;
+  }
   if (l.hold_ts() < 0 || !std::isfinite(l.hold_ts())) {
     return invalidArgument(fmt::format("lpi.hold_ts: must be >= 0 (is {})", l.hold_ts()));
   }
-  lp.hold = static_cast<TimePs>(l.hold_ts() * static_cast<double>(lp.sleepSignal));
+  const double holdPs = l.hold_ts() * static_cast<double>(lp.sleepSignal);
+  if (holdPs > 9e18) {
+    return invalidArgument(
+        fmt::format("lpi.hold_ts: {} x T_s ({} ps) is beyond the time range of about 106 days",
+                    l.hold_ts(), lp.sleepSignal));
+  }
+  lp.hold = static_cast<TimePs>(holdPs);
   lp.hybridFastWake = lp.hold;
   if (Status s = em.validate(); !s.isOk()) return s;
   // Workload.
   const auto& w = cfg.workload();
-  if (w.message_bytes() < 0) {
+  Result<std::int64_t> messageBytes = presentOr("workload.message_bytes", w.has_message_bytes(),
+                                                w.message_bytes(), em.packetBytes, 1);
+  if (!messageBytes) return messageBytes.status();
+  r.workload.messageBytes = *messageBytes;
+  if (w.has_message_bytes_min() != w.has_message_bytes_max()) {
     return invalidArgument(
-        fmt::format("workload.message_bytes: must be > 0 (is {})", w.message_bytes()));
+        fmt::format("workload.{}: sizes uniform in a range need both message_bytes_min and "
+                    "message_bytes_max",
+                    w.has_message_bytes_min() ? "message_bytes_max" : "message_bytes_min"));
   }
-  r.workload.messageBytes = orDefault<std::int64_t>(w.message_bytes(), em.packetBytes);
-  if (w.message_bytes_max() > 0) {
-    if (w.message_bytes_min() <= 0 || w.message_bytes_min() > w.message_bytes_max()) {
+  if (w.has_message_bytes_max()) {
+    if (w.message_bytes_min() <= 0) {
       return invalidArgument(
-          fmt::format("workload.message_bytes_min: must be in 1..message_bytes_max ({}) (is {})",
-                      w.message_bytes_max(), w.message_bytes_min()));
+          fmt::format("workload.message_bytes_min: must be > 0 (is {})", w.message_bytes_min()));
+    }
+    if (w.message_bytes_min() > w.message_bytes_max()) {
+      return invalidArgument(
+          fmt::format("workload.message_bytes_max: must be >= message_bytes_min ({}) (is {})",
+                      w.message_bytes_min(), w.message_bytes_max()));
+    }
+    if (w.has_message_bytes()) {
+      return invalidArgument(
+          "workload.message_bytes: give one size or a range (message_bytes_min, "
+          "message_bytes_max), not both");
     }
     r.workload.sizeMin = w.message_bytes_min();
     r.workload.sizeMax = w.message_bytes_max();
-    r.workload.messageBytes = (r.workload.sizeMin + r.workload.sizeMax) / 2;
+    r.workload.messageBytes = r.workload.sizeMin + (r.workload.sizeMax - r.workload.sizeMin) / 2;
   }
   r.workload.arrivals = w.arrivals() == config::WorkloadSpec::POISSON
                             ? workload::Arrivals::kPoisson
@@ -249,9 +304,13 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
       return invalidArgument(fmt::format("workload.uniform.rate: must be >= 0 (is {})", u.rate()));
     }
     if (u.duration_cycles() <= 0) {
-      return invalidArgument("workload.uniform.duration_cycles: must be > 0");
+      return invalidArgument(fmt::format("workload.uniform.duration_cycles: must be > 0 (is {})",
+                                         u.duration_cycles()));
     }
-    r.workload.rate = workload::RateProfile::constant(u.rate(), u.duration_cycles() * em.cyclePs);
+    Result<TimePs> duration =
+        cyclesToPs("workload.uniform.duration_cycles", u.duration_cycles(), em.cyclePs);
+    if (!duration) return duration.status();
+    r.workload.rate = workload::RateProfile::constant(u.rate(), *duration);
     r.workloadName =
         fmt::format("uniform {} flits/cycle/node for {} cycles", u.rate(), u.duration_cycles());
   } else if (w.pattern_case() == config::WorkloadSpec::kRatePoints) {
@@ -264,9 +323,9 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
                     w.rate_points().point(w.rate_points().point_size() - 1).at_cycles());
   } else {
     const auto& ramp = w.alonso_ramp();
-    const double low = ramp.low() == 0 ? 0.01 : ramp.low();
-    const double high = ramp.high() == 0 ? 0.60 : ramp.high();
-    const double scale = ramp.time_scale() == 0 ? 1.0 : ramp.time_scale();
+    const double low = ramp.has_low() ? ramp.low() : 0.01;
+    const double high = ramp.has_high() ? ramp.high() : 0.60;
+    const double scale = ramp.has_time_scale() ? ramp.time_scale() : 1.0;
     if (low < 0 || high < 0 || !std::isfinite(low) || !std::isfinite(high)) {
       return invalidArgument(
           fmt::format("workload.alonso_ramp: rates must be >= 0 (low {}, high {})", low, high));
@@ -274,6 +333,21 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     if (scale <= 0 || !std::isfinite(scale)) {
       return invalidArgument(
           fmt::format("workload.alonso_ramp.time_scale: must be > 0 (is {})", scale));
+    }
+    constexpr double kRampCycles = 420'000;  // the paper's ramp at time_scale 1
+    const double maxCycles =
+        static_cast<double>(std::numeric_limits<TimePs>::max() / em.cyclePs) / 2;
+    if (kRampCycles * scale > maxCycles) {
+      return invalidArgument(fmt::format(
+          "workload.alonso_ramp.time_scale: {} x 420000 cycles of {} ps is beyond the time "
+          "range of about 106 days",
+          scale, em.cyclePs));
+    }
+    if (kRampCycles * scale < 5) {
+      return invalidArgument(fmt::format(
+          "workload.alonso_ramp.time_scale: {} makes the ramp shorter than its 5 points "
+          "(at least {:g})",
+          scale, 5 / kRampCycles));
     }
     r.workload.rate = workload::RateProfile::alonsoRamp(em.cyclePs, scale, low, high);
     r.workloadName = fmt::format("alonso-ramp {}..{} flits/cycle/node over {} cycles", low, high,

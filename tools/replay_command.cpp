@@ -34,10 +34,11 @@ struct ReplayOptions {
   std::string tracePath;
   std::string traceFormat = "amg-csv";
   std::string placement = "linear";
-  std::uint32_t ranks = 0;
-  double flopsPerS = 0;
+  // Set only when given: an explicit 0 is checked like the config field.
+  std::optional<std::uint32_t> ranks;
+  std::optional<double> flopsPerS;
   std::string collectives;
-  double sizeScale = 0;
+  std::optional<double> sizeScale;
   std::vector<std::string> args;  // [CONFIG] [key=value ...]
   std::vector<std::string> overrides;
   bool quiet = false;
@@ -80,10 +81,10 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
                                                 : config::TraceSpec::AMG_CSV);
     t->set_placement(o.placement == "random" ? config::TraceSpec::RANDOM
                                              : config::TraceSpec::LINEAR);
-    t->set_ranks(o.ranks);
-    t->set_flops_per_s(o.flopsPerS);
+    if (o.ranks) t->set_ranks(*o.ranks);
+    if (o.flopsPerS) t->set_flops_per_s(*o.flopsPerS);
     t->set_collectives(o.collectives);
-    t->set_size_scale(o.sizeScale);
+    if (o.sizeScale) t->set_size_scale(*o.sizeScale);
   }
   if (!o.trafficPath.empty()) {
     // A path given on the command line is relative to the working directory.
@@ -143,16 +144,19 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
         1.0 - ratio(run.summary.relative_power_switch_links(), b.relative_power_switch_links()));
     report.set_power_saving_all_links(
         1.0 - ratio(run.summary.relative_power_all_links(), b.relative_power_all_links()));
-    report.set_mean_latency_increase(
-        ratio(run.summary.mean_latency_cycles(), b.mean_latency_cycles()) - 1.0);
+    const bool latencies = run.summary.messages_delivered() > 0 && b.messages_delivered() > 0;
+    if (latencies) {
+      report.set_mean_latency_increase(
+          ratio(run.summary.mean_latency_cycles(), b.mean_latency_cycles()) - 1.0);
+      report.set_p99_latency_increase(
+          ratio(run.summary.p99_latency_cycles(), b.p99_latency_cycles()) - 1.0);
+    }
     if (b.app_runtime_us() > 0) {
       double worst = 0;
       for (results::JobComparison& j : compareJobs(run.summary, b, &worst))
         *report.add_jobs() = std::move(j);
       report.set_app_slowdown(worst);
     }
-    report.set_p99_latency_increase(
-        ratio(run.summary.p99_latency_cycles(), b.p99_latency_cycles()) - 1.0);
   }
   out << formatSummary(report);
   Status s = writeReport(o.outDir, report, run, baseline, spec->plots, topo->depth() - 1);

@@ -28,6 +28,7 @@ struct TuneOptions {
   int shardCount = 1;
   std::vector<std::string> merge;
   bool quiet = false;
+  std::uint64_t maxSettings = tune::kDefaultMaxSettings;
 };
 
 // "I/N" with 0 <= I < N.
@@ -48,7 +49,7 @@ bool parseShard(const std::string& text, int& index, int& count) {
 
 int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
   namespace fs = std::filesystem;
-  Result<tune::TunePlan> plan = tune::loadTunePlan(o.specPath);
+  Result<tune::TunePlan> plan = tune::loadTunePlan(o.specPath, o.maxSettings);
   if (!plan) {
     err << "ebb tune: " << plan.status().toString() << "\n";
     return kExitError;
@@ -134,6 +135,13 @@ void addTuneCommand(CLI::App& app, CommandAction& action) {
                                 "write the results (no run is computed)")
                     ->expected(1, -1);
   merge->excludes("--shard");
+  cmd->add_option("--max-settings", opts->maxSettings,
+                  "Refuse a grid of more settings than this (the product of the swept "
+                  "dimensions, counted before any is built); raise it deliberately for a big "
+                  "sweep")
+      ->check(wholeNumberAboveZero())
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}))
+      ->capture_default_str();
   cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
   cmd->callback([opts, &action] {
     if (!opts->shard.empty() && !parseShard(opts->shard, opts->shardIndex, opts->shardCount)) {

@@ -168,7 +168,7 @@ std::string formatValue(double v) {
 }
 
 Result<std::vector<double>> expandRange(const config::Range& r, const std::string& field) {
-  const bool hasRange = r.from() != 0 || r.to() != 0 || r.step() != 0;
+  const bool hasRange = r.has_from() || r.has_to() || r.has_step();
   if (r.values_size() > 0 && hasRange) {
     return invalidArgument(field + ": give values or from/to/step, not both");
   }
@@ -238,6 +238,23 @@ Status expandGrid(const config::SearchSpace& space, TunePlan& plan) {
     return invalidArgument(
         "search_space: empty grid: sweep at least one of policy, u_on, u_off, "
         "check_period_cycles, lpi_mode, lpi_hold_ts or a field");
+  }
+  // The cost before the work: the product of the dimensions, saturating.
+  std::uint64_t combinations = 1;
+  std::string sizes;
+  for (const Dimension& d : *dims) {
+    const std::uint64_t n = d.values.size();
+    combinations = n != 0 && combinations > plan.maxSettings * 2 / n ? plan.maxSettings * 2 + 1
+                                                                     : combinations * n;
+    sizes += fmt::format("{}{} {}", sizes.empty() ? "" : " x ", n, shortName(d.path));
+  }
+  if (combinations > plan.maxSettings) {
+    return invalidArgument(fmt::format(
+        "search_space: the grid has {}{} settings ({}), more than the limit of {}: narrow the "
+        "ranges, or raise the limit deliberately with `ebb tune --max-settings`",
+        combinations > plan.maxSettings * 2 ? "over " : "",
+        combinations > plan.maxSettings * 2 ? plan.maxSettings * 2 : combinations, sizes,
+        plan.maxSettings));
   }
   plan.dimensions = std::move(*dims);
   plan.settings.clear();

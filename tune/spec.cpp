@@ -136,14 +136,14 @@ Status checkSearch(const config::Search& s, TunePlan& plan) {
   plan.strategy = s.strategy() == config::Search::HALVING      ? Strategy::kHalving
                   : s.strategy() == config::Search::COORDINATE ? Strategy::kCoordinate
                                                                : Strategy::kGrid;
-  plan.maxPasses = s.max_passes() == 0 ? 10 : s.max_passes();
+  plan.maxPasses = s.has_max_passes() ? s.max_passes() : 10;
   if (plan.maxPasses < 1) {
     return invalidArgument(fmt::format("search.max_passes: must be >= 1 (is {})", s.max_passes()));
   }
-  plan.eta = s.eta() == 0 ? 3 : s.eta();
+  plan.eta = s.has_eta() ? s.eta() : 3;
   if (plan.eta < 2)
     return invalidArgument(fmt::format("search.eta: must be >= 2 (is {})", s.eta()));
-  plan.minFraction = s.min_fraction() == 0 ? 1.0 / (plan.eta * plan.eta) : s.min_fraction();
+  plan.minFraction = s.has_min_fraction() ? s.min_fraction() : 1.0 / (plan.eta * plan.eta);
   if (!(plan.minFraction > 0 && plan.minFraction <= 1)) {
     return invalidArgument(
         fmt::format("search.min_fraction: must be in (0, 1] (is {})", s.min_fraction()));
@@ -190,8 +190,10 @@ std::vector<double> TunePlan::rungFractions() const {
   return f;
 }
 
-Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& specDir) {
+Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& specDir,
+                               std::uint64_t maxSettings) {
   TunePlan plan;
+  plan.maxSettings = maxSettings;
   plan.name = spec.name().empty() ? "tune" : spec.name();
   Result<config::Config> base = baseOf(spec, specDir);
   if (!base) return base.status();
@@ -227,12 +229,12 @@ Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& 
   return plan;
 }
 
-Result<TunePlan> loadTunePlan(const std::string& specPath) {
+Result<TunePlan> loadTunePlan(const std::string& specPath, std::uint64_t maxSettings) {
   Result<std::string> text = config::readFile(specPath);
   if (!text) return text.status();
   config::TuneSpec spec;
   if (Status s = config::parseTextMessage(*text, specPath, spec); !s.isOk()) return s;
-  return buildTunePlan(spec, fs::path(specPath).parent_path().string());
+  return buildTunePlan(spec, fs::path(specPath).parent_path().string(), maxSettings);
 }
 
 Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std::size_t workload,
@@ -246,7 +248,7 @@ Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std
   if (fraction < 1.0) {
     auto* w = cfg.mutable_workload();
     if (w->has_alonso_ramp()) {
-      const double scale = w->alonso_ramp().time_scale() == 0 ? 1.0 : w->alonso_ramp().time_scale();
+      const double scale = w->alonso_ramp().has_time_scale() ? w->alonso_ramp().time_scale() : 1.0;
       w->mutable_alonso_ramp()->set_time_scale(scale * fraction);
     } else if (w->has_uniform()) {
       const double d = static_cast<double>(w->uniform().duration_cycles()) * fraction;

@@ -52,6 +52,8 @@ struct Dimension {
 
 // A validated TuneSpec: the base config (paths absolute), the workloads, the
 // budget and every setting of the grid.
+inline constexpr std::uint64_t kDefaultMaxSettings = 10'000;
+
 struct TunePlan {
   std::string name;
   config::Config base;
@@ -66,6 +68,9 @@ struct TunePlan {
   int maxPasses = 10;
   bool allLinksObjective = false;
   bool plots = true;
+  // The most settings the grid may have (the product of the swept
+  // dimensions), checked before any is built: `ebb tune --max-settings`.
+  std::uint64_t maxSettings = kDefaultMaxSettings;
 
   std::size_t validSettings() const;
   // The replay lengths of the halving rungs, ending with 1 (otherwise just 1).
@@ -74,8 +79,11 @@ struct TunePlan {
 
 // Every field checked before anything runs; E_INVALID names the field and the
 // rule. Relative paths resolve against `specDir`.
-Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& specDir);
-Result<TunePlan> loadTunePlan(const std::string& specPath);
+// `maxSettings` bounds the grid (TunePlan::maxSettings).
+Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& specDir,
+                               std::uint64_t maxSettings = kDefaultMaxSettings);
+Result<TunePlan> loadTunePlan(const std::string& specPath,
+                              std::uint64_t maxSettings = kDefaultMaxSettings);
 
 // The config a setting runs with on a workload, its replay shortened to
 // `fraction` (alonso-ramp and uniform only; files and traces run whole).

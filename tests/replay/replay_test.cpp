@@ -215,7 +215,7 @@ TEST(Replay, BadConfigsAreRejectedNamingTheField) {
       {"lpi { mode: DEEP_SLEEP hold_ts: -1 }", "lpi.hold_ts"},
       {"lpi { link_speed: \"10BASE-T\" }", "link speed"},
       {"workload { message_bytes: -3 }", "workload.message_bytes"},
-      {"workload { message_bytes_min: 500 message_bytes_max: 100 }", "workload.message_bytes_min"},
+      {"workload { message_bytes_min: 500 message_bytes_max: 100 }", "workload.message_bytes_max"},
   };
   for (const BadConfig& c : cases) {
     auto cfg = config::parseTextConfig(c.text, "t");

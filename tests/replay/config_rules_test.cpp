@@ -1,0 +1,128 @@
+// The configuration rules of docs/replay.md ("Configuration rules"), one table
+// per category of bad input: an explicit zero is a value (never "unset"),
+// unit conversions never wrap, and fields that do not apply are refused.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "configs/config_loader.h"
+#include "replay/run_spec.h"
+
+namespace ebb::replay {
+namespace {
+
+struct Rejected {
+  const char* text;
+  const char* field;  // the message names it
+  const char* rule;   // ... and the rule
+};
+
+void expectRejected(const Rejected& c) {
+  Result<config::Config> cfg = config::parseTextConfig(c.text, "t");
+  ASSERT_TRUE(cfg) << c.text << ": " << cfg.status().toString();
+  Result<RunSpec> s = buildRunSpec(*cfg);
+  ASSERT_FALSE(s) << c.text << " was accepted";
+  EXPECT_EQ(s.status().code(), ErrorCode::kInvalidArgument) << c.text;
+  const std::string m = s.status().message();
+  EXPECT_NE(m.find(c.field), std::string::npos) << c.text << " -> " << m;
+  EXPECT_NE(m.find(c.rule), std::string::npos) << c.text << " -> " << m;
+}
+
+RunSpec accepted(const std::string& text) {
+  Result<config::Config> cfg = config::parseTextConfig(text, "t");
+  EXPECT_TRUE(cfg) << text;
+  Result<RunSpec> s = buildRunSpec(*cfg);
+  EXPECT_TRUE(s) << text << ": " << s.status().toString();
+  return s ? *s : RunSpec{};
+}
+
+TEST(ConfigRules, AnExplicitZeroIsRejectedWhereTheRuleIsAboveZero) {
+  const Rejected cases[] = {
+      {"emulator { cycle_ps: 0 }", "emulator.cycle_ps", "must be > 0 (is 0)"},
+      {"emulator { flit_bytes: 0 }", "emulator.flit_bytes", "must be > 0 (is 0)"},
+      {"emulator { packet_bytes: 0 }", "emulator.packet_bytes", "must be > 0 (is 0)"},
+      {"emulator { vcs: 0 }", "emulator.vcs", "must be > 0 (is 0)"},
+      {"emulator { vc_buffer_bytes: 0 }", "emulator.vc_buffer_bytes", "must be > 0 (is 0)"},
+      {"gating { check_period_cycles: 0 }", "gating.check_period_cycles", "must be > 0 (is 0)"},
+      {"gating { u_on: 0 }", "gating.u_on", "0 < U_on <= 1"},
+      {"lpi { mode: DEEP_SLEEP sleep_signal_ps: 0 }", "lpi.sleep_signal_ps", "must be > 0"},
+      {"lpi { mode: DEEP_SLEEP quiet_ps: 0 }", "lpi.quiet_ps", "must be > 0"},
+      {"lpi { mode: HYBRID refresh_ps: 0 }", "lpi.refresh_ps", "must be > 0"},
+      {"workload { message_bytes: 0 }", "workload.message_bytes", "must be > 0 (is 0)"},
+      {"workload { alonso_ramp { time_scale: 0 } }", "workload.alonso_ramp.time_scale",
+       "must be > 0"},
+      {"workload { message_bytes_min: 0 message_bytes_max: 10 }", "workload.message_bytes_min",
+       "must be > 0"},
+      {"faults { retransmit_timeout_cycles: 0 }", "faults.retransmit_timeout_cycles",
+       "must be > 0"},
+      {"faults { random { mtbf_us: 10 max_failed: 0 } }", "faults.random.max_failed",
+       "must be > 0"},
+      {"workload { trace { path: \"t.csv\" ranks: 0 } }", "workload.trace.ranks", "must be > 0"},
+      {"workload { collective { op: \"alltoall\" ranks: 4 iterations: 0 } }",
+       "workload.collective.iterations", "must be > 0"},
+  };
+  for (const Rejected& c : cases)
+    expectRejected(c);
+}
+
+TEST(ConfigRules, AnExplicitZeroIsKeptWhereZeroMeansSomething) {
+  // Absent and zero differ: each of these defaults to something else.
+  EXPECT_EQ(accepted("seed: 0").emulator.seed, 0u);
+  EXPECT_EQ(accepted("").emulator.seed, 1u);
+  EXPECT_EQ(accepted("faults { detection_cycles: 0 }").faults.detectionPs, 0);
+  EXPECT_EQ(accepted("").faults.detectionPs, 1'000'000);
+  EXPECT_EQ(accepted("emulator { link_latency_cycles: 0 }").emulator.linkLatencyPs, 0);
+  EXPECT_EQ(accepted("gating { turn_on_cycles: 0 }").emulator.turnOnPs, 0);
+  EXPECT_EQ(accepted("faults { random { mtbf_us: 10 mt_share: 0 } }").faults.random.mtShare, 0.0);
+  EXPECT_EQ(accepted("faults { random { mtbf_us: 10 } }").faults.random.mtShare, 0.5);
+  // A ramp from no load at all.
+  EXPECT_EQ(accepted("workload { alonso_ramp { low: 0 } }").workload.rate.at(0), 0.0);
+  EXPECT_EQ(accepted("").workload.rate.at(0), 0.01);
+  // The default detection is 1000 cycles of the configured cycle.
+  EXPECT_EQ(accepted("emulator { cycle_ps: 500 }").faults.detectionPs, 500'000);
+}
+
+TEST(ConfigRules, UnitConversionsNeverWrap) {
+  const Rejected cases[] = {
+      {"gating { check_period_cycles: 18446744073709552 turn_on_cycles: 1 turn_off_cycles: 1 }",
+       "gating.check_period_cycles", "beyond the time range"},
+      {"emulator { cycle_ps: 9223372036854775000 }", "emulator.cycle_ps", "beyond the time range"},
+      {"workload { uniform { rate: 0.1 duration_cycles: 9223372036854776 } }",
+       "workload.uniform.duration_cycles", "beyond the time range"},
+      {"workload { alonso_ramp { time_scale: 1e300 } }", "workload.alonso_ramp.time_scale",
+       "beyond the time range"},
+      {"lpi { mode: DEEP_SLEEP hold_ts: 1e30 }", "lpi.hold_ts", "beyond the time range"},
+      {"emulator { flit_bytes: 9223372036854775807 }", "emulator.flit_bytes", "does not fit"},
+      {"emulator { routing_delay_cycles: 9223372036854775807 }", "emulator.routing_delay_cycles",
+       "beyond the time range"},
+      {"gating { control_latency_cycles: 9223372036854775807 }", "gating.control_latency_cycles",
+       "beyond the time range"},
+      {"faults { detection_cycles: 9223372036854775807 }", "faults.detection_cycles",
+       "beyond the time range"},
+      {"workload { mix { jobs { collective { op: \"barrier\" ranks: 2 } start_us: 1e200 } } }",
+       "start_us", "beyond the time range"},
+      {"workload { rate_points { point { at_cycles: 0 rate: 0.1 } point { at_cycles: "
+       "9223372036854775807 rate: 0.1 } } }",
+       "workload.rate_points.point[1].at_cycles", "must be in"},
+  };
+  for (const Rejected& c : cases)
+    expectRejected(c);
+}
+
+TEST(ConfigRules, FieldsThatDoNotApplyAreRefused) {
+  const Rejected cases[] = {
+      {"gating { policy: DYNAMIC u_off: 0.05 }", "gating.u_off", "STATIC policy only"},
+      {"gating { u_off: 0.05 }", "gating.u_off", "STATIC policy only"},
+      {"gating { policy: ALL_ON u_off: 0.05 }", "gating.u_off", "STATIC policy only"},
+      {"gating { policy: STATIC u_on: 0.2 }", "gating.u_off", "needs u_off"},
+      {"workload { message_bytes_max: 100 }", "workload.message_bytes_min", "need both"},
+      {"workload { message_bytes_min: 10 }", "workload.message_bytes_max", "need both"},
+      {"workload { message_bytes: 50 message_bytes_min: 10 message_bytes_max: 100 }",
+       "workload.message_bytes", "not both"},
+  };
+  for (const Rejected& c : cases)
+    expectRejected(c);
+}
+
+}  // namespace
+}  // namespace ebb::replay
