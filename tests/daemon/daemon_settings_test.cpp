@@ -81,6 +81,15 @@ TEST(AgentSettings, NothingAllowListedIsReadOnlyOverEverySwitch) {
   EXPECT_TRUE(s->metricsListen.empty());
 }
 
+TEST(AgentSettings, AnExplicitZeroRetryCountIsKept) {
+  auto none = settings("agent { mad_retries: 0 }");
+  ASSERT_TRUE(none) << none.status().toString();
+  EXPECT_EQ(none->transport.retries, 0);
+  auto unset = settings("");
+  ASSERT_TRUE(unset) << unset.status().toString();
+  EXPECT_EQ(unset->transport.retries, 2);
+}
+
 TEST(AgentSettings, OverridesTakeEffect) {
   auto s = settings(
       "agent { check_period_ms: 250 max_off_per_window: 3 rate_window_ms: 2000 min_dwell_ms: 900 "
@@ -142,7 +151,21 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"agent { restore_timeout_ms: -2 }", "restore_timeout_ms"},
         Bad{"agent { m_key: \"0xZZ\" }", "agent.m_key"},
         Bad{"lpi { mode: DEEP_SLEEP }", "lpi.mode: InfiniBand has no low-power idle"},
-        Bad{"gating { policy: STATIC u_off: 0.1 u_on: 0.15 }", "U_on > 2"}),
+        Bad{"gating { policy: STATIC u_off: 0.1 u_on: 0.15 }", "U_on > 2"},
+        // An explicit zero is a value: refused where the rule is > 0.
+        Bad{"agent { check_period_ms: 0 }", "agent.check_period_ms: must be > 0 (is 0)"},
+        Bad{"agent { mad_timeout_ms: 0 }", "agent.mad_timeout_ms: must be > 0 (is 0)"},
+        Bad{"agent { max_outstanding: 0 }", "agent.max_outstanding: must be > 0 (is 0)"},
+        Bad{"agent { link_poll_ms: 0 }", "agent.link_poll_ms: must be > 0 (is 0)"},
+        Bad{"agent { rate_window_ms: 0 }", "agent.rate_window_ms: must be > 0 (is 0)"},
+        Bad{"agent { lost_contact_ms: 0 }", "agent.lost_contact_ms: must be > 0 (is 0)"},
+        Bad{"agent { restore_timeout_ms: 0 }", "agent.restore_timeout_ms: must be > 0 (is 0)"},
+        // Milliseconds past the time range never wrap.
+        Bad{"agent { check_period_ms: 9223372036854775 }",
+            "agent.check_period_ms: 9223372036854775 ms is beyond the time range"},
+        Bad{"agent { run_for_ms: 9223372036854775807 }", "agent.run_for_ms"},
+        Bad{"agent { flap_hold_ms: 9223372036854775807 }", "agent.flap_hold_ms"},
+        Bad{"gating { policy: DYNAMIC u_off: 0.05 }", "gating.u_off: applies to the STATIC"}),
     [](const ::testing::TestParamInfo<Bad>& tpi) { return std::to_string(tpi.index); });
 
 }  // namespace

@@ -102,7 +102,44 @@ const BadSpec kBadSpecs[] = {
      "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
      "strategy: COORDINATE max_passes: -1 }",
      "search.max_passes", "must be >= 1"},
+    // An explicit zero is a value, never "use the default".
+    {"ZeroEta",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
+     "strategy: HALVING eta: 0 }",
+     "search.eta", "must be >= 2 (is 0)"},
+    {"ZeroPasses",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
+     "strategy: COORDINATE max_passes: 0 }",
+     "search.max_passes", "must be >= 1 (is 0)"},
+    {"ZeroFraction",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
+     "strategy: HALVING min_fraction: 0 }",
+     "search.min_fraction", "(0, 1]"},
+    {"ZeroStep",
+     "budget { latency_increase_pct: 5 } search_space { u_on { from: 0 to: 0 step: 0 } }",
+     "search_space.u_on.step", "must be > 0"},
+    // A grid counted before it is built: 10^4 x 10^4 settings.
+    {"GridBomb",
+     "budget { latency_increase_pct: 5 } search_space { policy: [STATIC] "
+     "u_on { from: 0.5 to: 1 step: 0.0001 } u_off { from: 0.0001 to: 0.2 step: 0.0001 } "
+     "check_period_cycles { from: 1000 to: 10000 step: 1 } }",
+     "search_space: the grid has over 20000 settings", "more than the limit of 10000"},
 };
+
+TEST(TuneSpec, TheSettingsLimitIsCheckedBeforeTheGridAndCanBeRaised) {
+  const std::string body = tinyRampBase(0.1) +
+                           "budget { latency_increase_pct: 5 } search_space { u_on { values: "
+                           "[0.2, 0.3, 0.4] } check_period_cycles { values: [1000, 2000] } }";
+  Result<TunePlan> refused = planFrom(body, 5);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.status().message().find("the grid has 6 settings (3 u_on x 2 "),
+            std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("limit of 5"), std::string::npos);
+  Result<TunePlan> raised = planFrom(body, 6);
+  ASSERT_TRUE(raised) << raised.status().toString();
+  EXPECT_EQ(raised->settings.size(), 6u);
+}
 
 class TuneSpecBad : public ::testing::TestWithParam<BadSpec> {};
 

@@ -40,10 +40,11 @@ inline std::filesystem::path writeSpec(const std::filesystem::path& dir, const s
   return path;
 }
 
-inline Result<TunePlan> planFrom(const std::string& text) {
+inline Result<TunePlan> planFrom(const std::string& text,
+                                 std::uint64_t maxSettings = kDefaultMaxSettings) {
   config::TuneSpec spec;
   if (Status s = config::parseTextMessage(text, "test", spec); !s.isOk()) return s;
-  return buildTunePlan(spec, "");
+  return buildTunePlan(spec, "", maxSettings);
 }
 
 // A 4-ary 2-tree (16 hosts) on the alonso-ramp at `scale` of its length:
