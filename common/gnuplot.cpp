@@ -29,7 +29,10 @@ Status renderGnuplot(const std::string& dir, const std::string& scriptName, int 
   }
   if (r.timedOut) return {ErrorCode::kUnavailable, "plots: gnuplot ran over 60 s"};
   if (r.exitCode != 0) {
-    return {ErrorCode::kUnavailable, fmt::format("plots: gnuplot failed: {}", r.err)};
+    return {ErrorCode::kUnavailable,
+            fmt::format("plots: gnuplot failed ({}){}",
+                        r.exitCode < 0 ? "killed" : fmt::format("exit status {}", r.exitCode),
+                        r.err.empty() ? "" : ": " + r.err)};
   }
   return Status::ok();
 }

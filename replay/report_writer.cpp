@@ -1,12 +1,15 @@
 #include "replay/report_writer.h"
 
 #include <filesystem>
+#include <set>
+#include <vector>
 
 #include <fmt/format.h>
 #include <google/protobuf/util/json_util.h>
 
-#include "common/file_io.h"
 #include "common/gnuplot.h"
+#include "common/output_set.h"
+#include "replay/period_rows.h"
 
 namespace ebb::replay {
 
@@ -14,14 +17,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string csv(const RunOutput& run, int levelPairs) {
+std::string csv(const std::vector<PeriodRow>& rows, int levelPairs) {
   std::string s =
       "time_cycles,injected_rate,rising,offered,accepted,power_switch_links,power_all_links,mean_"
       "latency_cycles,delivered";
   for (int l = 0; l < levelPairs; ++l)
     s += fmt::format(",links_on_l{}_l{}", l, l + 1);
   s += "\n";
-  for (const PeriodRow& r : run.rows) {
+  for (const PeriodRow& r : rows) {
     s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{}", r.timeCycles,
                      r.injectedRate, r.rising ? 1 : 0, r.offered, r.accepted, r.powerSwitchLinks,
                      r.powerAllLinks, r.meanLatencyCycles, r.delivered);
@@ -39,9 +42,13 @@ std::string decisionsJsonl(const RunOutput& run) {
   return s;
 }
 
+constexpr const char* kFigures[] = {"power_vs_rate", "latency_vs_rate", "power_over_time"};
+constexpr std::size_t kPlotRows = 4'000;
+
 // Figures 4 and 5 of Alonso et al.: power and latency versus injected rate,
 // increasing and decreasing ramp as separate curves, plus power over time.
-std::string gnuplotScript(bool baseline, const std::string& term, const std::string& ext) {
+std::string gnuplotScript(bool baseline, const std::string& data, const std::string& baselineData,
+                          const std::string& term, const std::string& ext) {
   std::string s = fmt::format(
       "set datafile separator ','\nset terminal {}\nset key outside bottom center horizontal\n"
       "set grid\n",
@@ -50,62 +57,113 @@ std::string gnuplotScript(bool baseline, const std::string& term, const std::str
       "set output 'plots/power_vs_rate.{}'\nset title 'Relative link power (switch links)'\n"
       "set xlabel 'injected rate (flits/cycle/node)'\nset ylabel 'relative power'\n"
       "set yrange [0:1.05]\n"
-      "plot 'timeseries.csv' every ::1 using 2:($3==1?$6:1/0) with points pt 7 ps 0.5 title "
+      "plot '{}' every ::1 using 2:($3==1?$6:1/0) with points pt 7 ps 0.5 title "
       "'increasing', '' every ::1 using 2:($3==0?$6:1/0) with points pt 5 ps 0.5 title "
       "'decreasing'\n",
-      ext);
+      ext, data);
   s += fmt::format(
       "set output 'plots/latency_vs_rate.{}'\nset title 'Mean message latency'\n"
       "set ylabel 'latency (cycles)'\nset autoscale y\nset logscale y\n"
-      "plot 'timeseries.csv' every ::1 using 2:($3==1&&$8>0?$8:1/0) with points pt 7 ps 0.5 "
+      "plot '{}' every ::1 using 2:($3==1&&$8>0?$8:1/0) with points pt 7 ps 0.5 "
       "title 'increasing', '' every ::1 using 2:($3==0&&$8>0?$8:1/0) with points pt 5 ps 0.5 "
       "title 'decreasing'{}\nunset logscale y\n",
-      ext,
-      baseline ? ", 'baseline_timeseries.csv' every ::1 using 2:($8>0?$8:1/0) with points pt 1 "
-                 "ps 0.5 title 'all links on'"
+      ext, data,
+      baseline ? fmt::format(", '{}' every ::1 using 2:($8>0?$8:1/0) with points pt 1 "
+                             "ps 0.5 title 'all links on'",
+                             baselineData)
                : "");
   s += fmt::format(
       "set output 'plots/power_over_time.{}'\nset title 'Relative link power and load over "
       "time'\nset xlabel 'time (cycles)'\nset ylabel 'relative power / load'\n"
       "set yrange [0:1.05]\n"
-      "plot 'timeseries.csv' every ::1 using 1:6 with lines title 'switch links', '' every ::1 "
+      "plot '{}' every ::1 using 1:6 with lines title 'switch links', '' every ::1 "
       "using 1:7 with lines title 'all links', '' every ::1 using 1:2 with lines title "
       "'injected rate'\n",
-      ext);
+      ext, data);
   return s;
+}
+
+// Every name writeReport may write: a new run removes the earlier run's files
+// it does not write itself (e.g. baseline_timeseries.csv after skip_baseline).
+std::set<std::string> ownedOutputs() {
+  std::set<std::string> names = {"report.json", "timeseries.csv", "baseline_timeseries.csv",
+                                 "decisions.jsonl", "plots.gp"};
+  for (const char* figure : kFigures) {
+    for (const char* ext : {"png", "svg"})
+      names.insert(fmt::format("plots/{}.{}", figure, ext));
+  }
+  for (const char* data : {"plots/timeseries.csv", "plots/baseline_timeseries.csv"})
+    names.insert(data);
+  return names;
+}
+
+// The figures; a plotting problem is a warning (returned), never a failed run:
+// the results are written all the same. Long series are merged to at most
+// kPlotRows rows in plots/ (a picture shows no more), so gnuplot stays quick.
+std::string drawPlots(OutputSet& set, const RunOutput& run,
+                      const std::optional<RunOutput>& baseline, int levelPairs) {
+  std::error_code ec;
+  fs::create_directories(set.staging() / "plots", ec);
+  if (ec) return fmt::format("plots: cannot create the plots folder: {}", ec.message());
+  std::string data = "timeseries.csv";
+  std::string baselineData = "baseline_timeseries.csv";
+  const bool merge = run.rows.size() > kPlotRows || (baseline && baseline->rows.size() > kPlotRows);
+  if (merge) {
+    data = "plots/timeseries.csv";
+    baselineData = "plots/baseline_timeseries.csv";
+    if (Status s = set.write(data, csv(downsample(run.rows, kPlotRows), levelPairs)); !s.isOk())
+      return s.toString();
+    if (baseline) {
+      if (Status s =
+              set.write(baselineData, csv(downsample(baseline->rows, kPlotRows), levelPairs));
+          !s.isOk()) {
+        return s.toString();
+      }
+    }
+  }
+  const Status s =
+      renderGnuplot(set.staging().string(), "plots.gp", 900, 600,
+                    [&](const std::string& term, const std::string& ext) {
+                      return gnuplotScript(baseline.has_value(), data, baselineData, term, ext);
+                    });
+  set.adopt("plots.gp");
+  for (const char* figure : kFigures) {
+    for (const char* ext : {"png", "svg"}) {
+      const std::string name = fmt::format("plots/{}.{}", figure, ext);
+      if (fs::exists(set.staging() / name, ec)) set.adopt(name);
+    }
+  }
+  return s.isOk() ? std::string() : s.message();
 }
 
 }  // namespace
 
-Status writeReport(const std::string& dir, const results::Report& report, const RunOutput& run,
-                   const std::optional<RunOutput>& baseline, bool plots, int levelPairs) {
-  std::error_code ec;
-  fs::create_directories(fs::path(dir) / "plots", ec);
-  if (ec) return {ErrorCode::kIo, fmt::format("cannot create {}: {}", dir, ec.message())};
+Result<std::string> writeReport(const std::string& dir, const results::Report& report,
+                                const RunOutput& run, const std::optional<RunOutput>& baseline,
+                                bool plots, int levelPairs) {
+  Result<OutputSet> set = OutputSet::begin(dir, ownedOutputs());
+  if (!set) return set.status();
   std::string json;
   google::protobuf::util::JsonPrintOptions opts;
   opts.add_whitespace = true;
   opts.preserve_proto_field_names = true;
   opts.always_print_primitive_fields = true;
   if (!google::protobuf::util::MessageToJsonString(report, &json, opts).ok()) {
-    return {ErrorCode::kInternal, "cannot render report.json"};
+    return Status(ErrorCode::kInternal, "cannot render report.json");
   }
-  if (Status s = writeFile(fs::path(dir) / "report.json", json); !s.isOk()) return s;
-  if (Status s = writeFile(fs::path(dir) / "timeseries.csv", csv(run, levelPairs)); !s.isOk())
-    return s;
+  if (Status s = set->write("report.json", json); !s.isOk()) return s;
+  if (Status s = set->write("timeseries.csv", csv(run.rows, levelPairs)); !s.isOk()) return s;
   if (baseline) {
-    if (Status s = writeFile(fs::path(dir) / "baseline_timeseries.csv", csv(*baseline, levelPairs));
+    if (Status s = set->write("baseline_timeseries.csv", csv(baseline->rows, levelPairs));
         !s.isOk()) {
       return s;
     }
   }
-  if (Status s = writeFile(fs::path(dir) / "decisions.jsonl", decisionsJsonl(run)); !s.isOk())
-    return s;
-  if (!plots) return Status::ok();
-  return renderGnuplot(dir, "plots.gp", 900, 600,
-                       [&](const std::string& term, const std::string& ext) {
-                         return gnuplotScript(baseline.has_value(), term, ext);
-                       });
+  if (Status s = set->write("decisions.jsonl", decisionsJsonl(run)); !s.isOk()) return s;
+  std::string warning;
+  if (plots) warning = drawPlots(*set, run, baseline, levelPairs);
+  if (Status s = set->commit(); !s.isOk()) return s;
+  return warning;
 }
 
 std::string formatSummary(const results::Report& r) {

@@ -368,6 +368,16 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   if (!faults) return faults.status();
   r.faults = std::move(*faults);
   em.faultDetectionPs = r.faults.detectionPs;
+  if (cfg.report().has_timeseries_period_cycles()) {
+    const std::int64_t ts = cfg.report().timeseries_period_cycles();
+    if (ts < *period || ts % *period != 0) {
+      return invalidArgument(fmt::format(
+          "report.timeseries_period_cycles: must be a whole number of check periods ({} "
+          "cycles) (is {})",
+          *period, ts));
+    }
+    r.timeseriesGroup = ts / *period;
+  }
   r.baseline = !cfg.report().skip_baseline();
   r.plots = !cfg.report().skip_plots();
   return r;

@@ -25,6 +25,9 @@ struct RunSpec {
   std::string workloadName;
   bool baseline = true;
   bool plots = true;
+  // Check periods merged into one timeseries row; 0: as many as keep the run
+  // within kMaxTimeseriesRows rows.
+  std::int64_t timeseriesGroup = 0;
   std::string policyName;
   FaultsDef faults;  // none by default
   InBandDef inBand;  // gating.in_band: whole-link gating under in-band rules

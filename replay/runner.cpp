@@ -12,6 +12,7 @@
 #include "policies/power_model.h"
 #include "replay/fault_injector.h"
 #include "replay/in_band.h"
+#include "replay/period_rows.h"
 #include "replay/recovery_monitor.h"
 #include "replay/workload_source.h"
 #include "sim_backend/fabric_emulator.h"
@@ -198,6 +199,14 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   EnergyTotals prev;
   std::uint64_t prevBytesGenerated = 0;
   int lastProgress = -1;
+  // Check periods per timeseries row: as configured, or enough to stay within
+  // kMaxTimeseriesRows over the workload's span.
+  const std::int64_t group =
+      spec.timeseriesGroup > 0
+          ? spec.timeseriesGroup
+          : std::max<std::int64_t>(1, (end / std::max<TimePs>(period, 1) + kMaxTimeseriesRows - 1) /
+                                          kMaxTimeseriesRows);
+  RowMerger rows;
   std::function<void()> sample = [&] {
     const TimePs now = sched.now();
     PeriodRow row;
@@ -235,7 +244,8 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
                                             : 0;
     row.powerAllLinks = (e.allLinks - prev.allLinks) / (dt * allDirections);
     prev = e;
-    out.rows.push_back(std::move(row));
+    rows.add(row);
+    if (static_cast<std::int64_t>(rows.count()) >= group) out.rows.push_back(rows.take());
     monitor.onPeriod();
     if (progress) {
       // Closed loop may run past the trace's span: 100% is said once.
@@ -267,6 +277,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   } else {
     sched.runUntil(end);
   }
+  if (!rows.empty()) out.rows.push_back(rows.take());
   if (!monitor.failure().isOk()) return monitor.failure();
   // Accepted load counts what arrived within the workload's window only.
   const std::uint64_t bytesDeliveredInWindow = emu.stats().bytesDelivered;

@@ -158,14 +158,20 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       report.set_app_slowdown(worst);
     }
   }
-  out << formatSummary(report);
-  Status s = writeReport(o.outDir, report, run, baseline, spec->plots, topo->depth() - 1);
-  if (!s.isOk()) {
-    err << "ebb replay: " << s.toString() << "\n";
+  // Flushed: the results are known before the (possibly long) writing starts.
+  out << formatSummary(report) << std::flush;
+  Result<std::string> written =
+      writeReport(o.outDir, report, run, baseline, spec->plots, topo->depth() - 1);
+  if (!written) {
+    err << "ebb replay: " << written.status().toString() << "\n";
     return kExitError;
   }
+  // A plot that could not be drawn costs no result: warn, exit 0.
+  const bool plotted = spec->plots && written->empty();
+  if (!written->empty())
+    err << "ebb replay: warning: " << *written << " (the results are written; exit status 0)\n";
   out << fmt::format("  wrote {0}/report.json, {0}/timeseries.csv, {0}/decisions.jsonl{1}\n",
-                     o.outDir, spec->plots ? fmt::format(", {}/plots/*.png|svg", o.outDir) : "");
+                     o.outDir, plotted ? fmt::format(", {}/plots/*.png|svg", o.outDir) : "");
   return kExitOk;
 }
 

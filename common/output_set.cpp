@@ -1,0 +1,164 @@
+#include "common/output_set.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/file_io.h"
+
+namespace ebb {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kManifest = ".ebb-run";
+constexpr std::string_view kCommit = ".ebb-commit";
+constexpr std::string_view kStagingPrefix = ".ebb-staging-";
+
+std::set<std::string> readManifest(const fs::path& file) {
+  std::set<std::string> names;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    // Only plain relative names: a damaged manifest never reaches outside.
+    if (!line.empty() && line.find("..") == std::string::npos && line.front() != '/')
+      names.insert(line);
+  }
+  return names;
+}
+
+// Holds SIGTERM, SIGINT and SIGHUP while the files move into place; a signal
+// that arrives meanwhile is delivered when the scope ends.
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : {SIGTERM, SIGINT, SIGHUP})
+      sigaddset(&set, s);
+    pthread_sigmask(SIG_BLOCK, &set, &old_);
+  }
+  ~SignalsHeld() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  sigset_t old_;
+};
+
+Status ioError(const fs::path& path, const std::string& what, const std::error_code& ec) {
+  return {ErrorCode::kIo, fmt::format("{}: {}: {}", path.string(), what, ec.message())};
+}
+
+// Moves every file of `commitDir` (listed in its manifest) into `dir`,
+// removes the earlier run's files the new one lacks, then installs the
+// manifest. Each step can be repeated after an interruption.
+Status rollForward(const fs::path& dir, const fs::path& commitDir,
+                   const std::set<std::string>& owned) {
+  const std::set<std::string> next = readManifest(commitDir / kManifest);
+  std::set<std::string> previous = readManifest(dir / kManifest);
+  previous.insert(owned.begin(), owned.end());
+  std::error_code ec;
+  for (const std::string& name : previous) {
+    if (next.count(name) == 0) fs::remove(dir / name, ec);
+  }
+  for (const std::string& name : next) {
+    const fs::path from = commitDir / name;
+    if (!fs::exists(from, ec)) continue;  // moved before an interruption
+    const fs::path to = dir / name;
+    fs::create_directories(to.parent_path(), ec);
+    fs::rename(from, to, ec);
+    if (ec) return ioError(to, "cannot move the new file into place", ec);
+  }
+  fs::rename(commitDir / kManifest, dir / kManifest, ec);
+  if (ec) return ioError(dir / kManifest, "cannot install the manifest", ec);
+  fs::remove_all(commitDir, ec);
+  return Status::ok();
+}
+
+bool processAlive(const std::string& pidText) {
+  try {
+    const long pid = std::stol(pidText);
+    return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+Status finishInterruptedCommit(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path commitDir = dir / kCommit;
+  if (!fs::is_directory(commitDir, ec)) return Status::ok();
+  SignalsHeld held;
+  return rollForward(dir, commitDir, {});
+}
+
+Result<OutputSet> OutputSet::begin(const fs::path& dir, std::set<std::string> owned) {
+  if (Status s = finishInterruptedCommit(dir); !s.isOk()) return s;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(kStagingPrefix, 0) == 0 && !processAlive(name.substr(kStagingPrefix.size()))) {
+      std::error_code ignored;
+      fs::remove_all(e.path(), ignored);
+    }
+  }
+  const fs::path staging = dir / fmt::format("{}{}", kStagingPrefix, ::getpid());
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging, ec);
+  if (ec) return ioError(staging, "cannot create the staging folder", ec);
+  return OutputSet(dir, staging, std::move(owned));
+}
+
+OutputSet::OutputSet(fs::path dir, fs::path staging, std::set<std::string> owned)
+    : dir_(std::move(dir)), staging_(std::move(staging)), owned_(std::move(owned)) {}
+
+OutputSet::OutputSet(OutputSet&& other) noexcept
+    : dir_(std::move(other.dir_)),
+      staging_(std::move(other.staging_)),
+      owned_(std::move(other.owned_)),
+      files_(std::move(other.files_)),
+      done_(other.done_) {
+  other.done_ = true;
+}
+
+OutputSet::~OutputSet() {
+  if (done_) return;
+  std::error_code ignored;
+  fs::remove_all(staging_, ignored);
+}
+
+Status OutputSet::write(std::string_view relative, std::string_view contents) {
+  const fs::path path = staging_ / relative;
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) return ioError(path.parent_path(), "cannot create the folder", ec);
+  if (Status s = writeFile(path, contents); !s.isOk()) return s;
+  files_.insert(std::string(relative));
+  return Status::ok();
+}
+
+Status OutputSet::commit() {
+  std::string manifest;
+  for (const std::string& f : files_)
+    manifest += f + "\n";
+  if (Status s = writeFile(staging_ / kManifest, manifest); !s.isOk()) return s;
+  SignalsHeld held;
+  std::error_code ec;
+  const fs::path commitDir = dir_ / kCommit;
+  fs::rename(staging_, commitDir, ec);  // the commit point
+  if (ec) return ioError(commitDir, "cannot commit the run's files", ec);
+  done_ = true;
+  return rollForward(dir_, commitDir, owned_);
+}
+
+}  // namespace ebb

@@ -1,0 +1,103 @@
+// Merging timeseries rows (replay/period_rows.h): the timeseries period and
+// the plots' downsampling.
+#include <gtest/gtest.h>
+
+#include "configs/config_loader.h"
+#include "fabric/kary_tree.h"
+#include "fabric/minimal_tree.h"
+#include "replay/period_rows.h"
+#include "replay/run_spec.h"
+#include "replay/runner.h"
+
+namespace ebb::replay {
+namespace {
+
+PeriodRow row(double t, double power, double latency, std::uint64_t delivered) {
+  PeriodRow r;
+  r.timeCycles = t;
+  r.injectedRate = power / 2;
+  r.offered = power;
+  r.accepted = power;
+  r.powerSwitchLinks = power;
+  r.powerAllLinks = power;
+  r.meanLatencyCycles = latency;
+  r.delivered = delivered;
+  r.linksOnShare = {power};
+  return r;
+}
+
+TEST(PeriodRows, MergedRowsAverageRatesAndWeighLatencyByDeliveries) {
+  RowMerger m;
+  m.add(row(100, 0.2, 10, 1));
+  m.add(row(200, 0.6, 40, 3));
+  const PeriodRow r = m.take();
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(r.timeCycles, 200);
+  EXPECT_DOUBLE_EQ(r.powerSwitchLinks, 0.4);
+  EXPECT_DOUBLE_EQ(r.linksOnShare.at(0), 0.4);
+  EXPECT_DOUBLE_EQ(r.meanLatencyCycles, (10.0 + 3 * 40.0) / 4);
+  EXPECT_EQ(r.delivered, 4u);
+  // A period without deliveries has no latency to weigh.
+  m.add(row(300, 0.1, 0, 0));
+  EXPECT_EQ(m.take().meanLatencyCycles, 0);
+}
+
+TEST(PeriodRows, DownsampleKeepsAtMostTheRowsAskedAndEveryDelivery) {
+  std::vector<PeriodRow> rows;
+  for (int i = 1; i <= 10; ++i)
+    rows.push_back(row(100.0 * i, 0.1 * i, 5, 2));
+  const auto out = downsample(rows, 3);
+  ASSERT_EQ(out.size(), 3u);  // groups of 4, 4, 2
+  EXPECT_EQ(out.back().timeCycles, 1000);
+  std::uint64_t delivered = 0;
+  for (const PeriodRow& r : out)
+    delivered += r.delivered;
+  EXPECT_EQ(delivered, 20u);
+  EXPECT_EQ(downsample(rows, 20).size(), 10u);
+}
+
+TEST(PeriodRows, TheTimeseriesPeriodIsAWholeNumberOfCheckPeriods) {
+  const auto build = [](const std::string& text) {
+    return buildRunSpec(config::parseTextConfig(text, "t").value());
+  };
+  Result<RunSpec> s = build("report { timeseries_period_cycles: 8000 }");
+  ASSERT_TRUE(s) << s.status().toString();
+  EXPECT_EQ(s->timeseriesGroup, 4);
+  for (const char* bad :
+       {"report { timeseries_period_cycles: 3000 }", "report { timeseries_period_cycles: 1000 }",
+        "report { timeseries_period_cycles: 0 }"}) {
+    Result<RunSpec> r = build(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.status().message().find("report.timeseries_period_cycles: must be a whole number "
+                                        "of check periods (2000 cycles)"),
+              std::string::npos)
+        << r.status().message();
+  }
+}
+
+TEST(PeriodRows, ARunHasOneRowPerTimeseriesPeriod) {
+  const fabric::Topology topo = fabric::KAryNTree::make(2, 2).value().build();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
+  const auto rowsWith = [&](const std::string& extra) {
+    const RunSpec s =
+        buildRunSpec(config::parseTextConfig(
+                         "workload { uniform { rate: 0.1 duration_cycles: 40000 } } " + extra, "t")
+                         .value())
+            .value();
+    return runEmulation(s, topo, mt, true, {}).value().rows;
+  };
+  const auto each = rowsWith("");
+  const auto merged = rowsWith("report { timeseries_period_cycles: 10000 }");
+  EXPECT_EQ(each.size(), 20u);
+  ASSERT_EQ(merged.size(), 4u);
+  EXPECT_EQ(merged.back().timeCycles, each.back().timeCycles);
+  std::uint64_t a = 0, b = 0;
+  for (const auto& r : each)
+    a += r.delivered;
+  for (const auto& r : merged)
+    b += r.delivered;
+  EXPECT_EQ(a, b);
+}
+
+}  // namespace
+}  // namespace ebb::replay
