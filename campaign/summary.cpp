@@ -7,6 +7,7 @@
 
 #include "common/file_io.h"
 #include "common/json.h"
+#include "common/output_set.h"
 
 namespace ebb::campaign {
 
@@ -138,24 +139,22 @@ std::string configText(const config::Config& cfg) {
 
 Status writeCampaignOutputs(const std::string& dir, const CampaignInfo& info,
                             const CampaignResult& result, const config::Config& worstScenario) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    return {ErrorCode::kIo, fmt::format("{}: cannot create the folder: {}", dir, ec.message())};
+  Result<OutputSet> set =
+      OutputSet::begin(dir, {"summary.json", "scenarios.csv", "worst_scenario.textproto"});
+  if (!set) return set.status();
+  if (Status s = set->write("summary.json", summaryJson(info, result)); !s.isOk()) return s;
+  if (Status s = set->write("scenarios.csv", scenariosCsv(result)); !s.isOk()) return s;
+  if (!result.scenarios.empty()) {
+    const std::string header = fmt::format(
+        "# The worst scenario of `ebb faults` (seed {}): {}\n"
+        "# Replay it alone: ebb replay worst_scenario.textproto\n",
+        worstScenario.seed(), result.totals.worstReason);
+    if (Status s = set->write("worst_scenario.textproto", header + configText(worstScenario));
+        !s.isOk()) {
+      return s;
+    }
   }
-  if (Status s = writeFile(fs::path(dir) / "summary.json", summaryJson(info, result)); !s.isOk()) {
-    return s;
-  }
-  if (Status s = writeFile(fs::path(dir) / "scenarios.csv", scenariosCsv(result)); !s.isOk()) {
-    return s;
-  }
-  if (result.scenarios.empty()) return Status::ok();
-  const std::string header = fmt::format(
-      "# The worst scenario of `ebb faults` (seed {}): {}\n"
-      "# Replay it alone: ebb replay worst_scenario.textproto\n",
-      worstScenario.seed(), result.totals.worstReason);
-  return writeFile(fs::path(dir) / "worst_scenario.textproto", header + configText(worstScenario));
+  return set->commit();
 }
 
 }  // namespace ebb::campaign

@@ -103,8 +103,10 @@ Status finishInterruptedCommit(const fs::path& dir) {
 }
 
 Result<OutputSet> OutputSet::begin(const fs::path& dir, std::set<std::string> owned) {
-  if (Status s = finishInterruptedCommit(dir); !s.isOk()) return s;
   std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return ioError(dir, "cannot create the folder", ec);
+  if (Status s = finishInterruptedCommit(dir); !s.isOk()) return s;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind(kStagingPrefix, 0) == 0 && !processAlive(name.substr(kStagingPrefix.size()))) {
@@ -126,7 +128,6 @@ OutputSet::OutputSet(OutputSet&& other) noexcept
     : dir_(std::move(other.dir_)),
       staging_(std::move(other.staging_)),
       owned_(std::move(other.owned_)),
-      files_(std::move(other.files_)),
       done_(other.done_) {
   other.done_ = true;
 }
@@ -142,18 +143,22 @@ Status OutputSet::write(std::string_view relative, std::string_view contents) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec) return ioError(path.parent_path(), "cannot create the folder", ec);
-  if (Status s = writeFile(path, contents); !s.isOk()) return s;
-  files_.insert(std::string(relative));
-  return Status::ok();
+  return writeFile(path, contents);
 }
 
 Status OutputSet::commit() {
+  std::set<std::string> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(staging_, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) files.insert(fs::relative(it->path(), staging_, ec).string());
+  }
+  if (ec) return ioError(staging_, "cannot list the run's files", ec);
   std::string manifest;
-  for (const std::string& f : files_)
+  for (const std::string& f : files)
     manifest += f + "\n";
   if (Status s = writeFile(staging_ / kManifest, manifest); !s.isOk()) return s;
   SignalsHeld held;
-  std::error_code ec;
   const fs::path commitDir = dir_ / kCommit;
   fs::rename(staging_, commitDir, ec);  // the commit point
   if (ec) return ioError(commitDir, "cannot commit the run's files", ec);

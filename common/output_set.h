@@ -24,10 +24,10 @@ namespace ebb {
 class OutputSet {
  public:
   // Finishes an interrupted commit in `dir`, removes staging folders of
-  // processes that are gone, and opens a new staging folder. `dir` must exist
-  // (prepareOutputFolder). `owned`: names the command writes (relative
-  // paths), removed at commit when the new run lacks them, for folders written
-  // before manifests existed.
+  // processes that are gone, and opens a new staging folder (creating `dir`
+  // if needed; prepareOutputFolder checks it before the work). `owned`: names the command writes
+  // (relative paths), removed at commit when the new run lacks them, for folders written before
+  // manifests existed.
   static Result<OutputSet> begin(const std::filesystem::path& dir, std::set<std::string> owned);
 
   OutputSet(OutputSet&& other) noexcept;
@@ -39,11 +39,11 @@ class OutputSet {
 
   // Where to write: the staging folder, with the same relative layout as `dir`.
   const std::filesystem::path& staging() const { return staging_; }
-  // Writes one file of the run (relative path, e.g. "plots/a.svg").
+  // Writes one file of the run (relative path, e.g. "plots/a.svg"). Files
+  // written into staging() by other means (gnuplot) belong to the run too.
   Status write(std::string_view relative, std::string_view contents);
-  // Adds a file written into staging() by other means (e.g. by gnuplot).
-  void adopt(std::string_view relative) { files_.insert(std::string(relative)); }
-  // Replaces the folder's run by this one (see above). E_IO naming the file.
+  // Replaces the folder's run by every file in staging() (see above). E_IO
+  // naming the file.
   Status commit();
 
  private:
@@ -52,7 +52,6 @@ class OutputSet {
   std::filesystem::path dir_;
   std::filesystem::path staging_;
   std::set<std::string> owned_;
-  std::set<std::string> files_;
   bool done_ = false;
 };
 

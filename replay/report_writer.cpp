@@ -126,14 +126,13 @@ std::string drawPlots(OutputSet& set, const RunOutput& run,
                     [&](const std::string& term, const std::string& ext) {
                       return gnuplotScript(baseline.has_value(), data, baselineData, term, ext);
                     });
-  set.adopt("plots.gp");
+  if (s.isOk()) return {};
+  // A figure gnuplot left half-drawn is not kept.
   for (const char* figure : kFigures) {
-    for (const char* ext : {"png", "svg"}) {
-      const std::string name = fmt::format("plots/{}.{}", figure, ext);
-      if (fs::exists(set.staging() / name, ec)) set.adopt(name);
-    }
+    for (const char* ext : {"png", "svg"})
+      fs::remove(set.staging() / fmt::format("plots/{}.{}", figure, ext), ec);
   }
-  return s.isOk() ? std::string() : s.message();
+  return s.message();
 }
 
 }  // namespace

@@ -92,14 +92,16 @@ int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
   out << tune::formatTuneSummary(*plan, *result);
-  if (Status s = tune::writeTuneOutputs(o.outDir, *plan, *result); !s.isOk()) {
-    err << "ebb tune: " << s.toString() << "\n";
+  Result<std::string> written = tune::writeTuneOutputs(o.outDir, *plan, *result);
+  if (!written) {
+    err << "ebb tune: " << written.status().toString() << "\n";
     return kExitError;
   }
+  if (!written->empty()) err << "ebb tune: warning: " << *written << " (the results are written)\n";
   out << fmt::format(
       "  wrote {0}/runs.csv, {0}/runs.json, {0}/settings.csv, {0}/pareto.csv{1}{2}\n", o.outDir,
       result->best ? fmt::format(", {}/recommended.textproto", o.outDir) : "",
-      plan->plots ? fmt::format(", {}/plots/*.png|svg", o.outDir) : "");
+      plan->plots && written->empty() ? fmt::format(", {}/plots/*.png|svg", o.outDir) : "");
   if (!result->best) {
     err << "ebb tune: no setting of the search space meets the budget on every workload (see "
         << o.outDir << "/settings.csv)\n";

@@ -2,12 +2,14 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <google/protobuf/text_format.h>
 
 #include "common/file_io.h"
 #include "common/json.h"
+#include "common/output_set.h"
 #include "tune/plots.h"
 
 namespace ebb::tune {
@@ -222,25 +224,35 @@ Result<std::string> recommendedConfig(const TunePlan& plan, const TuneResult& re
   return head + text;
 }
 
-Status writeTuneOutputs(const std::string& dir, const TunePlan& plan, const TuneResult& result) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return {ErrorCode::kIo, fmt::format("cannot create {}: {}", dir, ec.message())};
-  const fs::path d(dir);
+Result<std::string> writeTuneOutputs(const std::string& dir, const TunePlan& plan,
+                                     const TuneResult& result) {
+  // Every name this may write; the cache/ folder is not part of a run's set.
+  std::set<std::string> owned = {
+      "runs.csv", "runs.json", "settings.csv", "pareto.csv", "recommended.textproto", "tune.gp"};
+  for (const char* name : {"points.dat", "front.dat", "best.dat", "heatmap.dat", "pareto.png",
+                           "pareto.svg", "thresholds.png", "thresholds.svg"})
+    owned.insert(std::string("plots/") + name);
+  Result<OutputSet> set = OutputSet::begin(dir, std::move(owned));
+  if (!set) return set.status();
   for (const auto& [name, text] : {std::pair{"runs.csv", runsCsv(plan, result)},
                                    std::pair{"runs.json", runsJson(plan, result)},
                                    std::pair{"settings.csv", settingsCsv(plan, result)},
                                    std::pair{"pareto.csv", paretoCsv(plan, result)}}) {
-    if (Status s = writeFile(d / name, text); !s.isOk()) return s;
+    if (Status s = set->write(name, text); !s.isOk()) return s;
   }
-  fs::remove(d / "recommended.textproto", ec);
   if (result.best) {
     Result<std::string> rec = recommendedConfig(plan, result);
     if (!rec) return rec.status();
-    if (Status s = writeFile(d / "recommended.textproto", *rec); !s.isOk()) return s;
+    if (Status s = set->write("recommended.textproto", *rec); !s.isOk()) return s;
   }
-  if (!plan.plots) return Status::ok();
-  return writeTunePlots(dir, plan, result);
+  std::string warning;
+  if (plan.plots) {
+    // A plotting problem costs no result: a warning.
+    if (Status s = writeTunePlots(set->staging().string(), plan, result); !s.isOk())
+      warning = s.message();
+  }
+  if (Status s = set->commit(); !s.isOk()) return s;
+  return warning;
 }
 
 std::string formatTuneSummary(const TunePlan& plan, const TuneResult& r) {

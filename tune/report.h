@@ -13,7 +13,8 @@ namespace ebb::tune {
 // recommended.textproto (the best setting within budget, an `ebb replay`
 // config of the first workload) and, unless plan.plots is off, plots/ with
 // pareto.{png,svg} and thresholds.{png,svg} via gnuplot. E_IO names the file.
-Status writeTuneOutputs(const std::string& dir, const TunePlan& plan, const TuneResult& result);
+Result<std::string> writeTuneOutputs(const std::string& dir, const TunePlan& plan,
+                                     const TuneResult& result);
 
 // The recommended setting as a ready-to-use config (with a comment header).
 Result<std::string> recommendedConfig(const TunePlan& plan, const TuneResult& result);
