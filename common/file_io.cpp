@@ -36,6 +36,24 @@ Status writeFile(const fs::path& path, std::string_view contents) {
   return Status::ok();
 }
 
+Status checkReadableFile(const fs::path& path, std::string_view what) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) {
+    return {ErrorCode::kIo, fmt::format("{} {}: no such file", what, path.string())};
+  }
+  if (fs::is_directory(st)) {
+    return {ErrorCode::kIo,
+            fmt::format("{} {}: is a folder, expected a file", what, path.string())};
+  }
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) {
+    return {ErrorCode::kIo,
+            fmt::format("{} {}: cannot be opened for reading (permissions?)", what, path.string())};
+  }
+  return Status::ok();
+}
+
 Status prepareOutputFolder(const std::string& dir, std::string_view option) {
   if (dir.empty()) {
     return {ErrorCode::kInvalidArgument,

@@ -14,6 +14,10 @@ namespace ebb {
 // old file or the new one, never half of one. E_IO names the path.
 Status writeFile(const std::filesystem::path& path, std::string_view contents);
 
+// Before reading `path` as `what` (e.g. "topology file"): E_IO naming the
+// path and why when it does not exist, is a folder, or cannot be opened.
+Status checkReadableFile(const std::filesystem::path& path, std::string_view what);
+
 // Before a run: the output folder `dir` (given as `option`, e.g. "--out") can
 // hold its results. Creates it if needed and proves it writable with a probe
 // file, so a bad folder is an error before the work, not after it. E_INVALID

@@ -7,6 +7,8 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include "common/file_io.h"
+
 namespace ebb::config {
 
 namespace {
@@ -30,6 +32,7 @@ class CollectFirstError : public google::protobuf::io::ErrorCollector {
 }  // namespace
 
 Result<std::string> readFile(const std::string& path) {
+  if (Status s = checkReadableFile(path, "file"); !s.isOk()) return s;
   std::ifstream in(path, std::ios::binary);
   if (!in) return {ErrorCode::kIo, fmt::format("cannot open {}", path)};
   std::ostringstream ss;

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "common/file_io.h"
+
 #include "fabric/topology_builder.h"
 
 namespace ebb::fabric {
@@ -191,6 +193,16 @@ class Parser {
       guid = parseHex(std::string_view(*id).substr(2)).value_or(0);
     }
     pendingGuid_.reset();
+    if (guid != 0) {
+      // Two nodes with one GUID would be one node to every MAD ebb sends.
+      auto [it, fresh] = guids_.emplace(guid, nodes_.size());
+      if (!fresh) {
+        const Node& first = nodes_[it->second];
+        throw ParseError(lineNo, fmt::format("node \"{}\" has GUID 0x{:016x}, already the GUID "
+                                             "of \"{}\" (line {}): every node has its own GUID",
+                                             *id, guid, first.id, first.line));
+      }
+    }
     ids_[*id] = nodes_.size();
     nodes_.push_back({type, *ports, *id, descriptionFromComment(s), guid, lineNo});
   }
@@ -225,6 +237,7 @@ class Parser {
 
   std::vector<Node> nodes_;
   std::unordered_map<std::string, std::size_t> ids_;
+  std::unordered_map<std::uint64_t, std::size_t> guids_;  // GUID -> node
   std::vector<PortDecl> decls_;
   std::map<std::pair<std::size_t, int>, std::size_t> declared_;
   std::optional<std::uint64_t> pendingGuid_;
@@ -323,6 +336,7 @@ Result<Topology> parseIbnetdiscover(std::istream& in, const std::string& sourceN
 }
 
 Result<Topology> readIbnetdiscoverFile(const std::string& path) {
+  if (Status s = checkReadableFile(path, "topology file"); !s.isOk()) return s;
   std::ifstream in(path);
   if (!in) return {ErrorCode::kIo, fmt::format("cannot open topology file {}", path)};
   return parseIbnetdiscover(in, path);

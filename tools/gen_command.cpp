@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -7,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "agent/virtual_scheduler.h"
+#include "common/units.h"
 #include "fabric/kary_tree.h"
 #include "replay/jobs.h"
 #include "sim_backend/fabric_emulator.h"
@@ -34,6 +36,7 @@ struct GenOptions {
   std::int64_t cyclePs = 1000;
   std::int64_t flitBytes = 4;
   std::uint64_t seed = 1;
+  std::uint64_t maxMessages = 100'000'000;
   std::uint32_t hotspotHost = 0;
   double hotspotFraction = 0.2;
   std::uint32_t incastSenders = 8;
@@ -141,17 +144,47 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
   spec.hotspotHost = o.hotspotHost;
   spec.hotspotFraction = o.hotspotFraction;
   spec.incastSenders = o.incastSenders;
-  spec.incastPeriodPs = o.incastPeriodCycles * o.cyclePs;
-  spec.endPs = o.cycles * o.cyclePs;
-  if (o.rate < 0 || o.cycles <= 0 || o.timeScale <= 0) {
-    err << "ebb gen: E_INVALID: --rate must be >= 0, --cycles and --time-scale > 0\n";
+  // Each option on its own, named, with its rule; products never wrap.
+  const auto bad = [&](const Status& s) {
+    err << "ebb gen: " << s.toString() << "\n";
     return kExitError;
+  };
+  if (!(o.rate >= 0) || !std::isfinite(o.rate))
+    return bad(invalidArgument(fmt::format("--rate: must be >= 0 (is {})", o.rate)));
+  if (o.cycles <= 0)
+    return bad(invalidArgument(fmt::format("--cycles: must be > 0 (is {})", o.cycles)));
+  if (!(o.timeScale > 0) || !std::isfinite(o.timeScale))
+    return bad(invalidArgument(fmt::format("--time-scale: must be > 0 (is {})", o.timeScale)));
+  if (o.cyclePs <= 0)
+    return bad(invalidArgument(fmt::format("--cycle-ps: must be > 0 (is {})", o.cyclePs)));
+  const std::string cycleUnit = fmt::format("cycles of --cycle-ps = {} ps", o.cyclePs);
+  Result<TimePs> incast =
+      scaleToPs("--incast-period-cycles", o.incastPeriodCycles, o.cyclePs, cycleUnit);
+  if (!incast) return bad(incast.status());
+  spec.incastPeriodPs = *incast;
+  Result<TimePs> endPs = scaleToPs("--cycles", o.cycles, o.cyclePs, cycleUnit);
+  if (!endPs) return bad(endPs.status());
+  spec.endPs = *endPs;
+  if (o.pattern == "ramp" && 420'000 * o.timeScale * static_cast<double>(o.cyclePs) > 9.2e18) {
+    return bad(invalidArgument(
+        fmt::format("--time-scale: {} x 420000 {} is beyond the time range of about 106 days",
+                    o.timeScale, cycleUnit)));
   }
   spec.rate = o.pattern == "ramp" ? workload::RateProfile::alonsoRamp(o.cyclePs, o.timeScale)
                                   : workload::RateProfile::constant(o.rate, spec.endPs);
-  if (Status s = spec.validate(); !s.isOk()) {
-    err << "ebb gen: " << s.toString() << "\n";
-    return kExitError;
+  if (Status s = spec.validate(); !s.isOk()) return bad(s);
+  // The cost before the work: messages the file would hold at the peak rate.
+  if (o.flitBytes > 0 && o.messageBytes > 0) {
+    const TimePs span = o.pattern == "ramp" ? spec.rate.end() : spec.endPs;
+    const double messages = spec.rate.max() * static_cast<double>(span / o.cyclePs) *
+                            static_cast<double>(spec.hosts) * static_cast<double>(o.flitBytes) /
+                            static_cast<double>(o.messageBytes);
+    if (messages > static_cast<double>(o.maxMessages)) {
+      return bad(invalidArgument(fmt::format(
+          "the file would hold about {:.3g} messages, more than the limit of {}: shorten "
+          "--cycles, lower --rate, or raise the limit deliberately with --max-messages",
+          messages, o.maxMessages)));
+    }
   }
   auto writer = workload::TrafficWriter::create(o.out, o.binary);
   if (!writer) {
@@ -197,6 +230,11 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--flit-bytes", o->flitBytes, "Bytes per flit (one flit per cycle per link)")
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--max-messages", o->maxMessages,
+                  "Refuse to write more messages than this (estimated before writing at the "
+                  "peak rate); raise it deliberately for a big file")
+      ->check(wholeNumberAboveZero())
+      ->capture_default_str();
   cmd->add_option("--hotspot-host", o->hotspotHost, "hotspot/incast: the destination host")
       ->capture_default_str();
   cmd->add_option("--hotspot-fraction", o->hotspotFraction,

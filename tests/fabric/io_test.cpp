@@ -156,6 +156,17 @@ std::vector<BadCase> badCases() {
   v.push_back({"NodeTwice", "Switch 4 \"s\"\nSwitch 4 \"s\"\n", ErrorCode::kParse,
                "t.txt:2: node \"s\" is declared twice (first at line 1)"});
   v.push_back({"BadGuid", "switchguid=0xZZ\n", ErrorCode::kParse, "t.txt:1: switchguid must be"});
+  v.push_back({"SwitchGuidTwice",
+               "switchguid=0x2c90000000001\nSwitch 4 \"s\"\n\nswitchguid=0x2c90000000001\n"
+               "Switch 4 \"t\"\n",
+               ErrorCode::kParse,
+               "t.txt:5: node \"t\" has GUID 0x0002c90000000001, already the GUID of \"s\" "
+               "(line 2)"});
+  v.push_back({"CaGuidTwice", "caguid=0x10\nCa 1 \"h1\"\ncaguid=0x10\nCa 1 \"h2\"\n",
+               ErrorCode::kParse, "t.txt:4: node \"h2\" has GUID 0x0000000000000010"});
+  v.push_back({"GuidFromIdTwice",
+               "Switch 4 \"S-0000000000000abc\"\nswitchguid=0xabc\nSwitch 4 \"x\"\n",
+               ErrorCode::kParse, "every node has its own GUID"});
   v.push_back({"UnknownSetting", "colour=blue\n", ErrorCode::kParse, "t.txt:1: unknown setting"});
   v.push_back({"Empty", "", ErrorCode::kParse, "no nodes"});
   v.push_back(
@@ -277,6 +288,14 @@ TEST(Ibnetdiscover, MissingFileIsAnIoError) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.status().code(), ErrorCode::kIo);
   EXPECT_NE(r.status().message().find("/nonexistent/dir/fabric.txt"), std::string::npos);
+}
+
+TEST(Ibnetdiscover, AFolderIsNotATopologyFile) {
+  auto r = readIbnetdiscoverFile(EBB_SOURCE_DIR);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.status().code(), ErrorCode::kIo);
+  EXPECT_NE(r.status().message().find("is a folder, expected a file"), std::string::npos)
+      << r.status().message();
 }
 
 // Random damage to a valid file never crashes; it parses or fails cleanly.

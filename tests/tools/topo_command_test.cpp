@@ -280,6 +280,62 @@ TEST(ResourceLimits, TreesTooBigAreRefusedNamingSizeLimitAndKnob) {
   EXPECT_FALSE(std::filesystem::exists(genOut)) << "nothing is written for a refused tree";
 }
 
+// Each command-line value is checked on its own and named with its rule;
+// a workload too big to write is refused before writing, with the knob.
+TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
+  const auto genOut = scratch("gen-never-written.txt");
+  const std::string folder = EBB_SOURCE_DIR;
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::vector<std::string> says;
+  };
+  const Case cases[] = {
+      {{"gen", "--rate", "-1", "--out", genOut.string()}, kExitError, {"--rate: must be >= 0"}},
+      {{"gen", "--cycles", "0", "--out", genOut.string()},
+       kExitError,
+       {"--cycles: must be > 0 (is 0)"}},
+      {{"gen", "--pattern", "ramp", "--time-scale", "0", "--out", genOut.string()},
+       kExitError,
+       {"--time-scale: must be > 0 (is 0)"}},
+      {{"gen", "--cycle-ps", "0", "--out", genOut.string()},
+       kExitError,
+       {"--cycle-ps: must be > 0 (is 0)"}},
+      {{"gen", "--cycles", "9223372036854775807", "--out", genOut.string()},
+       kExitError,
+       {"--cycles: 9223372036854775807 cycles of --cycle-ps = 1000 ps is beyond the time range"}},
+      {{"gen", "--pattern", "ramp", "--time-scale", "1e30", "--out", genOut.string()},
+       kExitError,
+       {"--time-scale: 1e+30 x 420000 cycles", "beyond the time range"}},
+      {{"gen", "--cycles", "900000000", "--rate", "0.5", "--out", genOut.string()},
+       kExitError,
+       {"about 7.2e+09 messages, more than the limit of 100000000", "--max-messages"}},
+      {{"gen", "--cycles", "20000", "--rate", "0.5", "--max-messages", "100", "--out",
+        genOut.string()},
+       kExitError,
+       {"limit of 100"}},
+      // A folder where a file belongs.
+      {{"replay", folder, "--out", scratch("never-out").string()},
+       kExitError,
+       {folder + ": is a folder, expected a file"}},
+      {{"topo", "--from-ibnetdiscover", folder}, kExitError, {"is a folder, expected a file"}},
+      {{"replay", "fabric.topology_file.path=" + folder, "--out", scratch("never-out").string()},
+       kExitError,
+       {"is a folder, expected a file"}},
+  };
+  for (const Case& c : cases) {
+    const CliRun r = ebb(c.args);
+    std::string cmd;
+    for (const auto& a : c.args)
+      cmd += a + " ";
+    EXPECT_EQ(r.code, c.code) << cmd << "\n" << r.err;
+    for (const auto& s : c.says)
+      EXPECT_NE(r.err.find(s), std::string::npos) << cmd << ": no \"" << s << "\" in\n" << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(genOut)) << "nothing is written for a refused file";
+  EXPECT_FALSE(std::filesystem::exists(scratch("never-out") / "report.json"));
+}
+
 // Outputs (issue 17): a folder that cannot hold the results is an error
 // before any run, naming the option, the path and why; nothing is written.
 TEST(OutputFolder, ABadOutFolderIsRefusedBeforeTheRun) {
