@@ -117,17 +117,34 @@ Status applyJobFields(JobDef& j, const config::JobSpec& s) {
   return Status::ok();
 }
 
-// Every message size times `scale` (at least one byte where there was one).
-void scaleSizes(workload::MpiTrace& t, double scale) {
-  if (scale == 1.0) return;
-  for (auto& ops : t.ranks) {
-    for (auto& op : ops) {
+// Every message size times `scale` (at least one byte where there was one),
+// each checked against `limit`: E_INVALID naming the file and line.
+Status scaleAndCheckSizes(workload::MpiTrace& t, double scale, const workload::MessageLimit& limit,
+                          const JobDef& j) {
+  for (std::size_t rank = 0; rank < t.ranks.size(); ++rank) {
+    for (auto& op : t.ranks[rank]) {
       if (op.bytes <= 0) continue;
-      op.bytes = std::max<std::int64_t>(
-          1, static_cast<std::int64_t>(std::llround(static_cast<double>(op.bytes) * scale)));
+      const auto where = [&] {
+        return op.line > 0 ? fmt::format("{}:{}", t.fileOf(rank, j.path), op.line)
+                           : fmt::format("{}: rank {}", j.path, rank);
+      };
+      if (scale != 1.0) {
+        const double scaled = static_cast<double>(op.bytes) * scale;
+        if (scaled > static_cast<double>(limit.maxBytes())) {
+          return invalidArgument(fmt::format(
+              "{}: {} bytes x size_scale {:g} is {:.4g} bytes, over the largest message of {} "
+              "bytes "
+              "({} packets of {} bytes; raise workload.max_message_packets deliberately)",
+              where(), op.bytes, scale, scaled, limit.maxBytes(), limit.maxPackets,
+              limit.packetBytes));
+        }
+        op.bytes = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(scaled)));
+      }
+      if (Status s = limit.check(op.bytes, where()); !s.isOk()) return s;
     }
   }
   t.countOps();
+  return Status::ok();
 }
 
 Result<workload::MpiTrace> readTrace(const JobDef& j) {
@@ -241,7 +258,8 @@ Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabric
     if (l.program.ranks.empty()) {
       return invalidArgument(fmt::format("{}: {} has no ranks", j.field, j.path));
     }
-    scaleSizes(l.program, j.sizeScale);
+    if (Status s = scaleAndCheckSizes(l.program, j.sizeScale, def.messageLimit, j); !s.isOk())
+      return s;
     const auto ranks = static_cast<std::uint32_t>(l.program.ranks.size());
     if (j.ranks != 0 && ranks > j.ranks) {
       return invalidArgument(
@@ -432,6 +450,49 @@ std::string JobRunner::describeUnfinished() const {
                      r.replay ? r.replay->ranksDone() : 0, jobs_[i].program.ranks.size());
   }
   return s;
+}
+
+namespace {
+
+std::string describeWait(const workload::MpiOp& op) {
+  switch (op.kind) {
+    case workload::MpiOpKind::kSend:
+      return fmt::format("send to rank {} (tag {})", op.peer, op.tag);
+    case workload::MpiOpKind::kRecv:
+      return fmt::format("recv from rank {} (tag {})", op.peer, op.tag);
+    case workload::MpiOpKind::kWaitall:
+      return fmt::format("waitall of {} requests", op.count);
+    case workload::MpiOpKind::kWait:
+      return "wait";
+    default:
+      return "an op";
+  }
+}
+
+}  // namespace
+
+std::string JobRunner::describeDeadlock() const {
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    const Running& r = *running_[i];
+    if (!r.replay || !r.replay->deadlocked()) continue;
+    const LoadedJob& j = jobs_[i];
+    const auto waiting = r.replay->waitingRanks();
+    std::string s = fmt::format(
+        "job {}: deadlock: all {} unfinished ranks wait and no message is "
+        "on its way:",
+        j.def.name, waiting.size());
+    constexpr std::size_t kShown = 8;
+    for (std::size_t k = 0; k < std::min(kShown, waiting.size()); ++k) {
+      const auto& [rank, op] = waiting[k];
+      s += fmt::format("{} rank {} waits in {}{}", k == 0 ? "" : ";", rank, describeWait(*op),
+                       op->line > 0
+                           ? fmt::format(" ({}:{})", j.program.fileOf(rank, j.def.path), op->line)
+                           : "");
+    }
+    if (waiting.size() > kShown) s += fmt::format("; and {} more", waiting.size() - kShown);
+    return s;
+  }
+  return {};
 }
 
 std::vector<results::JobComparison> compareJobs(const results::RunSummary& run,

@@ -12,6 +12,7 @@
 #include "fabric/ids.h"
 #include "sim_backend/mpi_replay.h"
 #include "workload/collectives.h"
+#include "workload/message_limit.h"
 #include "workload/mpi_trace.h"
 
 namespace ebb::sim {
@@ -50,7 +51,8 @@ struct JobDef {
 
 struct JobsDef {
   std::vector<JobDef> jobs;
-  bool randomHosts = false;  // host blocks from a seeded permutation of all hosts
+  bool randomHosts = false;             // host blocks from a seeded permutation of all hosts
+  workload::MessageLimit messageLimit;  // checked on every message when the jobs load
 };
 
 // The workload's closed-loop jobs (a trace, a collective loop or a mix), or
@@ -102,6 +104,10 @@ class JobRunner {
   std::vector<results::JobResult> results() const;
   // Jobs still running, with their ranks' state, for "did not finish" errors.
   std::string describeUnfinished() const;
+  // A job whose every remaining rank waits with no message on its way
+  // (sim::MpiReplay::deadlocked): the job, its ranks and what each waits in,
+  // with the trace's file and line; empty when none.
+  std::string describeDeadlock() const;
 
  private:
   struct Running;

@@ -266,6 +266,14 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     r.workload.sizeMax = w.message_bytes_max();
     r.workload.messageBytes = r.workload.sizeMin + (r.workload.sizeMax - r.workload.sizeMin) / 2;
   }
+  if (w.has_max_message_packets() && w.max_message_packets() == 0)
+    return invalidArgument("workload.max_message_packets: must be > 0 (is 0)");
+  r.messageLimit.packetBytes = em.packetBytes;
+  if (w.has_max_message_packets()) r.messageLimit.maxPackets = w.max_message_packets();
+  for (auto [field, bytes] : {std::pair{"workload.message_bytes", r.workload.messageBytes},
+                              std::pair{"workload.message_bytes_max", r.workload.sizeMax}}) {
+    if (Status st = r.messageLimit.check(bytes, field); !st.isOk()) return st;
+  }
   r.workload.arrivals = w.arrivals() == config::WorkloadSpec::POISSON
                             ? workload::Arrivals::kPoisson
                             : workload::Arrivals::kBernoulli;
@@ -273,6 +281,7 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   Result<JobsDef> jobs = jobsFromWorkload(w, baseDir);
   if (!jobs) return jobs.status();
   r.jobs = std::move(*jobs);
+  r.jobs.messageLimit = r.messageLimit;
   if (!r.jobs.jobs.empty()) {
     const JobDef& j = r.jobs.jobs.front();
     if (w.pattern_case() == config::WorkloadSpec::kMix) {

@@ -10,6 +10,7 @@
 #include "replay/jobs.h"
 #include "sim_backend/emulator_config.h"
 #include "sim_backend/synthetic_traffic.h"
+#include "workload/message_limit.h"
 
 namespace ebb::replay {
 
@@ -20,8 +21,9 @@ struct RunSpec {
   agent::AgentConfig agent;
   bool gating = true;  // false: all links on (no agents acting)
   workload::SyntheticSpec workload;
-  std::string trafficFile;  // when set, the workload is this file, replayed open-loop
-  JobsDef jobs;             // when not empty: MPI traces and collective loops, replayed closed-loop
+  std::string trafficFile;              // when set, the workload is this file, replayed open-loop
+  workload::MessageLimit messageLimit;  // every message of the workload is checked against it
+  JobsDef jobs;  // when not empty: MPI traces and collective loops, replayed closed-loop
   std::string workloadName;
   bool baseline = true;
   bool plots = true;

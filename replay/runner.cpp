@@ -264,8 +264,15 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   if (source.closedLoop()) {
     // Closed loop: run until every rank finished (bounded against deadlock).
     const TimePs limit = 100 * end + kPsPerS;
-    while (!source.done() && sched.now() < limit && !sched.stopped())
+    while (!source.done() && sched.now() < limit && !sched.stopped()) {
       sched.runUntil(sched.now() + period);
+      // Caught at the first check period at which no rank can move again.
+      if (std::string d = source.describeDeadlock(); !d.empty()) {
+        return Status(
+            ErrorCode::kInvalidArgument,
+            fmt::format("{}: at {:.1f} us: {}", spec.workloadName, toMicroseconds(sched.now()), d));
+      }
+    }
     if (monitor.failure().isOk() && !source.done()) {
       return Status(ErrorCode::kInvalidArgument,
                     fmt::format("{}: the replay did not finish within {} s of virtual time: a "

@@ -68,6 +68,7 @@ class JobsSource final : public WorkloadSource {
   bool closedLoop() const override { return true; }
   bool done() const override { return runner_.done(); }
   std::string describeUnfinished() const override { return runner_.describeUnfinished(); }
+  std::string describeDeadlock() const override { return runner_.describeDeadlock(); }
   void summarize(results::RunSummary& s) const override {
     s.set_app_runtime_us(toMicroseconds(runner_.makespan()));
     std::uint64_t ranks = 0;
@@ -115,7 +116,7 @@ Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
   if (!spec.trafficFile.empty()) {
     // Checked whole before anything runs: hosts in range, times in order.
     Result<workload::TrafficFileSummary> sum =
-        workload::validateTrafficFile(spec.trafficFile, hosts);
+        workload::validateTrafficFile(spec.trafficFile, hosts, spec.messageLimit);
     if (!sum) return sum.status();
     auto reader = workload::TrafficReader::open(spec.trafficFile);
     if (!reader) return reader.status();

@@ -59,6 +59,9 @@ class WorkloadSource {
   virtual Status status() const { return Status::ok(); }
   // A closed loop that cannot finish: the reason, for the run's error.
   virtual std::string describeUnfinished() const { return {}; }
+  // A closed loop that can no longer move (every remaining rank waits, no
+  // message on its way): why, naming ranks and trace lines; empty otherwise.
+  virtual std::string describeDeadlock() const { return {}; }
   // Adds what the workload measured itself (job runtimes) to the summary.
   virtual void summarize(results::RunSummary& s) const { (void)s; }
 };

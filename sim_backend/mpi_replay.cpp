@@ -48,6 +48,7 @@ std::uint32_t MpiReplay::postSend(std::uint32_t rank, const workload::MpiOp& op,
   const std::int64_t bytes = std::max<std::int64_t>(op.bytes, 1);
   inflight_.push_back({rank, op.peer, op.tag, req, bytes, emu_.scheduler().now()});
   ++sent_;
+  ++undelivered_;
   bytes_ += static_cast<std::uint64_t>(op.bytes);
   if (op.peer == rank) {  // a message to itself never touches the network
     onDelivery({tagBase_ + msg, placement_[rank], placement_[rank], op.bytes, 0, 0});
@@ -169,8 +170,13 @@ bool MpiReplay::onDrop(const Drop& drop) {
 
 bool MpiReplay::onDelivery(const Delivery& d) {
   if (d.tag < tagBase_ || d.tag - tagBase_ >= inflight_.size()) return false;
-  const InFlight f = inflight_[d.tag - tagBase_];
-  if (placement_[f.src] != d.src || placement_[f.dst] != d.dst) return false;
+  InFlight& arrived = inflight_[d.tag - tagBase_];
+  if (placement_[arrived.src] != d.src || placement_[arrived.dst] != d.dst) return false;
+  if (!arrived.delivered) {
+    arrived.delivered = true;
+    --undelivered_;
+  }
+  const InFlight f = arrived;
   complete(f.sendReq);
   auto& posted = posted_[f.dst];
   const auto key = std::make_pair(f.src, f.tag);
@@ -185,6 +191,24 @@ bool MpiReplay::onDelivery(const Delivery& d) {
     ++unexpected_[f.dst][key];
   }
   return true;
+}
+
+bool MpiReplay::deadlocked() const {
+  if (stopped_ || done() || undelivered_ > 0) return false;
+  for (const Rank& r : ranks_) {
+    if (!r.finished && !r.blocked) return false;
+  }
+  return true;
+}
+
+std::vector<std::pair<std::uint32_t, const workload::MpiOp*>> MpiReplay::waitingRanks() const {
+  std::vector<std::pair<std::uint32_t, const workload::MpiOp*>> out;
+  for (std::uint32_t i = 0; i < ranks_.size(); ++i) {
+    const Rank& r = ranks_[i];
+    if (r.finished || !r.blocked || r.pc >= trace_.ranks[i].size()) continue;
+    out.emplace_back(i, &trace_.ranks[i][r.pc]);
+  }
+  return out;
 }
 
 }  // namespace ebb::sim

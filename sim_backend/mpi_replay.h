@@ -4,6 +4,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "sim_backend/fabric_emulator.h"
@@ -61,6 +62,12 @@ class MpiReplay {
   std::uint64_t messagesSent() const { return sent_; }
   std::uint64_t bytesSent() const { return bytes_; }
   std::uint64_t messagesMatched() const { return matched_; }
+  // Deadlock: ranks remain, every one of them waits, and no message of this
+  // replay is on its way (none in the network, none waiting to be resent), so
+  // nothing can ever wake one. Checked by the runner once a check period.
+  bool deadlocked() const;
+  // The ranks that wait and the op each waits in (for the error message).
+  std::vector<std::pair<std::uint32_t, const workload::MpiOp*>> waitingRanks() const;
   // The emulator tags this replay uses: [tagBase, tagBase + messages of the trace).
   static std::uint64_t tagsNeeded(const workload::MpiTrace& trace) { return trace.sends; }
 
@@ -81,6 +88,7 @@ class MpiReplay {
     std::uint32_t sendReq;
     std::int64_t bytes;
     TimePs lastSent;
+    bool delivered = false;
   };
   void advance(std::uint32_t rank);
   void complete(std::uint32_t req);
@@ -108,6 +116,7 @@ class MpiReplay {
   std::uint64_t sent_ = 0;
   std::uint64_t bytes_ = 0;
   std::uint64_t matched_ = 0;
+  std::uint64_t undelivered_ = 0;  // messages sent and not yet delivered
   TimePs retransmitTimeout_ = kDefaultRetransmitTimeoutPs;
   std::uint64_t retransmissions_ = 0;
   std::map<std::uint32_t, agent::TaskId> retransmitting_;  // by message id

@@ -5,8 +5,13 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
+
+#include "common/file_io.h"
 
 namespace ebb::workload {
 
@@ -34,9 +39,63 @@ struct Row {
   double exit;
 };
 
+bool isSend(MpiOpKind k) {
+  return k == MpiOpKind::kIsend || k == MpiOpKind::kSend;
+}
+bool isRecv(MpiOpKind k) {
+  return k == MpiOpKind::kIrecv || k == MpiOpKind::kRecv;
+}
+
+// Read-time checks of a whole AMG trace: every peer is a rank of the trace,
+// and every send has its receive (a truncated trace breaks this).
+Status checkPeersAndMatching(const std::vector<Row>& rows, const std::vector<bool>& present,
+                             const std::string& path) {
+  const auto at = [&](const Row& r, const std::string& rule) {
+    return Status(ErrorCode::kParse, fmt::format("{}:{}: {}", path, r.op.line, rule));
+  };
+  std::uint32_t ranks = 0;
+  for (std::size_t i = 0; i < present.size(); ++i)
+    ranks += present[i] ? 1u : 0u;
+  // (src, dst, tag) -> its sends and receives in trace order; matched in order.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::int32_t>,
+           std::pair<std::vector<const Row*>, std::vector<const Row*>>>
+      pairs;
+  for (const Row& r : rows) {
+    if (!isSend(r.op.kind) && !isRecv(r.op.kind)) continue;
+    if (r.op.peer >= present.size() || !present[r.op.peer]) {
+      return at(r, fmt::format("peer {} is not a rank of the trace (it has {} ranks, 0..{})",
+                               r.op.peer, ranks, present.size() - 1));
+    }
+    if (r.op.peer == r.rank) {
+      return at(r, fmt::format("rank {} names itself as its peer", r.rank));
+    }
+    if (isSend(r.op.kind)) {
+      pairs[{r.rank, r.op.peer, r.op.tag}].first.push_back(&r);
+    } else {
+      pairs[{r.op.peer, r.rank, r.op.tag}].second.push_back(&r);
+    }
+  }
+  for (const auto& [key, ops] : pairs) {
+    const auto& [sends, recvs] = ops;
+    if (sends.size() == recvs.size()) continue;
+    const auto& [src, dst, tag] = key;
+    return sends.size() > recvs.size()
+               ? at(*sends[recvs.size()],
+                    fmt::format("this send from rank {} to rank {} (tag {}) and {} after it have "
+                                "no matching receive on rank {}: is the trace truncated?",
+                                src, dst, tag, sends.size() - recvs.size() - 1, dst))
+               : at(*recvs[sends.size()],
+                    fmt::format("this receive on rank {} from rank {} (tag {}) and {} after it "
+                                "have no matching send: is the trace truncated?",
+                                dst, src, tag, recvs.size() - sends.size() - 1));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<MpiTrace> readAmgCsv(const std::string& path) {
+  if (Status s = checkReadableFile(path, "trace"); !s.isOk()) return s;
   std::ifstream in(path);
   if (!in) return Status(ErrorCode::kIo, fmt::format("cannot open trace {}", path));
   std::string line;
@@ -46,6 +105,8 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
   };
   std::vector<Row> rows;
   std::uint32_t maxRank = 0;
+  // Per rank: where its previous call ended (time and line), to keep order.
+  std::map<std::uint32_t, std::pair<double, int>> previous;
   while (std::getline(in, line)) {
     ++lineNo;
     if (line.empty() || line[0] == '#') continue;
@@ -81,6 +142,14 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
       return bad(fmt::format("t_exit_s '{}' is beyond {:g} s, the longest time ebb represents",
                              f[3], kMaxSeconds));
     }
+    if (auto p = previous.find(r.rank); p != previous.end() && r.enter < p->second.first) {
+      return bad(fmt::format(
+          "rank {} enters this call at {} s, before its previous call (line {}) ended at {} s: "
+          "a rank's calls must not go back in time",
+          r.rank, f[2], p->second.second, p->second.first));
+    }
+    previous[r.rank] = {r.exit, lineNo};
+    r.op.line = static_cast<std::uint32_t>(lineNo);
     if (op == "isend" || op == "irecv" || op == "send" || op == "recv") {
       r.op.kind = op == "isend"   ? MpiOpKind::kIsend
                   : op == "irecv" ? MpiOpKind::kIrecv
@@ -95,7 +164,6 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
       if (ec2 != std::errc() || p2 != f[6].data() + f[6].size()) {
         return bad(fmt::format("tag '{}' is not an integer", f[6]));
       }
-      maxRank = std::max(maxRank, r.op.peer);
     } else if (op == "waitall") {
       r.op.kind = MpiOpKind::kWaitall;
       if (!u32(f[7], r.op.count) || r.op.count == 0) {
@@ -110,6 +178,10 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
     rows.push_back(r);
   }
   if (rows.empty()) return Status(ErrorCode::kParse, fmt::format("{}: no MPI calls", path));
+  std::vector<bool> present(maxRank + 1, false);
+  for (const Row& r : rows)
+    present[r.rank] = true;
+  if (Status s = checkPeersAndMatching(rows, present, path); !s.isOk()) return s;
   MpiTrace t;
   t.ranks.resize(maxRank + 1);
   std::vector<double> lastExit(maxRank + 1, 0.0);

@@ -29,12 +29,17 @@ struct MpiOp {
   // optional name (the trace's request id + 1, 0 = unnamed) that a later wait
   // with the same count completes.
   std::uint32_t count = 0;
+  // The line of the trace file the op comes from (0: none, e.g. generated).
+  std::uint32_t line = 0;
 };
 
 // A closed-loop MPI trace: per rank, the operations in program order, with the
 // time between calls (and the calls' own CPU time) as compute operations.
 struct MpiTrace {
   std::vector<std::vector<MpiOp>> ranks;
+  // The file each rank's ops come from, when ranks have files of their own
+  // (SimGrid's per-rank files); empty: the trace's own path.
+  std::vector<std::string> rankFiles;
   std::uint64_t sends = 0;
   std::uint64_t sendBytes = 0;
   std::uint64_t recvs = 0;
@@ -42,6 +47,10 @@ struct MpiTrace {
 
   // Recomputes sends, sendBytes, recvs and waits from the programs.
   void countOps();
+  // The file rank `rank`'s ops come from, or `tracePath`.
+  const std::string& fileOf(std::size_t rank, const std::string& tracePath) const {
+    return rank < rankFiles.size() && !rankFiles[rank].empty() ? rankFiles[rank] : tracePath;
+  }
 };
 
 // Reads the AMG2013 event CSV (`rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request`;

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include <fmt/format.h>
+
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/util/delimited_message_util.h>
+#include "common/file_io.h"
 
 #include "configs/proto/traffic.pb.h"
 
@@ -290,6 +292,7 @@ class BinaryWriter final : public TrafficWriter {
 }  // namespace
 
 Result<std::unique_ptr<TrafficReader>> TrafficReader::open(const std::string& path) {
+  if (Status s = checkReadableFile(path, "traffic file"); !s.isOk()) return s;
   auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
   if (!*in) return Status(ErrorCode::kIo, fmt::format("cannot open traffic file {}", path));
   char magic[kMagicLen] = {};
@@ -304,7 +307,8 @@ Result<std::unique_ptr<TrafficReader>> TrafficReader::open(const std::string& pa
   return std::unique_ptr<TrafficReader>(std::make_unique<TextReader>(path, std::move(in)));
 }
 
-Result<TrafficFileSummary> validateTrafficFile(const std::string& path, std::uint32_t hosts) {
+Result<TrafficFileSummary> validateTrafficFile(const std::string& path, std::uint32_t hosts,
+                                               const MessageLimit& limit) {
   auto reader = TrafficReader::open(path);
   if (!reader) return reader.status();
   TrafficFileSummary sum;
@@ -323,6 +327,7 @@ Result<TrafficFileSummary> validateTrafficFile(const std::string& path, std::uin
           ErrorCode::kInvalidArgument,
           fmt::format("{}: source and destination are both host {}", (*reader)->where(), msg.src));
     }
+    if (Status s = limit.check(msg.bytes, (*reader)->where()); !s.isOk()) return s;
     ++sum.messages;
     sum.bytes += static_cast<std::uint64_t>(msg.bytes);
     sum.lastTime = msg.time;

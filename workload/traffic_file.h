@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "workload/message_limit.h"
 
 namespace ebb::workload {
 
@@ -42,7 +43,9 @@ struct TrafficFileSummary {
 // Reads a whole traffic file once, checking every message against a fabric of
 // `hosts` hosts (source and destination in range and different), so a bad file
 // is rejected before anything runs.
-Result<TrafficFileSummary> validateTrafficFile(const std::string& path, std::uint32_t hosts);
+// Every message is also checked against `limit` (workload/message_limit.h).
+Result<TrafficFileSummary> validateTrafficFile(const std::string& path, std::uint32_t hosts,
+                                               const MessageLimit& limit = {});
 
 // Writes a native traffic file. Text: "<time_ns> <src> <dst> <bytes> [job]".
 class TrafficWriter {

@@ -212,7 +212,7 @@ TEST(AmgCsv, TimesBeyondWhatEbbRepresentsAreAnError) {
             std::string::npos)
       << t.status().message();
   // The longest time that fits (9.2e6 s, about 106 days) still reads.
-  std::ofstream(path) << "0,isend,0.1,9.2e6,1,64,0,1\n";
+  std::ofstream(path) << "0,isend,0.1,9.2e6,1,64,0,1\n1,irecv,0.1,0.2,0,64,0,1\n";
   auto longest = readAmgCsv(path);
   ASSERT_TRUE(longest) << longest.status().toString();
   ASSERT_EQ(longest->ranks[0].size(), 3u);  // compute, isend, compute
