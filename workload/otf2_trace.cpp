@@ -307,6 +307,37 @@ OTF2_ErrorCode quiet(void*, const char*, uint64_t, const char*, OTF2_ErrorCode c
   return code;
 }
 
+// The archive folder of an anchor ("x/traces.otf2" -> "x/traces").
+std::filesystem::path archiveOf(const std::string& anchor) {
+  std::filesystem::path p(anchor);
+  return p.parent_path() / p.stem();
+}
+
+// Which location's event file the library cannot read, each read alone on a
+// fresh reader: "<archive>/<location>.evt (after N events: <why>)", or empty.
+std::string brokenEventFile(const std::string& anchor,
+                            const std::map<OTF2_LocationRef, std::uint32_t>& locations) {
+  for (const auto& [loc, rank] : locations) {
+    OTF2_Reader* r = OTF2_Reader_Open(anchor.c_str());
+    if (!r) return {};
+    OTF2_Reader_SetSerialCollectiveCallbacks(r);
+    OTF2_Reader_SelectLocation(r, loc);
+    OTF2_Reader_OpenEvtFiles(r);
+    OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(r, loc);
+    uint64_t n = 0;
+    const OTF2_ErrorCode st =
+        er ? OTF2_Reader_ReadAllLocalEvents(r, er, &n) : OTF2_ERROR_INVALID_ARGUMENT;
+    OTF2_Reader_CloseEvtFiles(r);
+    OTF2_Reader_Close(r);
+    if (st != OTF2_SUCCESS) {
+      return fmt::format("{} (rank {}, after {} events: {})",
+                         (archiveOf(anchor) / fmt::format("{}.evt", loc)).string(), rank, n,
+                         OTF2_Error_GetDescription(st));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos& algos,
@@ -354,8 +385,15 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
     if (defFiles) {
       if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(reader, loc)) {
         uint64_t n = 0;
-        OTF2_Reader_ReadAllLocalDefinitions(reader, dr, &n);
+        const OTF2_ErrorCode st = OTF2_Reader_ReadAllLocalDefinitions(reader, dr, &n);
         OTF2_Reader_CloseDefReader(reader, dr);
+        if (st != OTF2_SUCCESS) {
+          return Status(ErrorCode::kParse,
+                        fmt::format("{}: unreadable local definitions (rank {}, after {} "
+                                    "records: {})",
+                                    (archiveOf(anchor) / fmt::format("{}.def", loc)).string(), rk,
+                                    n, OTF2_Error_GetDescription(st)));
+        }
       }
     }
     OTF2_Reader_GetEvtReader(reader, loc);
@@ -382,8 +420,12 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
     return Status(ErrorCode::kParse, fmt::format("{}: {}", anchor, rd.error));
   }
   if (evtStatus != OTF2_SUCCESS && evtStatus != OTF2_ERROR_INTERRUPTED_BY_CALLBACK) {
-    return Status(ErrorCode::kParse, fmt::format("{}: unreadable events ({})", anchor,
-                                                 OTF2_Error_GetDescription(evtStatus)));
+    // Name the file that is broken, not the anchor that lists it.
+    const std::string broken = brokenEventFile(anchor, rd.rankOf);
+    return Status(ErrorCode::kParse, broken.empty()
+                                         ? fmt::format("{}: unreadable events ({})", anchor,
+                                                       OTF2_Error_GetDescription(evtStatus))
+                                         : fmt::format("{}: unreadable events", broken));
   }
   Result<MpiTrace> t = assemble(anchor, rd.logs, algos, rd.stats);
   if (t && stats) *stats = rd.stats;

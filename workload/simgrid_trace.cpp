@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -29,6 +30,7 @@ struct Call {
   std::string op;  // lower case
   std::vector<std::int64_t> args;
   std::string where;
+  int line = 0;
 };
 
 Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& calls) {
@@ -57,7 +59,7 @@ Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& c
     if (!(ss >> op)) return {ErrorCode::kParse, fmt::format("{}: missing operation", where)};
     std::transform(op.begin(), op.end(), op.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    Call c{op, {}, where};
+    Call c{op, {}, where, lineNo};
     std::string a;
     while (ss >> a) {
       double v = 0;
@@ -131,6 +133,7 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
   }
   if (files.empty()) return Status(ErrorCode::kIo, fmt::format("{}: no trace files (*.txt)", path));
   std::map<std::uint32_t, std::vector<Call>> byRank;
+  std::vector<std::uint32_t> fileRank;  // the rank of files[i]
   for (const fs::path& f : files) {
     std::uint32_t rank = 0;
     std::vector<Call> calls;
@@ -140,6 +143,7 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
                     fmt::format("{}: rank {} appears in two files", f.string(), rank));
     }
     byRank[rank] = std::move(calls);
+    fileRank.push_back(rank);
   }
   const auto P = static_cast<std::uint32_t>(byRank.size());
   if (byRank.rbegin()->first != P - 1) {
@@ -148,6 +152,9 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
   }
   MpiTrace t;
   t.ranks.resize(P);
+  t.rankFiles.resize(P);
+  for (std::size_t i = 0; i < files.size(); ++i)
+    t.rankFiles[fileRank[i]] = files[i].string();
   SimgridStats st;
   std::vector<std::size_t> pos(P, 0);
   // `flops` of compute as time; an error when that does not fit a TimePs.
@@ -175,9 +182,21 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
       } else if (c.op == "send" || c.op == "recv" || c.op == "isend" || c.op == "irecv") {
         // "<peer> <size>" or "<peer> <tag> <size>" (newer SimGrid).
         if (Status s = need(c, 2); !s.isOk()) return s;
-        if (c.args[0] >= static_cast<std::int64_t>(P)) {
-          return {ErrorCode::kParse, fmt::format("{}: peer rank {} is beyond the trace's {} ranks",
-                                                 c.where, c.args[0], P)};
+        if (c.args[0] < 0 || c.args[0] >= static_cast<std::int64_t>(P)) {
+          return {
+              ErrorCode::kParse,
+              fmt::format("{}: peer rank {} is not a rank of the trace (it has {} ranks, 0..{})",
+                          c.where, c.args[0], P, P - 1)};
+        }
+        if (c.args[0] == static_cast<std::int64_t>(r)) {
+          return {ErrorCode::kParse,
+                  fmt::format("{}: rank {} names itself as its peer", c.where, r)};
+        }
+        const std::int64_t size = c.args[c.args.size() >= 3 ? 2 : 1];
+        if (size < 0 || size > std::numeric_limits<std::int64_t>::max() / kDouble) {
+          return {ErrorCode::kParse,
+                  fmt::format("{}: size {} is not a count of doubles ebb can represent", c.where,
+                              size)};
         }
         MpiOp op;
         op.kind = c.op == "send"    ? MpiOpKind::kSend
@@ -188,6 +207,7 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
         const bool tagged = c.args.size() >= 3;
         op.tag = tagged ? static_cast<std::int32_t>(std::min<std::int64_t>(c.args[1], 1 << 30)) : 0;
         op.bytes = c.args[tagged ? 2 : 1] * kDouble;
+        op.line = static_cast<std::uint32_t>(c.line);
         t.ranks[r].push_back(op);
       } else if (c.op == "wait") {
         t.ranks[r].push_back({MpiOpKind::kWait, 0, 0, 0, 0, 0});

@@ -74,5 +74,48 @@ TEST(Otf2Trace, MissingOrGarbledTracesAreErrorsNotCrashes) {
   std::filesystem::remove(path);
 }
 
+// A broken event or local definition file is named itself, with its rank,
+// not the anchor that lists it.
+TEST(Otf2Trace, ABrokenRankFileIsNamedNotTheAnchor) {
+  namespace fs = std::filesystem;
+  const fs::path src = fs::path(EBB_TRACES_DIR) / "stencil4d-otf2" / "traces-32";
+  if (!haveOtf2()) {  // built without libotf2-trace-dev: said so, never a crash
+    EXPECT_EQ(readOtf2Trace((src / "traces.otf2").string()).status().code(),
+              ErrorCode::kUnavailable);
+    return;
+  }
+  const fs::path dir =
+      fs::temp_directory_path() / ("ebb-otf2-broken-" + std::to_string(::getpid()));
+  const auto damage = [&](const std::string& file, bool garble) {
+    fs::remove_all(dir);
+    fs::copy(src, dir, fs::copy_options::recursive);
+    const fs::path p = dir / "traces" / file;
+    std::string bytes;
+    {
+      std::ifstream in(p, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    if (garble) {
+      for (std::size_t i = bytes.size() / 3; i < bytes.size() / 3 + 200 && i < bytes.size(); ++i)
+        bytes[i] = static_cast<char>((i * 131) & 0xFF);
+    }
+    bytes.resize(bytes.size() * 2 / 3);
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+    return readOtf2Trace((dir / "traces.otf2").string());
+  };
+  auto evt = damage("5.evt", true);
+  ASSERT_FALSE(evt);
+  EXPECT_NE(evt.status().message().find((dir / "traces" / "5.evt").string() + " (rank 5"),
+            std::string::npos)
+      << evt.status().message();
+  auto def = damage("7.def", false);
+  ASSERT_FALSE(def);
+  EXPECT_NE(def.status().message().find((dir / "traces" / "7.def").string() +
+                                        ": unreadable local definitions (rank 7"),
+            std::string::npos)
+      << def.status().message();
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ebb::sim

@@ -127,7 +127,7 @@ TEST(SimgridTrace, PointToPointOpsReplay) {
   std::ofstream(dir / "ti_trace1.txt") << "1 init\n1 recv 7 10\n";
   auto bad = readSimgridTrace(dir.string(), 1e9);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.status().message().find("ti_trace1.txt:2: peer rank 7 is beyond"),
+  EXPECT_NE(bad.status().message().find("ti_trace1.txt:2: peer rank 7 is not a rank of the trace"),
             std::string::npos)
       << bad.status().message();
 }
@@ -156,6 +156,20 @@ TEST(SimgridTrace, BadInputNamesTheFileAndLine) {
   t = readSimgridTrace(dir.string(), 1e9);
   ASSERT_FALSE(t);
   EXPECT_NE(t.status().message().find("ti_trace1.txt:1: argument 'abc'"), std::string::npos);
+  // Peers outside the trace, or the rank itself, with file and line.
+  write(1, "1 init\n1 send 7 64\n");
+  t = readSimgridTrace(dir.string(), 1e9);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.status().message().find(
+                "ti_trace1.txt:2: peer rank 7 is not a rank of the trace (it has 2 ranks, 0..1)"),
+            std::string::npos)
+      << t.status().message();
+  write(1, "1 init\n1 compute 5\n1 isend 1 64\n");
+  t = readSimgridTrace(dir.string(), 1e9);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.status().message().find("ti_trace1.txt:3: rank 1 names itself as its peer"),
+            std::string::npos)
+      << t.status().message();
   write(1, "1 init\n1 compute 100\n1 BCAST 4\n");  // case-insensitive
   t = readSimgridTrace(dir.string(), 1e9);
   EXPECT_TRUE(t) << t.status().toString();
