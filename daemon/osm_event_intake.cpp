@@ -63,11 +63,19 @@ Result<OsmEvent> parseOsmEvent(std::string_view line) {
   e.seq = numberField<std::uint64_t>(line, "seq").value_or(0);
   e.timeNs = numberField<std::int64_t>(line, "time_ns").value_or(0);
   if (e.event == "trap") {
-    e.trap = numberField<int>(line, "trap").value_or(-1);
+    // Found by fuzz/osm_event_fuzz.cpp: a trap without a readable number
+    // (and a port past 255) were taken as trap -1 and handed on.
+    const auto trap = numberField<int>(line, "trap");
+    if (!trap || *trap < 0 || *trap > 0xFFFF) return bad("a trap event needs its trap number");
+    e.trap = *trap;
     auto lid = numberField<std::uint16_t>(line, "lid");
     if (!lid) lid = numberField<std::uint16_t>(line, "issuer_lid");
     e.lid = lid.value_or(0);
-    e.port = numberField<int>(line, "port").value_or(-1);
+    if (rawField(line, "port")) {
+      const auto port = numberField<int>(line, "port");
+      if (!port || *port < 0 || *port > 255) return bad("port must be 0..255");
+      e.port = *port;
+    }
   }
   return e;
 }

@@ -27,5 +27,8 @@ void addFaultsCommand(CLI::App& app, CommandAction& action);
 
 // Runs the ebb command line (argv as given to main).
 int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+// Parses and checks the command line as runEbb does, without running the
+// command: kExitOk when it would run (fuzz/cli_args_fuzz.cpp).
+int parseEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
 }  // namespace ebb::tools

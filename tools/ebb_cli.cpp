@@ -7,7 +7,10 @@
 
 namespace ebb::tools {
 
-int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+namespace {
+
+// The command line parsed and checked; with `run`, the chosen command run.
+int dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream& err, bool run) {
   CLI::App app(
       "ebb: power-aware control of fat-tree interconnects. Per-switch agents gate links on and off "
       "without disconnecting the fabric and put idle links into low-power idle, on an emulated "
@@ -31,12 +34,24 @@ int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& e
     err << "Run 'ebb --help' or 'ebb <command> --help'.\n";
     return kExitUsage;
   }
+  if (!action) return kExitUsage;
+  if (!run) return kExitOk;
   try {
-    return action ? action(out, err) : kExitUsage;
+    return action(out, err);
   } catch (const Error& e) {
     err << "ebb: " << e.what() << "\n";
     return kExitError;
   }
+}
+
+}  // namespace
+
+int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  return dispatch(argc, argv, out, err, true);
+}
+
+int parseEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  return dispatch(argc, argv, out, err, false);
 }
 
 }  // namespace ebb::tools

@@ -46,7 +46,13 @@ TEST(OsmEvents, ParsesThePluginsLines) {
 TEST(OsmEvents, RefusesWhatIsNotAnEventLine) {
   for (const char* bad :
        {"", "{}", "garbage", R"({"source":"other","event":"trap"})", R"({"source":"opensm"})",
-        R"({"source":"opensm","event":""})", R"({"source":"opensm","event":"trap")"}) {
+        R"({"source":"opensm","event":""})", R"({"source":"opensm","event":"trap")",
+        // Found by fuzz/osm_event_fuzz.cpp: a trap needs its number, a port is 0..255.
+        R"({"source":"opensm","event":"trap","lid":5})",
+        R"({"source":"opensm","event":"trap","trap":"x","lid":5})",
+        R"({"source":"opensm","event":"trap","trap":70000,"lid":5})",
+        R"({"source":"opensm","event":"trap","trap":129,"lid":5,"port":999})",
+        R"({"source":"opensm","event":"trap","trap":129,"lid":5,"port":-2})"}) {
     const auto e = parseOsmEvent(bad);
     EXPECT_FALSE(e) << bad;
     if (!e) {
