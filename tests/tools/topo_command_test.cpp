@@ -336,6 +336,25 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
   EXPECT_FALSE(std::filesystem::exists(scratch("never-out") / "report.json"));
 }
 
+// A run without a single message has no latency to compare: said so, and
+// report.json leaves the increases out instead of claiming -100%.
+TEST(OptionRules, NoMessageMeansNothingToCompare) {
+  const auto out = scratch("no-messages");
+  const CliRun r = ebb({"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2",
+                        "workload.uniform.rate=0", "workload.uniform.duration_cycles=10000",
+                        "report.skip_plots=true", "--out", out.string(), "--quiet"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("latency: nothing to compare (no message was delivered in one of the "
+                       "runs)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("-100"), std::string::npos) << r.out;
+  std::ifstream in(out / "report.json");
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"power_saving_switch_links\""), std::string::npos);
+  EXPECT_EQ(json.find("latency_increase"), std::string::npos) << json;
+}
+
 // Outputs (issue 17): a folder that cannot hold the results is an error
 // before any run, naming the option, the path and why; nothing is written.
 TEST(OutputFolder, ABadOutFolderIsRefusedBeforeTheRun) {
