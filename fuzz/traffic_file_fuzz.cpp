@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "fuzz/fuzz_util.h"
+#include "workload/message_limit.h"
 #include "workload/traffic_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -19,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   EBB_FUZZ_CHECK(reader.isOk(), reader.status().toString());
   std::uint64_t messages = 0, bytes = 0;
   std::uint32_t maxHost = 0;
-  bool sameHost = false;
+  bool sameHost = false, tooBig = false;
+  const workload::MessageLimit limit;  // the validator's default
   TimePs last = 0;
   bool failed = false;
   while (true) {
@@ -40,18 +42,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     bytes += static_cast<std::uint64_t>(msg.bytes);
     maxHost = std::max({maxHost, msg.src, msg.dst});
     sameHost = sameHost || msg.src == msg.dst;
+    tooBig = tooBig || msg.bytes > limit.maxBytes();
   }
 
   // The validator reads the same messages and adds the fabric's rules.
   constexpr std::uint32_t kHosts = 64;
-  auto sum = workload::validateTrafficFile(path, kHosts);
+  auto sum = workload::validateTrafficFile(path, kHosts, limit);
   if (sum) {
-    EBB_FUZZ_CHECK(!failed && messages > 0 && maxHost < kHosts && !sameHost,
+    EBB_FUZZ_CHECK(!failed && messages > 0 && maxHost < kHosts && !sameHost && !tooBig,
                    "validation accepted what the reader rejects");
     EBB_FUZZ_CHECK(sum->messages == messages && sum->bytes == bytes && sum->lastTime == last,
                    "validation totals differ from the reader's");
   } else {
-    EBB_FUZZ_CHECK(failed || messages == 0 || maxHost >= kHosts || sameHost,
+    EBB_FUZZ_CHECK(failed || messages == 0 || maxHost >= kHosts || sameHost || tooBig,
                    "validation rejected a good file: " + sum.status().toString());
     fuzz::checkNamesSource(sum.status().message(), path);
   }

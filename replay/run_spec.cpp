@@ -49,9 +49,7 @@ Result<workload::RateProfile> rateFromPoints(const config::RatePointsSpec& spec,
       return invalidArgument(fmt::format("{}.at_cycles: times must not decrease ({} after {})",
                                          field, p.at_cycles(), spec.point(i - 1).at_cycles()));
     }
-    if (!(p.rate() >= 0) || !std::isfinite(p.rate())) {
-      return invalidArgument(fmt::format("{}.rate: must be >= 0 (is {})", field, p.rate()));
-    }
+    if (Status st = workload::checkOfferedLoad(field + ".rate", p.rate()); !st.isOk()) return st;
     points.emplace_back(p.at_cycles() * cyclePs, p.rate());
   }
   if (points.back().first == 0) {
@@ -268,6 +266,9 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   }
   if (w.has_max_message_packets() && w.max_message_packets() == 0)
     return invalidArgument("workload.max_message_packets: must be > 0 (is 0)");
+  if (w.has_max_messages() && w.max_messages() == 0)
+    return invalidArgument("workload.max_messages: must be > 0 (is 0)");
+  if (w.has_max_messages()) r.maxMessages = w.max_messages();
   r.messageLimit.packetBytes = em.packetBytes;
   if (w.has_max_message_packets()) r.messageLimit.maxPackets = w.max_message_packets();
   for (auto [field, bytes] : {std::pair{"workload.message_bytes", r.workload.messageBytes},
@@ -309,9 +310,8 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     r.workloadName = "traffic file " + r.trafficFile;
   } else if (w.has_uniform()) {
     const auto& u = w.uniform();
-    if (!(u.rate() >= 0) || !std::isfinite(u.rate())) {
-      return invalidArgument(fmt::format("workload.uniform.rate: must be >= 0 (is {})", u.rate()));
-    }
+    if (Status st = workload::checkOfferedLoad("workload.uniform.rate", u.rate()); !st.isOk())
+      return st;
     if (u.duration_cycles() <= 0) {
       return invalidArgument(fmt::format("workload.uniform.duration_cycles: must be > 0 (is {})",
                                          u.duration_cycles()));
@@ -335,9 +335,9 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     const double low = ramp.has_low() ? ramp.low() : 0.01;
     const double high = ramp.has_high() ? ramp.high() : 0.60;
     const double scale = ramp.has_time_scale() ? ramp.time_scale() : 1.0;
-    if (low < 0 || high < 0 || !std::isfinite(low) || !std::isfinite(high)) {
-      return invalidArgument(
-          fmt::format("workload.alonso_ramp: rates must be >= 0 (low {}, high {})", low, high));
+    for (auto [field, v] : {std::pair{"workload.alonso_ramp.low", low},
+                            std::pair{"workload.alonso_ramp.high", high}}) {
+      if (Status st = workload::checkOfferedLoad(field, v); !st.isOk()) return st;
     }
     if (scale <= 0 || !std::isfinite(scale)) {
       return invalidArgument(

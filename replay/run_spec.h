@@ -23,6 +23,7 @@ struct RunSpec {
   workload::SyntheticSpec workload;
   std::string trafficFile;              // when set, the workload is this file, replayed open-loop
   workload::MessageLimit messageLimit;  // every message of the workload is checked against it
+  std::uint64_t maxMessages = 1'000'000'000;  // synthetic workloads, estimated before the run
   JobsDef jobs;  // when not empty: MPI traces and collective loops, replayed closed-loop
   std::string workloadName;
   bool baseline = true;

@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "replay/jobs.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/synthetic_traffic.h"
@@ -123,6 +125,17 @@ Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
     const TimePs horizon = std::max<TimePs>(sum->lastTime + 1, spec.agent.checkPeriodPs);
     return std::unique_ptr<WorkloadSource>(
         std::make_unique<FileSource>(emu, std::move(*reader), horizon));
+  }
+  // The cost before the work: the messages the rate profile makes here.
+  const double messages =
+      spec.workload.rate.integral() / static_cast<double>(emu.config().cyclePs) * hosts *
+      static_cast<double>(emu.config().flitBytes) /
+      static_cast<double>(std::max<std::int64_t>(spec.workload.messageBytes, 1));
+  if (messages > static_cast<double>(spec.maxMessages)) {
+    return invalidArgument(fmt::format(
+        "workload: about {:.3g} messages on {} hosts ({}), more than the limit of {}: shorten "
+        "the workload, or raise workload.max_messages deliberately",
+        messages, hosts, spec.workloadName, spec.maxMessages));
   }
   // Hot hosts named in the config must exist in this fabric.
   Result<std::vector<std::uint32_t>> hot =

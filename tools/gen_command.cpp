@@ -149,8 +149,7 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb gen: " << s.toString() << "\n";
     return kExitError;
   };
-  if (!(o.rate >= 0) || !std::isfinite(o.rate))
-    return bad(invalidArgument(fmt::format("--rate: must be >= 0 (is {})", o.rate)));
+  if (Status st = workload::checkOfferedLoad("--rate", o.rate); !st.isOk()) return bad(st);
   if (o.cycles <= 0)
     return bad(invalidArgument(fmt::format("--cycles: must be > 0 (is {})", o.cycles)));
   if (!(o.timeScale > 0) || !std::isfinite(o.timeScale))

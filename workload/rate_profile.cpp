@@ -7,6 +7,17 @@
 
 namespace ebb::workload {
 
+Status checkOfferedLoad(std::string_view field, double rate) {
+  if (!(rate >= 0) || !std::isfinite(rate)) {
+    return invalidArgument(fmt::format("{}: must be >= 0 (is {})", field, rate));
+  }
+  if (rate > 1) {
+    return invalidArgument(fmt::format(
+        "{}: {} flits/cycle/node is more than a host's link carries (at most 1)", field, rate));
+  }
+  return Status::ok();
+}
+
 RateProfile RateProfile::alonsoRamp(TimePs cyclePs, double scale, double low, double high) {
   const auto c = [&](double cycles) { return static_cast<TimePs>(cycles * scale) * cyclePs; };
   return RateProfile(
@@ -22,6 +33,16 @@ double RateProfile::at(TimePs t) const {
   const auto& [t0, r0] = *(it - 1);
   if (t1 == t0) return r1;
   return r0 + (r1 - r0) * static_cast<double>(t - t0) / static_cast<double>(t1 - t0);
+}
+
+double RateProfile::integral() const {
+  double sum = 0;
+  for (std::size_t i = 1; i < points_.size(); ++i) {
+    const auto& [t0, r0] = points_[i - 1];
+    const auto& [t1, r1] = points_[i];
+    sum += (r0 + r1) / 2 * static_cast<double>(t1 - t0);
+  }
+  return sum;
 }
 
 double RateProfile::max() const {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,8 @@ class RateProfile {
 
   double at(TimePs t) const;
   double max() const;
+  // The rate integrated over time: flits/cycle/node x picoseconds.
+  double integral() const;
   TimePs end() const { return points_.empty() ? 0 : points_.back().first; }
   // True while the rate rises (or before the peak), for increasing/decreasing curves.
   bool rising(TimePs t) const;
@@ -34,6 +37,10 @@ class RateProfile {
  private:
   std::vector<std::pair<TimePs, double>> points_;
 };
+
+// An offered load in flits/cycle/node must be in 0..1, what one host link
+// carries: E_INVALID "<field>: ..." naming the rule, or OK.
+Status checkOfferedLoad(std::string_view field, double rate);
 
 enum class Arrivals : std::uint8_t { kBernoulli, kPoisson };
 

@@ -205,7 +205,11 @@ struct BadConfig {
 TEST(Replay, BadConfigsAreRejectedNamingTheField) {
   const BadConfig cases[] = {
       {"workload { uniform { rate: -0.1 duration_cycles: 10 } }", "workload.uniform.rate"},
-      {"workload { alonso_ramp { high: -1 } }", "workload.alonso_ramp"},
+      {"workload { alonso_ramp { high: -1 } }", "workload.alonso_ramp.high"},
+      {"workload { alonso_ramp { high: 1.2 } }", "more than a host's link carries"},
+      {"workload { rate_points { point { at_cycles: 0 rate: 0.1 } point { at_cycles: 10 rate: 3 "
+       "} } }",
+       "workload.rate_points.point[1].rate"},
       {"gating { policy: DYNAMIC u_on: 1.5 }", "U_on <= 1"},
       {"gating { policy: STATIC u_off: 0.1 u_on: 0.15 }", "U_on > 2*U_off"},
       {"gating { check_period_cycles: 2000 turn_on_cycles: 3000 }", "gating.turn_on_cycles"},
