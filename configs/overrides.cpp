@@ -85,7 +85,15 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
       break;
     case FieldDescriptor::CPPTYPE_ENUM: {
       const auto* ev = f->enum_type()->FindValueByName(value);
-      if (!ev) return bad(("a value of enum " + f->enum_type()->name()).c_str());
+      if (!ev) {
+        std::string names;  // the choices, without the UNSPECIFIED placeholder
+        for (int i = 0; i < f->enum_type()->value_count(); ++i) {
+          const std::string& n = f->enum_type()->value(i)->name();
+          if (n.find("UNSPECIFIED") != std::string::npos) continue;
+          names += (names.empty() ? "" : ", ") + n;
+        }
+        return bad(("one of " + names).c_str());
+      }
       r->SetEnum(&m, f, ev);
       break;
     }

@@ -12,6 +12,7 @@
 
 #include "agent/gating_config.h"
 #include "common/units.h"
+#include "sim_backend/link_preset.h"
 
 namespace ebb::replay {
 
@@ -91,6 +92,30 @@ Result<workload::Hotspot> hotspotFromConfig(const config::WorkloadSpec& w) {
   return spot;
 }
 
+// emulator.link_preset: the preset, or nullptr when the config leaves it out.
+// The fields a preset sets may not be given beside it.
+Result<const sim::LinkPreset*> linkPresetFromConfig(const config::Config& cfg) {
+  const auto& e = cfg.emulator();
+  if (e.link_preset() == config::EmulatorSpec::LINK_PRESET_UNSPECIFIED) return nullptr;
+  const std::string& name = config::EmulatorSpec::LinkPreset_Name(e.link_preset());
+  const sim::LinkPreset* preset = sim::findLinkPreset(name);
+  if (preset == nullptr) {
+    return invalidArgument(fmt::format("emulator.link_preset: {} has no definition", name));
+  }
+  for (auto [field, given] : {std::pair{"emulator.cycle_ps", e.has_cycle_ps()},
+                              std::pair{"emulator.flit_bytes", e.has_flit_bytes()},
+                              std::pair{"emulator.packet_bytes", e.has_packet_bytes()},
+                              std::pair{"lpi.link_speed", !cfg.lpi().link_speed().empty()}}) {
+    if (given) {
+      return invalidArgument(fmt::format(
+          "{}: set by emulator.link_preset {} (a preset sets the link rate, flit, MTU and "
+          "wake-up times together); leave link_preset out to set it yourself",
+          field, name));
+    }
+  }
+  return preset;
+}
+
 }  // namespace
 
 Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseDir) {
@@ -101,19 +126,23 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   sim::EmulatorConfig& em = r.emulator;
   const sim::EmulatorConfig defaults;
   const std::int64_t defaultCycles = defaults.cyclePs;
+  Result<const sim::LinkPreset*> preset = linkPresetFromConfig(cfg);
+  if (!preset) return preset.status();
+  if (*preset) sim::applyLinkPreset(**preset, em);
   {
     Result<std::int64_t> cyclePs =
-        presentOr("emulator.cycle_ps", e.has_cycle_ps(), e.cycle_ps(), defaults.cyclePs, 1);
+        presentOr("emulator.cycle_ps", e.has_cycle_ps(), e.cycle_ps(), em.cyclePs, 1);
     if (!cyclePs) return cyclePs.status();
     em.cyclePs = *cyclePs;
     Result<std::int64_t> flit =
-        presentOr("emulator.flit_bytes", e.has_flit_bytes(), e.flit_bytes(), defaults.flitBytes, 1);
+        presentOr("emulator.flit_bytes", e.has_flit_bytes(), e.flit_bytes(), em.flitBytes, 1);
     if (!flit) return flit.status();
     em.flitBytes = *flit;
     Result<std::int64_t> sixteenFlits = checkedProduct("emulator.flit_bytes", 16, em.flitBytes);
     if (!sixteenFlits) return sixteenFlits.status();
-    Result<std::int64_t> packet = presentOr("emulator.packet_bytes", e.has_packet_bytes(),
-                                            e.packet_bytes(), *sixteenFlits, 1);
+    Result<std::int64_t> packet =
+        presentOr("emulator.packet_bytes", e.has_packet_bytes(), e.packet_bytes(),
+                  *preset ? em.packetBytes : *sixteenFlits, 1);
     if (!packet) return packet.status();
     em.packetBytes = *packet;
     Result<std::int64_t> vcs = presentOr("emulator.vcs", e.has_vcs(), e.vcs(), defaults.vcs, 1);

@@ -50,7 +50,7 @@ constexpr const char* kDefaultConfig = R"cfg(
 name: "alonso-ramp, dynamic U_on=0.15 (built-in default)"
 fabric { kary_n_tree { k: 4 n: 4 } }
 gating { policy: DYNAMIC u_on: 0.15 check_period_cycles: 2000 turn_on_cycles: 1000 turn_off_cycles: 1000 }
-workload { alonso_ramp { low: 0.01 high: 0.60 time_scale: 1 } message_bytes: 64 }
+workload { alonso_ramp { low: 0.01 high: 0.60 time_scale: 1 } }
 seed: 1
 )cfg";
 
@@ -72,6 +72,13 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       err << "ebb replay: " << s.toString() << "\n";
       return kExitError;
     }
+  }
+  // The report names what ran: the config and what the command line changed.
+  if (!o.overrides.empty()) {
+    std::string name = cfg->name() + " with";
+    for (const std::string& ov : o.overrides)
+      name += " " + ov;
+    cfg->set_name(name);
   }
   if (!o.tracePath.empty()) {
     auto* t = cfg->mutable_workload()->mutable_trace();

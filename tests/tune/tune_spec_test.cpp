@@ -77,7 +77,7 @@ const BadSpec kBadSpecs[] = {
     {"FieldBadValue",
      "budget { latency_increase_pct: 5 } search_space { field { path: \"lpi.mode\" values: "
      "[\"SOMETIMES\"] } }",
-     "search_space.field[0] (lpi.mode)", "not a value of enum"},
+     "search_space.field[0] (lpi.mode)", "not one of OFF, DEEP_SLEEP, FAST_WAKE, HYBRID"},
     {"PeriodShorterThanTurnOn",
      "budget { latency_increase_pct: 5 } search_space { check_period_cycles { values: [2000, 500] "
      "} }",
