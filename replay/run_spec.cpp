@@ -92,6 +92,40 @@ Result<workload::Hotspot> hotspotFromConfig(const config::WorkloadSpec& w) {
   return spot;
 }
 
+// emulator.switch_model and the input-queued router's fields, which the
+// output-queued model refuses (they would be ignored).
+Status switchModelFromConfig(const config::EmulatorSpec& e, sim::EmulatorConfig& em) {
+  const bool iq = e.switch_model() == config::EmulatorSpec::INPUT_QUEUED;
+  em.switchModel = iq ? sim::SwitchModel::kInputQueued : sim::SwitchModel::kOutputQueued;
+  const std::tuple<const char*, bool, std::int64_t, std::int64_t*> stages[] = {
+      {"emulator.vc_alloc_cycles", e.has_vc_alloc_cycles(), e.vc_alloc_cycles(), &em.vcAllocCycles},
+      {"emulator.sw_alloc_cycles", e.has_sw_alloc_cycles(), e.sw_alloc_cycles(), &em.swAllocCycles},
+      {"emulator.crossbar_cycles", e.has_crossbar_cycles(), e.crossbar_cycles(),
+       &em.crossbarCycles},
+      {"emulator.credit_cycles", e.has_credit_cycles(), e.credit_cycles(), &em.creditCycles},
+      {"emulator.speedup", e.has_speedup(), e.speedup(), &em.speedup}};
+  for (const auto& [field, has, v, out] : stages) {
+    if (!has) continue;
+    if (!iq) {
+      return invalidArgument(fmt::format(
+          "{}: belongs to emulator.switch_model INPUT_QUEUED (the output-queued model has no "
+          "such stage)",
+          field));
+    }
+    *out = v;
+  }
+  if (!iq && (e.allocator() != config::EmulatorSpec::ALLOCATOR_UNSPECIFIED ||
+              e.hold_switch_for_packet())) {
+    return invalidArgument(
+        fmt::format("emulator.{}: belongs to emulator.switch_model INPUT_QUEUED",
+                    e.hold_switch_for_packet() ? "hold_switch_for_packet" : "allocator"));
+  }
+  em.allocator = e.allocator() == config::EmulatorSpec::ROUND_ROBIN ? sim::Allocator::kRoundRobin
+                                                                    : sim::Allocator::kIslip;
+  em.holdSwitchForPacket = e.hold_switch_for_packet();
+  return Status::ok();
+}
+
 // emulator.link_preset: the preset, or nullptr when the config leaves it out.
 // The fields a preset sets may not be given beside it.
 Result<const sim::LinkPreset*> linkPresetFromConfig(const config::Config& cfg) {
@@ -170,6 +204,7 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   em.upRouting = e.up_routing() == config::EmulatorSpec::RANDOM ? sim::UpRouting::kRandom
                                                                 : sim::UpRouting::kAdaptive;
   em.seed = cfg.has_seed() ? cfg.seed() : defaults.seed;
+  if (Status st = switchModelFromConfig(e, em); !st.isOk()) return st;
   // Gating.
   const auto& g = cfg.gating();
   // Defaults in cycles of the default cycle, from the option structs.
@@ -404,6 +439,11 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   }
   Result<FaultsDef> faults = faultsFromConfig(cfg.faults(), em.cyclePs, em.seed);
   if (!faults) return faults.status();
+  if (faults->any() && em.switchModel == sim::SwitchModel::kInputQueued) {
+    return invalidArgument(
+        "faults: the INPUT_QUEUED switch model does not model failures yet; use "
+        "emulator.switch_model OUTPUT_QUEUED for fault runs");
+  }
   r.faults = std::move(*faults);
   em.faultDetectionPs = r.faults.detectionPs;
   if (cfg.report().has_timeseries_period_cycles()) {

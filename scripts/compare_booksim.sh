@@ -60,7 +60,9 @@ BookSim: "Packet latency average" and "Accepted packet rate average" x 16 of
 the overall statistics. ebb: run.mean_latency_cycles of report.json and the
 accepted load over the second half of the run (timeseries.csv). Wall times
 are measured around each process; booksim_s includes the throughput rerun.
-BookSim exits with status 255 on success; 0 and 255 are accepted.
+booksim_cycles is the length of the BookSim run ("Time taken": warm-up,
+samples and drain; NA when saturated). BookSim exits with status 255 on
+success; 0 and 255 are accepted.
 EOF
 }
 
@@ -239,9 +241,10 @@ run_booksim() { # CONFIG LOG
   fi
 }
 
-# Prints "LATENCY PACKET_RATE" from the overall statistics of a BookSim log,
-# or "unstable LAST_PACKET_RATE" when the run was unstable (the accepted rate
-# of the last sample printed, averaged since the end of the warm-up).
+# Prints "LATENCY PACKET_RATE CYCLES" from the overall statistics of a BookSim
+# log (CYCLES: "Time taken", warm-up + samples + drain), or "unstable
+# LAST_PACKET_RATE NA" when the run was unstable (the accepted rate of the last
+# sample printed, averaged since the end of the warm-up).
 parse_booksim() { # LOG
   python3 - "$1" <<'PY'
 import re, sys
@@ -249,7 +252,7 @@ text = open(sys.argv[1], errors="replace").read()
 num = r"([-+0-9.eE]+|nan|-?inf)"
 if "Simulation unstable" in text:
     acc = re.findall(r"Accepted packet rate average = " + num, text)
-    print("unstable", acc[-1] if acc else "NA")
+    print("unstable", acc[-1] if acc else "NA", "NA")
     sys.exit(0)
 i = text.find("====== Overall Traffic Statistics ======")
 if i < 0:
@@ -259,7 +262,8 @@ lat = re.search(r"Packet latency average = " + num, tail)
 acc = re.search(r"Accepted packet rate average = " + num, tail)
 if not lat or not acc:
     sys.exit("no packet latency / accepted packet rate in the overall statistics of " + sys.argv[1])
-print(lat.group(1), acc.group(1))
+cyc = re.search(r"Time taken is (\d+) cycles", text)
+print(lat.group(1), acc.group(1), cyc.group(1) if cyc else "NA")
 PY
 }
 
@@ -349,7 +353,7 @@ for r in "${load_list[@]}"; do
   write_booksim_config "$bcfg" "$r" latency
   t0=$(now)
   run_booksim "$bcfg" "$blog"
-  read -r b_lat b_pkt < <(parse_booksim "$blog") || fail "cannot read BookSim's results from $blog"
+  read -r b_lat b_pkt b_cyc < <(parse_booksim "$blog") || fail "cannot read BookSim's results from $blog"
   saturated=no
   if [[ $b_lat == unstable ]]; then
     saturated=yes
@@ -359,7 +363,7 @@ for r in "${load_list[@]}"; do
     tlog=$out/booksim/load_${tag}_throughput.log
     write_booksim_config "$tcfg" "$r" throughput
     run_booksim "$tcfg" "$tlog"
-    read -r _ b_pkt < <(parse_booksim "$tlog") || fail "cannot read BookSim's results from $tlog"
+    read -r _ b_pkt b_cyc < <(parse_booksim "$tlog") || fail "cannot read BookSim's results from $tlog"
   fi
   t1=$(now)
   b_s=$(elapsed "$t0" "$t1")
@@ -394,8 +398,8 @@ for r in "${load_list[@]}"; do
   read -r e_lat e_acc e_off < <(parse_ebb "$edir") || fail "cannot read ebb's results from $edir"
   fi
 
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-    "$r" "$b_lat" "$b_pkt" "$saturated" "$b_s" "$e_lat" "$e_acc" "$e_off" "$e_s" >>"$results"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    "$r" "$b_lat" "$b_pkt" "$saturated" "$b_s" "$e_lat" "$e_acc" "$e_off" "$e_s" "$b_cyc" >>"$results"
   python3 - "$tag" "$b_lat" "$b_pkt" "$b_s" "$e_lat" "$e_acc" "$e_s" "$saturated" <<'PY' >&2
 import sys
 tag, bl, bp, bs, el, ea, es, sat = sys.argv[1:]
@@ -437,38 +441,39 @@ def fmt(x, p=4):
     return "NA" if x is None else ("%." + str(p) + "f") % x
 rows = []
 for line in open(src):
-    load, bl, bp, sat, bs, el, ea, eo, es = line.rstrip("\n").split("\t")
+    load, bl, bp, sat, bs, el, ea, eo, es, bc = line.rstrip("\n").split("\t")
     bl, bp, bs, el, ea, es = map(num, (bl, bp, bs, el, ea, es))
     ba = None if bp is None else bp * 16
     rows.append(dict(load=float(load), bl=bl, el=el, lr=ratio(el, bl), ba=ba, ea=ea,
-                     ar=ratio(ea, ba), bs=bs, es=es, sp=ratio(bs, es), sat=sat))
+                     ar=ratio(ea, ba), bs=bs, es=es, sp=ratio(bs, es), sat=sat, bc=bc))
 with open(out + "/compare.csv", "w") as f:
     f.write("load,booksim_latency,ebb_latency,latency_ratio,booksim_accepted,ebb_accepted,"
-            "accepted_ratio,booksim_s,ebb_s,speedup,booksim_saturated\n")
+            "accepted_ratio,booksim_s,ebb_s,speedup,booksim_saturated,booksim_cycles\n")
     for r in rows:
         f.write(",".join([("%g" % r["load"]), fmt(r["bl"]), fmt(r["el"]), fmt(r["lr"]), fmt(r["ba"]),
                           fmt(r["ea"]), fmt(r["ar"]), fmt(r["bs"], 3), fmt(r["es"], 3), fmt(r["sp"], 2),
-                          r["sat"]]) + "\n")
+                          r["sat"], r["bc"]]) + "\n")
 with open(out + "/compare.md", "w") as f:
     f.write("# BookSim2 vs ebb: %s-ary %s-tree, %s traffic, VC buffer %s flits\n\n" % (k, n, pattern, buf))
     ebb = ("ebb: not run (--booksim-only)" if booksim_only == "1" else
            "ebb: all links on, %s cycles, config %s" % (cycles, config))
     f.write("BookSim2: router iq, fattree/nca, 3 VCs, 16-flit packets, stock defaults otherwise. "
             "%s. Latency in cycles (ebb/BookSim ratio), "
-            "accepted load in flits/cycle/node, wall time in seconds (speedup = BookSim/ebb).\n\n"
+            "accepted load in flits/cycle/node, wall time in seconds (speedup = BookSim/ebb, per point: "
+            "BookSim simulates its own warm-up, samples and drain, 'BookSim cycles', ebb the given cycles).\n\n"
             % ebb)
     if fixed:
         f.write("%s maps %d of the %d hosts onto themselves: BookSim sends their packets to the source "
                 "itself, ebb leaves them out (its offered and accepted load are %.4g of the nominal load).\n\n"
                 % (pattern, fixed, hosts, (hosts - fixed) / hosts))
     f.write("| load | BookSim latency | ebb latency | ratio | BookSim accepted | ebb accepted | ratio "
-            "| BookSim s | ebb s | speedup |\n")
-    f.write("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+            "| BookSim s | ebb s | speedup | BookSim cycles |\n")
+    f.write("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     for r in rows:
         bl = "unstable" if r["sat"] == "yes" else fmt(r["bl"], 1)
-        f.write("| %g | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+        f.write("| %g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
             r["load"], bl, fmt(r["el"], 1), fmt(r["lr"], 3), fmt(r["ba"], 3), fmt(r["ea"], 3),
-            fmt(r["ar"], 3), fmt(r["bs"], 1), fmt(r["es"], 2), fmt(r["sp"], 1)))
+            fmt(r["ar"], 3), fmt(r["bs"], 1), fmt(r["es"], 2), fmt(r["sp"], 1), r["bc"]))
     if any(r["sat"] == "yes" for r in rows):
         f.write("\n\"unstable\": BookSim printed \"Simulation unstable\" (past saturation); its accepted "
                 "load there is from a rerun with sim_type = throughput, and its time includes the rerun.\n")

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace ebb::sim {
 
 Status EmulatorConfig::validate() const {
@@ -14,7 +16,27 @@ Status EmulatorConfig::validate() const {
     return bad("packet_bytes", fmt::format("must be in 1..16777215 (is {})", packetBytes));
   }
   if (vcs < 1 || vcs > 16) return bad("vcs", fmt::format("must be in 1..16 (is {})", vcs));
-  if (vcBufferBytes < packetBytes) {
+  if (switchModel == SwitchModel::kInputQueued) {
+    // Flit level: buffers of whole flits (wormhole when smaller than a
+    // packet), delays in whole cycles.
+    if (vcBufferBytes < flitBytes) {
+      return bad("vc_buffer_bytes",
+                 fmt::format("{} cannot hold one flit of {} bytes", vcBufferBytes, flitBytes));
+    }
+    if (linkLatencyPs % cyclePs != 0 || routingDelayPs % cyclePs != 0) {
+      return bad("link_latency_ps", "the input-queued model counts whole cycles");
+    }
+    const std::pair<const char*, std::int64_t> stages[] = {{"vc_alloc_cycles", vcAllocCycles},
+                                                           {"sw_alloc_cycles", swAllocCycles},
+                                                           {"crossbar_cycles", crossbarCycles},
+                                                           {"credit_cycles", creditCycles}};
+    for (const auto& [field, v] : stages) {
+      if (v < 0 || v > 1000) return bad(field, fmt::format("must be in 0..1000 (is {})", v));
+    }
+    if (speedup < 1 || speedup > 16) {
+      return bad("speedup", fmt::format("must be in 1..16 (is {})", speedup));
+    }
+  } else if (vcBufferBytes < packetBytes) {
     return bad("vc_buffer_bytes",
                fmt::format("{} cannot hold one packet of {} bytes (virtual cut-through needs "
                            "vc_buffer_bytes >= packet_bytes)",

@@ -13,6 +13,24 @@ enum class UpRouting : std::uint8_t {
   kRandom,    // a uniformly random usable up link
 };
 
+// How a switch moves packets from its inputs to its outputs (docs/emulator.md,
+// "Switch models").
+enum class SwitchModel : std::uint8_t {
+  // Packet-level virtual cut-through into one FIFO per output (fast; the
+  // model every result before issue #14 used).
+  kOutputQueued,
+  // Flit-level input-queued virtual-channel router: per-input-VC buffers and
+  // flit credits, route / VC-allocation / switch-allocation / crossbar
+  // stages, one flit per input and per output per cycle; VC buffers smaller
+  // than a packet make it wormhole.
+  kInputQueued,
+};
+
+// Switch and VC allocation of the input-queued model: separable, input first,
+// one iteration. Round-robin pointers move after every grant; iSLIP's move only
+// when the grant is taken (BookSim2's default).
+enum class Allocator : std::uint8_t { kIslip, kRoundRobin };
+
 // Parameters of the packet-level emulator. The paper's units map onto time
 // and bytes: a link carries one flit per cycle, so bandwidth = flitBytes per
 // cyclePs. Defaults: the alonso-ramp setup (16-flit packets, 3 VCs, each VC
@@ -26,6 +44,16 @@ struct EmulatorConfig {
   TimePs linkLatencyPs = 1000;      // propagation per link (1 cycle); credits return as fast
   TimePs routingDelayPs = 1000;     // per switch hop, head arrival to output arbitration
   UpRouting upRouting = UpRouting::kAdaptive;
+  SwitchModel switchModel = SwitchModel::kOutputQueued;
+  // Input-queued model only, in cycles (routingDelayPs is the route stage).
+  // Defaults: BookSim2's iq router.
+  std::int64_t vcAllocCycles = 1;   // VC allocation
+  std::int64_t swAllocCycles = 1;   // switch allocation
+  std::int64_t crossbarCycles = 1;  // switch traversal
+  std::int64_t creditCycles = 1;    // a credit's processing before it goes upstream
+  std::int64_t speedup = 1;         // flits an input port may send per cycle
+  Allocator allocator = Allocator::kIslip;
+  bool holdSwitchForPacket = false;  // crossbar granularity: a packet, not a flit
   std::uint64_t seed = 1;
   TimePs turnOnPs = 1'000'000;   // T_on = 1000 cycles
   TimePs turnOffPs = 1'000'000;  // T_off = 1000 cycles
@@ -39,6 +67,7 @@ struct EmulatorConfig {
   TimePs serializationPs(std::int64_t bytes) const {
     return (bytes + flitBytes - 1) / flitBytes * cyclePs;
   }
+  std::int64_t flitsOf(std::int64_t bytes) const { return (bytes + flitBytes - 1) / flitBytes; }
   double bandwidthBytesPerPs() const {
     return static_cast<double>(flitBytes) / static_cast<double>(cyclePs);
   }

@@ -35,6 +35,7 @@ FabricEmulator::FabricEmulator(const fabric::Topology& topo, const EmulatorConfi
       ch.lpi = policies::LpiLink(cfg.lpi, 0);
     }
   }
+  if (iqModel()) iqInit();
 }
 
 // The scheduler may outlive the emulator: its pending task must not run.
@@ -101,6 +102,10 @@ void FabricEmulator::sendMessage(HostId src, HostId dst, std::int64_t bytes, std
     push(ch, p);
     ++queuedAtHosts_;
   }
+  if (iqModel()) {
+    iqActivate(src);
+    return;
+  }
   tryStart(ch);
 }
 
@@ -128,6 +133,10 @@ bool FabricEmulator::chCanSend(std::uint32_t ch) {
 }
 
 void FabricEmulator::tryStart(std::uint32_t ch) {
+  if (iqModel()) {  // the cycle tick moves flits: make sure it runs
+    iqArm();
+    return;
+  }
   Channel& c = channels_[ch];
   if (c.busy || c.head == kNone || !chCanSend(ch)) return;
   const std::uint32_t p = c.head;
@@ -238,6 +247,9 @@ void FabricEmulator::dispatch(const NetEvent& e) {
     case kRecovered:
       if (e.b == channels_[e.a].epoch) recovered(e.a);
       break;
+    case kIqTick:
+      iqTick();
+      break;
   }
 }
 
@@ -346,7 +358,10 @@ std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, SwitchId dstLeaf, bool 
     const std::uint32_t ch = index(topo_.sw(sw).ports[port].link, Direction::kUp);
     if (!chUsable(ch) || !reaches(ch)) continue;
     UpCandidate cand{ch, 0, 0};
-    if (load) {
+    if (load && iqModel()) {
+      cand.freeCredit = iqFreeCredit(ch);
+      cand.queue = iqOwned_[ch];
+    } else if (load) {
       const Channel& c = channels_[ch];
       for (std::int64_t v : c.credits)
         cand.freeCredit += v;
@@ -447,6 +462,10 @@ void FabricEmulator::applyOff(std::uint32_t ch) {
 // After a failure (`forFault`) what cannot is dropped, and so is what was
 // queued on a failed down or host link (there is no other way down).
 void FabricEmulator::rerouteQueued(std::uint32_t ch, bool forFault) {
+  if (iqModel()) {
+    iqReroute(ch);
+    return;
+  }
   Channel& c = channels_[ch];
   if (c.head == kNone) return;
   const fabric::Link& l = topo_.link(LinkId(ch / 2));
@@ -498,6 +517,10 @@ std::string FabricEmulator::describeWaiting(std::size_t maxLines) {
     ++lines;
   }
   if (more > 0) out += fmt::format("; and {} more directions", more);
+  if (iqModel()) {
+    const std::string inBuffers = iqDescribeWaiting();
+    if (!inBuffers.empty()) out += (out.empty() ? "" : "; ") + inBuffers;
+  }
   return out.empty() ? "no packet waits in the network" : out;
 }
 

@@ -13,6 +13,7 @@
 #include "policies/power_model.h"
 #include "sim_backend/emulator_config.h"
 #include "sim_backend/event_queue.h"
+#include "sim_backend/iq_state.h"
 #include "sim_backend/routing.h"
 
 namespace ebb::sim {
@@ -251,6 +252,25 @@ class FabricEmulator {
   // The packet's channel failed while it was on the wire.
   bool lostOnWire(std::uint32_t p, std::uint32_t ch);
   void returnCredit(std::uint32_t ch, std::uint8_t vc, std::uint32_t bytes);
+  // The input-queued model (fabric_iq.cpp): one tick per cycle while flits
+  // move; flits and credits travel on a timing wheel of cycles.
+  bool iqModel() const { return cfg_.switchModel == SwitchModel::kInputQueued; }
+  void iqInit();
+  void iqActivate(fabric::HostId host);
+  void iqArm();
+  void iqTick();
+  void iqWire(std::int64_t cycle, const iq::WireItem& item);
+  void iqReceive(const iq::WireItem& item);
+  void iqInject();
+  void iqRoute(std::uint32_t sw);
+  void iqAllocateVcs(std::uint32_t sw);
+  void iqAllocateSwitch(std::uint32_t sw);
+  void iqSend(std::uint32_t slot);
+  void iqTakeVc(std::uint32_t out);
+  void iqReleaseVc(std::uint32_t out, std::uint8_t vc);
+  void iqReroute(std::uint32_t ch);
+  std::int64_t iqFreeCredit(std::uint32_t ch) const;
+  std::string iqDescribeWaiting() const;
   enum EventKind : std::uint8_t {
     kTxDone,
     kArrive,
@@ -259,7 +279,8 @@ class FabricEmulator {
     kTurnedOn,
     kTurnedOff,
     kDrop,
-    kRecovered
+    kRecovered,
+    kIqTick
   };
   void post(TimePs when, EventKind kind, std::uint32_t a, std::uint32_t b = 0);
   void arm();
@@ -291,6 +312,28 @@ class FabricEmulator {
   std::uint32_t failedDirections_ = 0;     // routing consults reach_ only when > 0 ...
   bool routeAroundGated_ = false;          // ... or when this is set
   bool reachDirty_ = false;                // a direction's gating changed since reach_ was
+  // Input-queued model state (empty with the output-queued model).
+  std::uint32_t iqCap_ = 0;                  // flits per VC buffer
+  std::int64_t iqCycle_ = 0;                 // the cycle being simulated
+  bool iqArmed_ = false;                     // a kIqTick is posted
+  std::uint64_t iqOnWire_ = 0;               // items in the wheel
+  std::vector<iq::InputVc> iqIn_;            // [channel * vcs + vc]
+  std::vector<iq::Flit> iqFlits_;            // [(channel * vcs + vc) * iqCap_ + i]
+  std::vector<iq::OutputVc> iqOut_;          // [channel * vcs + vc]
+  std::vector<std::uint32_t> iqOwned_;       // per channel: output VCs held by packets
+  std::vector<TimePs> iqWakeAt_;             // per channel: sends from then (LPI wake-up)
+  std::vector<std::uint32_t> iqInPos_;       // per input channel: its place at its switch
+  std::vector<std::uint32_t> iqRrIn_;        // per input channel: VC arbiter pointer
+  std::vector<std::uint32_t> iqRrOut_;       // per output channel: switch arbiter pointer
+  std::vector<std::uint32_t> iqRrVa_;        // per output channel: VC allocator pointer
+  std::vector<std::uint32_t> iqHeldIn_;      // per input channel: slot holding it (packet mode)
+  std::vector<std::uint32_t> iqHeldOut_;     // per output channel: input channel holding it
+  std::vector<std::uint32_t> iqBest_;        // per output channel: scratch of the arbiter
+  std::vector<iq::SwitchPorts> iqSwitches_;  // per switch
+  std::vector<iq::Source> iqSources_;        // per host
+  std::vector<std::uint32_t> iqActiveHosts_;
+  std::vector<std::vector<iq::WireItem>> iqWheel_;
+  std::vector<std::uint32_t> iqRequests_;  // scratch: slots asking for the switch
   EventQueue events_;
   agent::TaskId armed_;                  // the scheduler task that runs the next events
   TimePs armedAt_ = EventQueue::kNever;  // its time

@@ -31,7 +31,8 @@ TEST(Overrides, ErrorsNameTheFieldAndLeaveTheConfigUnchanged) {
   s = applyOverride(cfg, "fabric.kary_n_tree.k=4x");
   EXPECT_FALSE(s.isOk());
   s = applyOverride(cfg, "fabric.topology_file.format=XML");
-  EXPECT_NE(s.message().find("the value is not one of IBNETDISCOVER, IBSIM_NET"), std::string::npos);
+  EXPECT_NE(s.message().find("the value is not one of IBNETDISCOVER, IBSIM_NET"),
+            std::string::npos);
   s = applyOverride(cfg, "fabric=3");
   EXPECT_NE(s.message().find("is a message"), std::string::npos);
   s = applyOverride(cfg, "novalue");
