@@ -156,6 +156,14 @@ class FabricEmulator {
   bool transmitting(fabric::LinkId link, fabric::Direction dir) const {
     return channels_[index(link, dir)].busy;
   }
+  // Input-queued model: flits in the receiver's input buffers of one
+  // direction (all its VCs), and a check that no credit was created or lost:
+  // for every link direction and VC, the sender's credits plus the flits in
+  // the receiver's buffer plus the flits and credits on the wire equal the
+  // buffer size. E_INTERNAL naming the first direction where they do not.
+  std::uint32_t bufferedFlits(fabric::LinkId link, fabric::Direction dir) const;
+  Status checkCredits() const;
+
   // Where packets wait now and why (direction off, turning on, no credits),
   // at most `maxLines` directions: for "the replay did not finish" errors.
   std::string describeWaiting(std::size_t maxLines = 4);

@@ -421,6 +421,40 @@ std::int64_t FabricEmulator::iqFreeCredit(std::uint32_t ch) const {
   return free * cfg_.flitBytes;
 }
 
+std::uint32_t FabricEmulator::bufferedFlits(LinkId link, Direction dir) const {
+  if (!iqModel()) return 0;
+  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
+  std::uint32_t n = 0;
+  for (std::uint32_t v = 0; v < vcs; ++v)
+    n += iqIn_[index(link, dir) * vcs + v].count;
+  return n;
+}
+
+Status FabricEmulator::checkCredits() const {
+  if (!iqModel()) return Status::ok();
+  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
+  std::vector<std::int64_t> held(iqOut_.size(), 0);  // per slot: credits, flits, items
+  for (std::size_t slot = 0; slot < iqOut_.size(); ++slot)
+    held[slot] = iqOut_[slot].credits + static_cast<std::int64_t>(iqIn_[slot].count);
+  for (const auto& due : iqWheel_) {
+    for (const iq::WireItem& w : due)
+      ++held[w.channel * vcs + w.vc];
+  }
+  for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
+    if (channels_[ch].toHost) continue;  // a host takes every flit at once
+    for (std::uint32_t v = 0; v < vcs; ++v) {
+      if (held[ch * vcs + v] != iqCap_) {
+        return {ErrorCode::kInternal,
+                fmt::format("credits of {} ({}) VC {}: {} flits and credits, buffer {}",
+                            topo_.describeLink(LinkId(ch / 2)),
+                            ch % 2 == static_cast<std::uint32_t>(Direction::kUp) ? "up" : "down", v,
+                            held[ch * vcs + v], iqCap_)};
+      }
+    }
+  }
+  return Status::ok();
+}
+
 std::string FabricEmulator::iqDescribeWaiting() const {
   std::uint64_t flits = 0, switches = 0;
   for (const iq::SwitchPorts& s : iqSwitches_) {
