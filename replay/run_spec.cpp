@@ -103,6 +103,8 @@ Status switchModelFromConfig(const config::EmulatorSpec& e, sim::EmulatorConfig&
       {"emulator.crossbar_cycles", e.has_crossbar_cycles(), e.crossbar_cycles(),
        &em.crossbarCycles},
       {"emulator.credit_cycles", e.has_credit_cycles(), e.credit_cycles(), &em.creditCycles},
+      {"emulator.injection_cycles", e.has_injection_cycles(), e.injection_cycles(),
+       &em.injectionCycles},
       {"emulator.speedup", e.has_speedup(), e.speedup(), &em.speedup}};
   for (const auto& [field, has, v, out] : stages) {
     if (!has) continue;

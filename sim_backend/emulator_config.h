@@ -47,11 +47,12 @@ struct EmulatorConfig {
   SwitchModel switchModel = SwitchModel::kOutputQueued;
   // Input-queued model only, in cycles (routingDelayPs is the route stage).
   // Defaults: BookSim2's iq router.
-  std::int64_t vcAllocCycles = 1;   // VC allocation
-  std::int64_t swAllocCycles = 1;   // switch allocation
-  std::int64_t crossbarCycles = 1;  // switch traversal
-  std::int64_t creditCycles = 1;    // a credit's processing before it goes upstream
-  std::int64_t speedup = 1;         // flits an input port may send per cycle
+  std::int64_t vcAllocCycles = 1;    // VC allocation
+  std::int64_t swAllocCycles = 1;    // switch allocation
+  std::int64_t crossbarCycles = 1;   // switch traversal
+  std::int64_t creditCycles = 1;     // a credit's processing before it goes upstream
+  std::int64_t injectionCycles = 1;  // a host NIC: cycles before its flits enter the link
+  std::int64_t speedup = 1;          // flits an input port may send per cycle
   Allocator allocator = Allocator::kIslip;
   bool holdSwitchForPacket = false;  // crossbar granularity: a packet, not a flit
   std::uint64_t seed = 1;

@@ -7,7 +7,10 @@
 // routed at t + R, may win an output VC then and the switch VC_a cycles later,
 // and reaches the next buffer SW_a + X + L cycles after that: per hop
 // R + VC_a + SW_a + X + L cycles at zero load (R routing, X crossbar, L link).
-// Body flits follow one per cycle. Credits count flits; a VC buffer smaller
+// Body flits follow one per cycle and may cross in the cycle they arrive;
+// a host's flits spend I cycles in its NIC before the link (so a head leaves
+// its source I + L cycles after its packet reached the front of the queue,
+// and the host's credit loop is as long as a switch's). Credits count flits; a VC buffer smaller
 // than a packet makes the router wormhole: a blocked packet holds a VC on
 // every hop it spans.
 #include <fmt/format.h>
@@ -130,6 +133,11 @@ void FabricEmulator::iqReceive(const iq::WireItem& item) {
   }
   Channel& c = channels_[item.channel];
   if (c.toHost) {
+    // The host takes the flit at once; its ejection buffer's credit goes back
+    // as a switch's would (BookSim2's ejection channels have credits too).
+    iqWire(iqCycle_ + std::max<std::int64_t>(
+                          1, cfg_.creditCycles + cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs)),
+           {iq::WireItem::kCredit, false, false, item.vc, item.channel, iq::kNone});
     if (item.tail) deliver(item.packet);
     return;
   }
@@ -185,7 +193,8 @@ void FabricEmulator::iqInject() {
             tail ? pk.bytes - static_cast<std::int64_t>(total - 1) * cfg_.flitBytes
                  : cfg_.flitBytes);
         c.counters.busy += cfg_.cyclePs;
-        iqWire(iqCycle_ + link, {iq::WireItem::kFlit, head, tail, s.vc, ch, s.packet});
+        iqWire(iqCycle_ + cfg_.injectionCycles + link,
+               {iq::WireItem::kFlit, head, tail, s.vc, ch, s.packet});
         if (tail) {
           c.counters.txPackets += 1;
           ++stats_.packetHops;
@@ -284,8 +293,7 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
     if (in.state != iq::InputVc::kActive || in.count == 0 || in.readyCycle > iqCycle_) return false;
     const std::uint32_t out = in.out;
     if (iqHeldOut_[out] != iq::kNone && iqHeldOut_[out] != slot / vcs) return false;
-    return (channels_[out].toHost || iqOut_[out * vcs + in.outVc].credits > 0) && chCanSend(out) &&
-           iqWakeAt_[out] <= now;
+    return iqOut_[out * vcs + in.outVc].credits > 0 && chCanSend(out) && iqWakeAt_[out] <= now;
   };
   iqRequests_.clear();
   for (std::uint32_t ch : ports.inputs) {
@@ -344,7 +352,7 @@ void FabricEmulator::iqSend(std::uint32_t slot) {
   const std::uint32_t out = in.out;
   Channel& c = channels_[out];
   iq::OutputVc& ov = iqOut_[out * vcs + in.outVc];
-  if (!c.toHost) --ov.credits;
+  --ov.credits;
   Packet& pk = packets_[f.packet];
   if (f.head) {
     pk.inCh = out;
@@ -441,7 +449,6 @@ Status FabricEmulator::checkCredits() const {
       ++held[w.channel * vcs + w.vc];
   }
   for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
-    if (channels_[ch].toHost) continue;  // a host takes every flit at once
     for (std::uint32_t v = 0; v < vcs; ++v) {
       if (held[ch * vcs + v] != iqCap_) {
         return {ErrorCode::kInternal,

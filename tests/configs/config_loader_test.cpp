@@ -43,7 +43,7 @@ TEST(ConfigLoader, ShippedExamplesParse) {
   const std::string src = EBB_SOURCE_DIR;
   int seen = 0;
   for (const auto& entry :
-       std::filesystem::directory_iterator(std::filesystem::path(src) / "configs")) {
+       std::filesystem::recursive_directory_iterator(std::filesystem::path(src) / "configs")) {
     if (entry.path().extension() != ".textproto") continue;
     // tune_*.textproto are `ebb tune` specs (TuneSpec.ShippedExamplesLoad).
     if (entry.path().filename().string().starts_with("tune_")) continue;

@@ -46,8 +46,8 @@ int links(const fabric::KAryNTree& t, HostId a, HostId b) {
   return 2 + 2 * ((t.n() - 1) - common);
 }
 
-// Head: L to the first switch, then R + VA + SA + X + L per switch; the tail
-// F - 1 cycles behind it.
+// Head: I + L to the first switch, then R + VA + SA + X + L per switch; the
+// tail F - 1 cycles behind it (BookSim2's defaults: 5H + 17 for 16 flits).
 TEST(InputQueued, ZeroLoadLatencyIsThePipelineFormula) {
   EmulatorConfig slow = iqConfig();
   slow.routingDelayPs = 2000;
@@ -55,6 +55,7 @@ TEST(InputQueued, ZeroLoadLatencyIsThePipelineFormula) {
   slow.swAllocCycles = 2;
   slow.crossbarCycles = 1;
   slow.linkLatencyPs = 3000;
+  slow.injectionCycles = 0;
   for (const EmulatorConfig& cfg : {iqConfig(), slow}) {
     Rig r(4, 3, cfg);
     const std::int64_t l = cfg.linkLatencyPs / cfg.cyclePs;
@@ -69,7 +70,8 @@ TEST(InputQueued, ZeroLoadLatencyIsThePipelineFormula) {
         r.sched.runAll();
         ASSERT_EQ(r.deliveries.size(), 1u);
         const int h = links(r.tree, HostId(a), HostId(b));
-        const std::int64_t cycles = l + (h - 1) * perSwitch + cfg.flitsOf(bytes) - 1;
+        const std::int64_t cycles =
+            cfg.injectionCycles + l + (h - 1) * perSwitch + cfg.flitsOf(bytes) - 1;
         EXPECT_EQ(r.deliveries[0].delivered - t0, cycles * cfg.cyclePs)
             << a << "->" << b << " links " << h << " bytes " << bytes;
       }
@@ -85,8 +87,8 @@ TEST(InputQueued, AMessageBetweenCyclesStartsAtTheNextCycle) {
              [&] { r.emu.sendMessage(HostId(0), HostId(1), cfg.packetBytes); });
   r.sched.runAll();
   ASSERT_EQ(r.deliveries.size(), 1u);
-  // Starts at 2000 ps; same leaf: L + 5 + 15 cycles.
-  EXPECT_EQ(r.deliveries[0].delivered, 2000 + (1 + 5 + 15) * 1000);
+  // Starts at 2000 ps; same leaf: I + L + 5 + 15 cycles.
+  EXPECT_EQ(r.deliveries[0].delivered, 2000 + (1 + 1 + 5 + 15) * 1000);
 }
 
 // Buffers of 4 flits, 16-flit packets: a packet whose last link is off
