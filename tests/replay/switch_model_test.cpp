@@ -32,7 +32,8 @@ TEST(SwitchModel, InputQueuedFieldsAndTheirRules) {
       {"emulator { switch_model: INPUT_QUEUED speedup: 0 }", "emulator.speedup: must be in 1..16"},
       {"emulator { switch_model: INPUT_QUEUED sw_alloc_cycles: -1 }", "emulator.sw_alloc_cycles"},
       {"emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 2 }", "cannot hold one flit"},
-      {"emulator { switch_model: INPUT_QUEUED } faults { event { at_us: 1 link: \"L0\" } }",
+      {"emulator { switch_model: INPUT_QUEUED } faults { event { at_cycles: 8000 action: FAIL "
+       "level: 1 index: 0 port: 1 } }",
        "faults: the INPUT_QUEUED switch model does not model failures yet"},
   };
   for (const auto& [text, says] : refused) {
@@ -96,7 +97,7 @@ TEST(SwitchModel, GatingAndLowPowerIdleKeepTheirMeaningOnTheInputQueuedRouter) {
                                  " } gating { policy: ALL_ON } lpi { mode: FAST_WAKE } "
                                  "workload { uniform { rate: 0.05 duration_cycles: 20000 } }");
     ASSERT_TRUE(lpi) << lpi.status().toString();
-    Result<RunOutput> idle = runEmulation(*lpi, topo, mt, false, {});
+    Result<RunOutput> idle = runEmulation(*lpi, topo, mt, true, {});  // LPI is off in a baseline
     ASSERT_TRUE(idle) << idle.status().toString();
     EXPECT_EQ(idle->summary.messages_delivered(), idle->summary.messages_generated()) << wormhole;
     EXPECT_LT(idle->summary.lpi_relative_power(), 0.95) << wormhole;
