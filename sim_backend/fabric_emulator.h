@@ -329,6 +329,7 @@ class FabricEmulator {
   std::vector<iq::Flit> iqFlits_;            // [(channel * vcs + vc) * iqCap_ + i]
   std::vector<iq::OutputVc> iqOut_;          // [channel * vcs + vc]
   std::vector<std::uint32_t> iqOwned_;       // per channel: output VCs held by packets
+  std::vector<std::uint32_t> iqChFlits_;     // per input channel: flits in its buffers
   std::vector<TimePs> iqWakeAt_;             // per channel: sends from then (LPI wake-up)
   std::vector<std::uint32_t> iqInPos_;       // per input channel: its place at its switch
   std::vector<std::uint32_t> iqRrIn_;        // per input channel: VC arbiter pointer

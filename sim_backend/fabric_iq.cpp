@@ -47,6 +47,7 @@ void FabricEmulator::iqInit() {
       iqOut_[ch * vcs + v].credits = static_cast<std::int32_t>(iqCap_);
   }
   iqOwned_.assign(nCh, 0);
+  iqChFlits_.assign(nCh, 0);
   iqWakeAt_.assign(nCh, 0);
   iqInPos_.assign(nCh, 0);
   iqRrIn_.assign(nCh, 0);
@@ -146,9 +147,11 @@ void FabricEmulator::iqReceive(const iq::WireItem& item) {
   iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + (in.first + in.count) % iqCap_] = {
       item.packet, item.head, item.tail};
   ++in.count;
+  ++iqChFlits_[item.channel];
   ++iqSwitches_[c.receiver.value()].buffered;
   if (in.count == 1 && in.state == iq::InputVc::kIdle) {
     in.state = iq::InputVc::kRouting;
+    ++iqSwitches_[c.receiver.value()].routing;
     in.readyCycle = iqCycle_ + cyclesOf(cfg_.routingDelayPs, cfg_.cyclePs);
   }
 }
@@ -217,6 +220,8 @@ void FabricEmulator::iqInject() {
 // Route stage: heads whose routing delay passed pick their output.
 void FabricEmulator::iqRoute(std::uint32_t sw) {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
+  iq::SwitchPorts& ports = iqSwitches_[sw];
+  if (ports.routing == 0) return;
   for (std::uint32_t ch : iqSwitches_[sw].inputs) {
     for (std::uint32_t v = 0; v < vcs; ++v) {
       iq::InputVc& in = iqIn_[ch * vcs + v];
@@ -225,6 +230,8 @@ void FabricEmulator::iqRoute(std::uint32_t sw) {
       in.out = route(SwitchId(sw), packets_[f.packet].dst);
       in.state = iq::InputVc::kVcAlloc;
       in.readyCycle = iqCycle_;
+      --ports.routing;
+      ++ports.waitingVc;
     }
   }
 }
@@ -233,7 +240,8 @@ void FabricEmulator::iqRoute(std::uint32_t sw) {
 // asks for its output, round robin over the switch's input VCs.
 void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
-  const iq::SwitchPorts& ports = iqSwitches_[sw];
+  iq::SwitchPorts& ports = iqSwitches_[sw];
+  if (ports.waitingVc == 0) return;
   const auto n = static_cast<std::uint32_t>(ports.inputs.size()) * vcs;
   iqRequests_.clear();
   for (std::uint32_t ch : ports.inputs) {
@@ -266,6 +274,7 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
       if (pick == iq::kNone) break;
       iq::InputVc& in = iqIn_[pick];
       in.state = iq::InputVc::kActive;
+      --ports.waitingVc;
       in.outVc = static_cast<std::uint8_t>(ov);
       in.readyCycle = iqCycle_ + cfg_.vcAllocCycles;
       o.owner = pick;
@@ -297,6 +306,7 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
   };
   iqRequests_.clear();
   for (std::uint32_t ch : ports.inputs) {
+    if (iqChFlits_[ch] == 0) continue;
     std::uint32_t offered = 0;
     const std::uint32_t held = iqHeldIn_[ch];
     for (std::uint32_t k = 0; k < vcs && offered < cfg_.speedup; ++k) {
@@ -343,6 +353,7 @@ void FabricEmulator::iqSend(std::uint32_t slot) {
   const iq::Flit f = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first];
   in.first = (in.first + 1) % iqCap_;
   --in.count;
+  --iqChFlits_[inCh];
   --iqSwitches_[channels_[inCh].receiver.value()].buffered;
   const std::int64_t link = cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs);
   // The freed slot's credit goes back upstream.
@@ -377,6 +388,7 @@ void FabricEmulator::iqSend(std::uint32_t slot) {
   in.out = iq::kNone;
   if (in.count > 0) {  // the next packet's head is at the front
     in.state = iq::InputVc::kRouting;
+    ++iqSwitches_[channels_[inCh].receiver.value()].routing;
     in.readyCycle = iqCycle_ + 1 + cyclesOf(cfg_.routingDelayPs, cfg_.cyclePs);
   }
 }
@@ -415,6 +427,8 @@ void FabricEmulator::iqReroute(std::uint32_t ch) {
       iq::InputVc& ivc = iqIn_[in * vcs + v];
       if (ivc.state == iq::InputVc::kVcAlloc && ivc.out == ch) {
         ivc.state = iq::InputVc::kRouting;
+        --iqSwitches_[sender.value()].waitingVc;
+        ++iqSwitches_[sender.value()].routing;
         ivc.readyCycle = iqCycle_;
       }
     }

@@ -64,6 +64,8 @@ struct SwitchPorts {
   std::vector<std::uint32_t> inputs;   // channels arriving at the switch
   std::vector<std::uint32_t> outputs;  // channels leaving it
   std::uint32_t buffered = 0;          // flits in its input buffers
+  std::uint32_t routing = 0;           // input VCs in the route stage
+  std::uint32_t waitingVc = 0;         // input VCs waiting for an output VC
 };
 
 }  // namespace iq
