@@ -203,8 +203,9 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     if (!routingPs) return routingPs.status();
     em.routingDelayPs = *routingPs;
   }
-  em.upRouting = e.up_routing() == config::EmulatorSpec::RANDOM ? sim::UpRouting::kRandom
-                                                                : sim::UpRouting::kAdaptive;
+  em.upRouting = e.up_routing() == config::EmulatorSpec::RANDOM    ? sim::UpRouting::kRandom
+                 : e.up_routing() == config::EmulatorSpec::D_MOD_K ? sim::UpRouting::kDestination
+                                                                   : sim::UpRouting::kAdaptive;
   em.seed = cfg.has_seed() ? cfg.seed() : defaults.seed;
   if (Status st = switchModelFromConfig(e, em); !st.isOk()) return st;
   // Gating.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the same synthetic experiment on BookSim2 and on ebb's emulator, load by
 # load, and compares mean packet latency, accepted load and wall time
-# (docs: /work/shared/FIDELITY.md, "Comparing ebb with BookSim2").
+# (docs/emulator.md, "Comparison with BookSim2").
 # Run with --help for the options.
 set -euo pipefail
 
@@ -45,9 +45,8 @@ Options:
   --booksim-set K=V    add the line "K = V;" to every BookSim config
                        (repeatable; e.g. --booksim-set sample_period=10000)
   --ebb-set K=V        add the override K=V to every ebb run (repeatable)
-  --booksim-only       run BookSim alone (ebb's columns are NA); e.g. for
-                       --buf 4, which ebb refuses while its VC buffers must
-                       hold a whole packet (virtual cut-through)
+  --booksim-only       run BookSim alone (ebb's columns are NA), e.g. to
+                       collect reference points once
   -h, --help           this text
 
 For each load: OUT/booksim/load_<R>.cfg (+ .log), and when BookSim prints

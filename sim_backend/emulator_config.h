@@ -11,6 +11,10 @@ namespace ebb::sim {
 enum class UpRouting : std::uint8_t {
   kAdaptive,  // the usable up link with the most free credits, then the shortest queue
   kRandom,    // a uniformly random usable up link
+  // Destination-based, deterministic (D-mod-K, as OpenSM's fat-tree routing
+  // spreads destinations over up ports): up port (dst / u^c) mod u at a
+  // switch with u up ports c levels above the leaves, or the next usable one.
+  kDestination,
 };
 
 // How a switch moves packets from its inputs to its outputs (docs/emulator.md,

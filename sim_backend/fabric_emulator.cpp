@@ -327,25 +327,26 @@ std::uint32_t FabricEmulator::route(SwitchId sw, HostId dst) {
   if (leaf == sw) return index(topo_.host(dst).link, Direction::kDown);
   const std::uint16_t down = downRoutes_.port(sw, leaf);
   if (down != DownRoutes::kNoPort) return index(topo_.sw(sw).ports[down].link, Direction::kDown);
-  return chooseUp(sw, leaf);
+  return chooseUp(sw, dst);
 }
 
-std::uint32_t FabricEmulator::chooseUp(SwitchId sw, SwitchId dstLeaf) {
+std::uint32_t FabricEmulator::chooseUp(SwitchId sw, HostId dst) {
   if (reachDirty_) {
     recomputeReach();
     reachDirty_ = false;
   }
-  const std::uint32_t out = chooseUpAmong(sw, dstLeaf, failedDirections_ > 0 || routeAroundGated_);
+  const std::uint32_t out = chooseUpAmong(sw, dst, failedDirections_ > 0 || routeAroundGated_);
   // Gating alone never leaves a packet without a way up: it waits for one.
   if (out == kNone && routeAroundGated_ && failedDirections_ == 0) {
-    return chooseUpAmong(sw, dstLeaf, false);
+    return chooseUpAmong(sw, dst, false);
   }
   return out;
 }
 
 // The usable up links with their load, for the up-routing strategy; with none
 // usable, the packet waits where it will move soonest (routing.h).
-std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, SwitchId dstLeaf, bool byReach) {
+std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, HostId dst, bool byReach) {
+  const SwitchId dstLeaf = topo_.leafOf(dst);
   const auto& ups = topo_.sw(sw).upPorts;
   const bool load = upRouting_->needsLoad();
   // With faults (or routing around gated links), only up links from which
@@ -354,10 +355,10 @@ std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, SwitchId dstLeaf, bool 
     return !byReach || (!channels_[ch].failed && reach_.reaches(channels_[ch].receiver, dstLeaf));
   };
   upScratch_.clear();
-  for (std::uint16_t port : ups) {
-    const std::uint32_t ch = index(topo_.sw(sw).ports[port].link, Direction::kUp);
+  for (std::uint32_t i = 0; i < ups.size(); ++i) {
+    const std::uint32_t ch = index(topo_.sw(sw).ports[ups[i]].link, Direction::kUp);
     if (!chUsable(ch) || !reaches(ch)) continue;
-    UpCandidate cand{ch, 0, 0};
+    UpCandidate cand{ch, 0, 0, i};
     if (load && iqModel()) {
       cand.freeCredit = iqFreeCredit(ch);
       cand.queue = iqOwned_[ch];
@@ -369,7 +370,18 @@ std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, SwitchId dstLeaf, bool 
     }
     upScratch_.push_back(cand);
   }
-  if (!upScratch_.empty()) return upRouting_->choose(upScratch_, rng_);
+  if (!upScratch_.empty()) {
+    std::uint32_t preferred = 0;
+    if (upRouting_->needsDestination()) {
+      // D-mod-K: digit c of the destination in base u, c levels above the leaves.
+      const auto u = static_cast<std::uint32_t>(ups.size());
+      std::uint32_t key = dst.value();
+      for (int c = topo_.depth() - 1 - topo_.sw(sw).level; c > 0; --c)
+        key /= u;
+      preferred = key % u;
+    }
+    return upRouting_->choose(upScratch_, preferred, rng_);
+  }
   std::vector<UpLinkState> states;
   states.reserve(ups.size());
   for (std::uint16_t port : ups) {
@@ -479,7 +491,7 @@ void FabricEmulator::rerouteQueued(std::uint32_t ch, bool forFault) {
   while (c.head != kNone)
     moved.push_back(pop(ch));
   for (std::uint32_t p : moved) {
-    const std::uint32_t out = chooseUp(l.lower.sw, topo_.leafOf(packets_[p].dst));
+    const std::uint32_t out = chooseUp(l.lower.sw, packets_[p].dst);
     if (out == kNone || channels_[out].failed) {  // faults left it no way up
       discard(p);
       continue;

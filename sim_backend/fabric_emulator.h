@@ -238,8 +238,8 @@ class FabricEmulator {
   void deliver(std::uint32_t p);
   std::uint32_t route(fabric::SwitchId sw, fabric::HostId dst);
   // kNone when faults leave no up link that can reach `dstLeaf`.
-  std::uint32_t chooseUp(fabric::SwitchId sw, fabric::SwitchId dstLeaf);
-  std::uint32_t chooseUpAmong(fabric::SwitchId sw, fabric::SwitchId dstLeaf, bool byReach);
+  std::uint32_t chooseUp(fabric::SwitchId sw, fabric::HostId dst);
+  std::uint32_t chooseUpAmong(fabric::SwitchId sw, fabric::HostId dst, bool byReach);
   bool chUsable(std::uint32_t ch);
   bool chCanSend(std::uint32_t ch);
   void finishOff(std::uint32_t ch);

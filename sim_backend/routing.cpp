@@ -105,7 +105,7 @@ class AdaptiveUpRouting final : public UpRoutingStrategy {
  public:
   const char* name() const override { return "adaptive"; }
   bool needsLoad() const override { return true; }
-  std::uint32_t choose(const std::vector<UpCandidate>& usable,
+  std::uint32_t choose(const std::vector<UpCandidate>& usable, std::uint32_t /*preferred*/,
                        std::mt19937_64& rng) const override {
     tied_.clear();
     std::int64_t bestCredit = -1;
@@ -130,11 +130,29 @@ class RandomUpRouting final : public UpRoutingStrategy {
  public:
   const char* name() const override { return "random"; }
   bool needsLoad() const override { return false; }
-  std::uint32_t choose(const std::vector<UpCandidate>& usable,
+  std::uint32_t choose(const std::vector<UpCandidate>& usable, std::uint32_t /*preferred*/,
                        std::mt19937_64& rng) const override {
     if (usable.size() == 1) return usable.front().channel;
     std::uniform_int_distribution<std::size_t> pick(0, usable.size() - 1);
     return usable[pick(rng)].channel;
+  }
+};
+
+// Deterministic: the same destination always climbs through the same port
+// while it is usable, and destinations spread evenly over the ports.
+class DestinationUpRouting final : public UpRoutingStrategy {
+ public:
+  const char* name() const override { return "destination"; }
+  bool needsLoad() const override { return false; }
+  bool needsDestination() const override { return true; }
+  std::uint32_t choose(const std::vector<UpCandidate>& usable, std::uint32_t preferred,
+                       std::mt19937_64& /*rng*/) const override {
+    // `usable` is in up-port order: the first at or after `preferred`, else
+    // the first of all (wrapping around).
+    for (const UpCandidate& c : usable) {
+      if (c.upIndex >= preferred) return c.channel;
+    }
+    return usable.front().channel;
   }
 };
 
@@ -144,6 +162,8 @@ std::unique_ptr<UpRoutingStrategy> makeUpRouting(UpRouting kind) {
   switch (kind) {
     case UpRouting::kRandom:
       return std::make_unique<RandomUpRouting>();
+    case UpRouting::kDestination:
+      return std::make_unique<DestinationUpRouting>();
     case UpRouting::kAdaptive:
       break;
   }

@@ -65,6 +65,7 @@ struct UpCandidate {
   std::uint32_t channel = 0;    // the emulator's channel of the up direction
   std::int64_t freeCredit = 0;  // free bytes over the receiver's VC buffers
   std::uint32_t queue = 0;      // packets queued plus the one on the wire
+  std::uint32_t upIndex = 0;    // its place among the switch's up ports
 };
 
 // Picks the up link a packet takes among the usable ones. Named strategies,
@@ -77,13 +78,17 @@ class UpRoutingStrategy {
   virtual const char* name() const = 0;
   // Whether choose() reads freeCredit and queue (else they are left 0).
   virtual bool needsLoad() const = 0;
+  // Whether choose() reads `preferred` (the D-mod-K up index of the packet's
+  // destination; else it is 0).
+  virtual bool needsDestination() const { return false; }
   // `usable` is not empty, in up-port order.
-  virtual std::uint32_t choose(const std::vector<UpCandidate>& usable,
+  virtual std::uint32_t choose(const std::vector<UpCandidate>& usable, std::uint32_t preferred,
                                std::mt19937_64& rng) const = 0;
 };
 
 // "adaptive": the most free credit bytes, then the shortest queue, then random.
 // "random": uniformly random (BookSim's nca picks this way).
+// "destination": the usable up port at or cyclically after `preferred`.
 std::unique_ptr<UpRoutingStrategy> makeUpRouting(UpRouting kind);
 
 // An up link of a switch when none is usable, in up-port order.

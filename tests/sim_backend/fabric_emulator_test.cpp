@@ -378,3 +378,31 @@ TEST(FabricEmulator, LightTrafficFastWakeSavingsMatchTheAnalyticTimeline) {
 
 }  // namespace
 }  // namespace ebb::sim
+
+namespace ebb::sim {
+namespace {
+
+// D-mod-K on a 4-ary 2-tree: four hosts of leaf 0 sending to destinations
+// 5, 6, 7, 4 (one per residue mod 4) climb four different up links, one
+// message each, on both switch models; the same destination always climbs
+// the same way.
+TEST(FabricEmulator, DestinationRoutingSpreadsDestinationsOverUpPorts) {
+  for (SwitchModel model : {SwitchModel::kOutputQueued, SwitchModel::kInputQueued}) {
+    EmulatorConfig cfg;
+    cfg.upRouting = UpRouting::kDestination;
+    cfg.switchModel = model;
+    Rig r(4, 2, cfg);
+    for (std::uint32_t h = 0; h < 4; ++h)
+      r.emu.sendMessage(HostId(h), HostId(4 + (h + 1) % 4), cfg.packetBytes * 2);
+    r.sched.runAll();
+    ASSERT_EQ(r.deliveries.size(), 4u);
+    const fabric::SwitchId leaf = r.topo.leafOf(HostId(0));
+    for (std::uint16_t port : r.topo.sw(leaf).upPorts) {
+      const LinkId l = r.topo.sw(leaf).ports[port].link;
+      EXPECT_EQ(r.emu.counters(l, Direction::kUp).txPackets, 2u) << "port " << port;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ebb::sim

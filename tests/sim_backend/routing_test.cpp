@@ -62,16 +62,16 @@ TEST(Routing, AdaptivePicksMostFreeCreditThenShortestQueueThenRandomAmongTies) {
   EXPECT_STREQ(adaptive->name(), "adaptive");
   EXPECT_TRUE(adaptive->needsLoad());
   std::mt19937_64 rng(1);
-  EXPECT_EQ(adaptive->choose({{10, 64, 0}, {11, 128, 5}, {12, 100, 0}}, rng), 11u);
-  EXPECT_EQ(adaptive->choose({{10, 128, 3}, {11, 128, 1}, {12, 128, 2}}, rng), 11u);
+  EXPECT_EQ(adaptive->choose({{10, 64, 0}, {11, 128, 5}, {12, 100, 0}}, 0, rng), 11u);
+  EXPECT_EQ(adaptive->choose({{10, 128, 3}, {11, 128, 1}, {12, 128, 2}}, 0, rng), 11u);
   // A single candidate draws nothing from the RNG.
   std::mt19937_64 a(7), b(7);
-  EXPECT_EQ(adaptive->choose({{42, 0, 0}}, a), 42u);
+  EXPECT_EQ(adaptive->choose({{42, 0, 0}}, 0, a), 42u);
   EXPECT_EQ(a(), b());
   // Ties: every tied link is picked sometimes, never one outside the tie.
   std::map<std::uint32_t, int> seen;
   for (int i = 0; i < 300; ++i)
-    ++seen[adaptive->choose({{1, 64, 0}, {2, 64, 0}, {3, 32, 0}, {4, 64, 0}}, rng)];
+    ++seen[adaptive->choose({{1, 64, 0}, {2, 64, 0}, {3, 32, 0}, {4, 64, 0}}, 0, rng)];
   EXPECT_EQ(seen.count(3), 0u);
   EXPECT_GT(seen[1], 50);
   EXPECT_GT(seen[2], 50);
@@ -85,12 +85,30 @@ TEST(Routing, RandomIgnoresLoadAndIsSeeded) {
   std::mt19937_64 r1(3), r2(3);
   std::map<std::uint32_t, int> seen;
   for (int i = 0; i < 300; ++i) {
-    const std::uint32_t x = random->choose({{1, 1000, 0}, {2, 0, 9}, {3, 0, 9}}, r1);
-    EXPECT_EQ(x, random->choose({{1, 1000, 0}, {2, 0, 9}, {3, 0, 9}}, r2));
+    const std::uint32_t x = random->choose({{1, 1000, 0}, {2, 0, 9}, {3, 0, 9}}, 0, r1);
+    EXPECT_EQ(x, random->choose({{1, 1000, 0}, {2, 0, 9}, {3, 0, 9}}, 0, r2));
     ++seen[x];
   }
   for (std::uint32_t ch : {1u, 2u, 3u})
     EXPECT_GT(seen[ch], 60) << ch;
+}
+
+// D-mod-K: the preferred up port while usable, else the next usable one
+// after it (wrapping around); the RNG is never drawn.
+TEST(Routing, DestinationTakesThePreferredPortOrTheNextUsable) {
+  const auto dest = makeUpRouting(UpRouting::kDestination);
+  EXPECT_STREQ(dest->name(), "destination");
+  EXPECT_TRUE(dest->needsDestination());
+  EXPECT_FALSE(makeUpRouting(UpRouting::kRandom)->needsDestination());
+  std::mt19937_64 a(5), b(5);
+  const std::vector<UpCandidate> all = {{10, 0, 0, 0}, {11, 0, 0, 1}, {12, 0, 0, 2}, {13, 0, 0, 3}};
+  for (std::uint32_t p = 0; p < 4; ++p)
+    EXPECT_EQ(dest->choose(all, p, a), 10u + p);
+  const std::vector<UpCandidate> someOff = {{10, 0, 0, 0}, {13, 0, 0, 3}};  // ports 1, 2 off
+  EXPECT_EQ(dest->choose(someOff, 1, a), 13u);
+  EXPECT_EQ(dest->choose(someOff, 3, a), 13u);
+  EXPECT_EQ(dest->choose({{11, 0, 0, 1}}, 3, a), 11u) << "wraps around";
+  EXPECT_EQ(a(), b());
 }
 
 TEST(Routing, FallbackWaitsOnADrainingLinkElseOneTurningOnElseTheFirst) {
