@@ -15,6 +15,8 @@ namespace {
 
 using namespace ebb;
 
+// Args: k, n, switch model (0 output queued, 1 input queued with BookSim2's
+// iq defaults and random up routing, 2 the same with 4-flit VC buffers).
 void BM_UniformLoadAllOn(benchmark::State& state) {
   const int k = static_cast<int>(state.range(0));
   const int n = static_cast<int>(state.range(1));
@@ -23,6 +25,11 @@ void BM_UniformLoadAllOn(benchmark::State& state) {
   for (auto _ : state) {
     agent::VirtualScheduler sched;
     sim::EmulatorConfig cfg;
+    if (state.range(2) > 0) {
+      cfg.switchModel = sim::SwitchModel::kInputQueued;
+      cfg.upRouting = sim::UpRouting::kRandom;
+      if (state.range(2) == 2) cfg.vcBufferBytes = 4 * cfg.flitBytes;
+    }
     sim::FabricEmulator emu(topo, cfg, sched);
     workload::SyntheticSpec spec;
     spec.rate = workload::RateProfile::constant(0.3, 10'000 * cfg.cyclePs);
@@ -35,7 +42,12 @@ void BM_UniformLoadAllOn(benchmark::State& state) {
   state.counters["events/s"] = benchmark::Counter(events, benchmark::Counter::kIsRate);
   state.counters["hops/s"] = benchmark::Counter(hops, benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_UniformLoadAllOn)->Args({4, 3})->Args({4, 4})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_UniformLoadAllOn)
+    ->Args({4, 3, 0})
+    ->Args({4, 4, 0})
+    ->Args({4, 4, 1})
+    ->Args({4, 4, 2})
+    ->Unit(benchmark::kMillisecond);
 
 // A twentieth of the alonso-ramp (21 000 cycles) with the 256 agents on.
 void BM_ShortRampWithAgents(benchmark::State& state) {

@@ -17,7 +17,7 @@
 namespace ebb::replay {
 namespace {
 
-RunSpec specOf(const std::string& text) {
+RunSpec presetSpec(const std::string& text) {
   Result<config::Config> cfg = config::parseTextConfig(text, "t");
   EXPECT_TRUE(cfg) << text;
   Result<RunSpec> s = buildRunSpec(*cfg);
@@ -51,7 +51,7 @@ TEST(LinkPreset, TheConfigEnumAndTheTableNameTheSamePresets) {
 }
 
 TEST(LinkPreset, APresetSetsRateMtuBufferAndWakeUpTogether) {
-  const RunSpec hdr = specOf("emulator { link_preset: IB_HDR_4K }");
+  const RunSpec hdr = presetSpec("emulator { link_preset: IB_HDR_4K }");
   EXPECT_EQ(hdr.emulator.cyclePs, 2560);
   EXPECT_EQ(hdr.emulator.flitBytes, 64);
   EXPECT_EQ(hdr.emulator.packetBytes, 4096);
@@ -62,15 +62,16 @@ TEST(LinkPreset, APresetSetsRateMtuBufferAndWakeUpTogether) {
   // Cycle counts keep their meaning in cycles of the preset's flit time.
   EXPECT_EQ(hdr.emulator.turnOnPs, 1000 * 2560);
   // Fields the preset leaves free stay free.
-  const RunSpec deep = specOf("emulator { link_preset: IB_EDR_2K vc_buffer_bytes: 8192 vcs: 2 }");
+  const RunSpec deep =
+      presetSpec("emulator { link_preset: IB_EDR_2K vc_buffer_bytes: 8192 vcs: 2 }");
   EXPECT_EQ(deep.emulator.vcBufferBytes, 8192);
   EXPECT_EQ(deep.emulator.vcs, 2);
   // Without a preset: the paper's units, as before presets existed.
-  const RunSpec paper = specOf("");
+  const RunSpec paper = presetSpec("");
   EXPECT_EQ(paper.emulator.cyclePs, 1000);
   EXPECT_EQ(paper.emulator.flitBytes, 4);
   EXPECT_EQ(paper.emulator.packetBytes, 64);
-  const RunSpec named = specOf("emulator { link_preset: PAPER }");
+  const RunSpec named = presetSpec("emulator { link_preset: PAPER }");
   EXPECT_EQ(named.emulator.cyclePs, paper.emulator.cyclePs);
   EXPECT_EQ(named.emulator.packetBytes, paper.emulator.packetBytes);
   EXPECT_EQ(named.emulator.lpi.wakeDeepSleep, paper.emulator.lpi.wakeDeepSleep);
@@ -99,9 +100,9 @@ TEST(LinkPreset, ARunOnEachPresetCarriesWhatItIsOffered) {
   const fabric::Topology topo = fabric::KAryNTree::make(2, 3).value().build();
   const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
   for (const sim::LinkPreset& p : sim::linkPresets()) {
-    const RunSpec s = specOf(std::string("emulator { link_preset: ") + p.name +
-                             " } gating { policy: ALL_ON } workload { uniform { rate: 0.2 "
-                             "duration_cycles: 40000 } }");
+    const RunSpec s = presetSpec(std::string("emulator { link_preset: ") + p.name +
+                                 " } gating { policy: ALL_ON } workload { uniform { rate: 0.2 "
+                                 "duration_cycles: 40000 } }");
     Result<RunOutput> out = runEmulation(s, topo, mt, false, {});
     ASSERT_TRUE(out) << p.name << ": " << out.status().toString();
     EXPECT_GT(out->summary.messages_generated(), 0u) << p.name;

@@ -15,7 +15,7 @@
 namespace ebb::replay {
 namespace {
 
-Result<RunSpec> specOf(const std::string& text) {
+Result<RunSpec> modelSpec(const std::string& text) {
   Result<config::Config> cfg = config::parseTextConfig(text, "t");
   if (!cfg) return cfg.status();
   return buildRunSpec(*cfg);
@@ -37,12 +37,12 @@ TEST(SwitchModel, InputQueuedFieldsAndTheirRules) {
        "faults: the INPUT_QUEUED switch model does not model failures yet"},
   };
   for (const auto& [text, says] : refused) {
-    Result<RunSpec> s = specOf(text);
+    Result<RunSpec> s = modelSpec(text);
     ASSERT_FALSE(s) << text << " was accepted";
     EXPECT_NE(s.status().message().find(says), std::string::npos)
         << text << " -> " << s.status().message();
   }
-  Result<RunSpec> wormhole = specOf(
+  Result<RunSpec> wormhole = modelSpec(
       "emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 16 sw_alloc_cycles: 2 speedup: 2 "
       "allocator: ROUND_ROBIN hold_switch_for_packet: true }");
   ASSERT_TRUE(wormhole) << wormhole.status().toString();
@@ -85,17 +85,18 @@ TEST(SwitchModel, GatingAndLowPowerIdleKeepTheirMeaningOnTheInputQueuedRouter) {
   const fabric::Topology topo = fabric::KAryNTree::make(4, 3).value().build();
   const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
   for (const char* wormhole : {"vc_buffer_bytes: 64", "vc_buffer_bytes: 16"}) {
-    Result<RunSpec> s = specOf(std::string("emulator { switch_model: INPUT_QUEUED ") + wormhole +
-                               " } workload { alonso_ramp { time_scale: 0.1 } }");
+    Result<RunSpec> s = modelSpec(std::string("emulator { switch_model: INPUT_QUEUED ") + wormhole +
+                                  " } workload { alonso_ramp { time_scale: 0.1 } }");
     ASSERT_TRUE(s) << s.status().toString();
     Result<RunOutput> gated = runEmulation(*s, topo, mt, true, {});
     ASSERT_TRUE(gated) << gated.status().toString();
     EXPECT_EQ(gated->summary.messages_delivered(), gated->summary.messages_generated()) << wormhole;
     EXPECT_GT(gated->summary.link_transitions(), 0u) << wormhole;
     EXPECT_LT(gated->summary.relative_power_switch_links(), 0.9) << wormhole;
-    Result<RunSpec> lpi = specOf(std::string("emulator { switch_model: INPUT_QUEUED ") + wormhole +
-                                 " } gating { policy: ALL_ON } lpi { mode: FAST_WAKE } "
-                                 "workload { uniform { rate: 0.05 duration_cycles: 20000 } }");
+    Result<RunSpec> lpi =
+        modelSpec(std::string("emulator { switch_model: INPUT_QUEUED ") + wormhole +
+                  " } gating { policy: ALL_ON } lpi { mode: FAST_WAKE } "
+                  "workload { uniform { rate: 0.05 duration_cycles: 20000 } }");
     ASSERT_TRUE(lpi) << lpi.status().toString();
     Result<RunOutput> idle = runEmulation(*lpi, topo, mt, true, {});  // LPI is off in a baseline
     ASSERT_TRUE(idle) << idle.status().toString();

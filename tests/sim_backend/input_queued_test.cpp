@@ -24,8 +24,8 @@ EmulatorConfig iqConfig() {
   return cfg;
 }
 
-struct Rig {
-  Rig(int k, int n, const EmulatorConfig& cfg)
+struct IqRig {
+  IqRig(int k, int n, const EmulatorConfig& cfg)
       : tree(fabric::KAryNTree::make(k, n).value()), topo(tree.build()), emu(topo, cfg, sched) {
     emu.onDelivery([this](const Delivery& d) { deliveries.push_back(d); });
   }
@@ -37,7 +37,7 @@ struct Rig {
 };
 
 // Links between two hosts: 2 host links plus 2 per level climbed.
-int links(const fabric::KAryNTree& t, HostId a, HostId b) {
+int linksBetween(const fabric::KAryNTree& t, HostId a, HostId b) {
   const auto pa = t.hostDigits(a), pb = t.hostDigits(b);
   int common = 0;
   while (common < t.n() - 1 &&
@@ -57,7 +57,7 @@ TEST(InputQueued, ZeroLoadLatencyIsThePipelineFormula) {
   slow.linkLatencyPs = 3000;
   slow.injectionCycles = 0;
   for (const EmulatorConfig& cfg : {iqConfig(), slow}) {
-    Rig r(4, 3, cfg);
+    IqRig r(4, 3, cfg);
     const std::int64_t l = cfg.linkLatencyPs / cfg.cyclePs;
     const std::int64_t perSwitch = cfg.routingDelayPs / cfg.cyclePs + cfg.vcAllocCycles +
                                    cfg.swAllocCycles + cfg.crossbarCycles + l;
@@ -69,7 +69,7 @@ TEST(InputQueued, ZeroLoadLatencyIsThePipelineFormula) {
         r.emu.sendMessage(HostId(a), HostId(b), bytes);
         r.sched.runAll();
         ASSERT_EQ(r.deliveries.size(), 1u);
-        const int h = links(r.tree, HostId(a), HostId(b));
+        const int h = linksBetween(r.tree, HostId(a), HostId(b));
         const std::int64_t cycles =
             cfg.injectionCycles + l + (h - 1) * perSwitch + cfg.flitsOf(bytes) - 1;
         EXPECT_EQ(r.deliveries[0].delivered - t0, cycles * cfg.cyclePs)
@@ -82,7 +82,7 @@ TEST(InputQueued, ZeroLoadLatencyIsThePipelineFormula) {
 // A message sent between cycle boundaries starts at the next one.
 TEST(InputQueued, AMessageBetweenCyclesStartsAtTheNextCycle) {
   const EmulatorConfig cfg = iqConfig();
-  Rig r(2, 2, cfg);
+  IqRig r(2, 2, cfg);
   r.sched.at(1500, agent::Phase::kControl,
              [&] { r.emu.sendMessage(HostId(0), HostId(1), cfg.packetBytes); });
   r.sched.runAll();
@@ -99,7 +99,7 @@ TEST(InputQueued, AWormholePacketBlockedAtItsHeadHoldsEveryHopItSpans) {
   for (const std::int64_t buffer : {16, 64}) {
     EmulatorConfig cfg = iqConfig();
     cfg.vcBufferBytes = buffer;  // 4 flits (wormhole) or a whole packet
-    Rig r(2, 3, cfg);
+    IqRig r(2, 3, cfg);
     // Host 0 to host 7: host link, leaf, middle, root, middle, leaf, host link.
     const LinkId last = r.topo.host(HostId(7)).link;
     r.emu.initDirection(last, Direction::kDown, false);
@@ -142,7 +142,7 @@ TEST(InputQueued, CreditsAreConservedOverALongRandomRun) {
     cfg.holdSwitchForPacket = variant == 2;
     cfg.allocator = variant == 2 ? Allocator::kRoundRobin : Allocator::kIslip;
     cfg.seed = 7 + static_cast<std::uint64_t>(variant);
-    Rig r(4, 3, cfg);
+    IqRig r(4, 3, cfg);
     workload::SyntheticSpec spec;
     spec.rate = workload::RateProfile::constant(0.45, 20'000 * cfg.cyclePs);
     spec.messageBytes = 100;  // 2 packets, the second short
@@ -166,10 +166,10 @@ TEST(InputQueued, CreditsAreConservedOverALongRandomRun) {
   }
 }
 
-std::vector<TimePs> deliveryTimes(std::uint64_t seed) {
+std::vector<TimePs> iqDeliveryTimes(std::uint64_t seed) {
   EmulatorConfig cfg = iqConfig();
   cfg.seed = seed;
-  Rig r(4, 3, cfg);
+  IqRig r(4, 3, cfg);
   workload::SyntheticSpec spec;
   spec.rate = workload::RateProfile::constant(0.4, 5'000 * cfg.cyclePs);
   spec.seed = 11;
@@ -183,8 +183,8 @@ std::vector<TimePs> deliveryTimes(std::uint64_t seed) {
 }
 
 TEST(InputQueued, RunsAreDeterministicPerSeed) {
-  EXPECT_EQ(deliveryTimes(5), deliveryTimes(5));
-  EXPECT_NE(deliveryTimes(5), deliveryTimes(6)) << "random up routing draws from the seed";
+  EXPECT_EQ(iqDeliveryTimes(5), iqDeliveryTimes(5));
+  EXPECT_NE(iqDeliveryTimes(5), iqDeliveryTimes(6)) << "random up routing draws from the seed";
 }
 
 }  // namespace
