@@ -254,6 +254,7 @@ void FabricEmulator::dispatch(const NetEvent& e) {
 }
 
 void FabricEmulator::turnedOn(std::uint32_t ch) {
+  iqRefresh(ch);
   Channel& c = channels_[ch];
   if (!chCanSend(ch)) return;
   c.lpi.resume(sched_.now());
@@ -392,6 +393,12 @@ std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, HostId dst, bool byReac
 }
 
 TimePs FabricEmulator::setDirection(LinkId link, Direction dir, bool on) {
+  const TimePs done = changeDirection(link, dir, on);
+  iqRefresh(index(link, dir));
+  return done;
+}
+
+TimePs FabricEmulator::changeDirection(LinkId link, Direction dir, bool on) {
   const std::uint32_t ch = index(link, dir);
   Channel& c = channels_[ch];
   const TimePs now = sched_.now();
@@ -440,6 +447,7 @@ void FabricEmulator::initDirection(LinkId link, Direction dir, bool on) {
                                on ? LinkPowerState::kOn : LinkPowerState::kOff, now);
   c.lpi = policies::LpiLink(cfg_.lpi, now);
   if (!on) c.lpi.suspend(now);
+  iqRefresh(index(link, dir));
 }
 
 void FabricEmulator::setLpiEnabled(LinkId link, Direction dir, bool enabled) {
@@ -468,6 +476,7 @@ void FabricEmulator::applyOff(std::uint32_t ch) {
   const TimePs now = sched_.now();
   c.lpi.suspend(now);
   post(c.gate.request(false, now), kTurnedOff, ch, c.epoch);
+  iqRefresh(ch);
 }
 
 // Packets queued for an up link that went off ascend through another one.

@@ -242,6 +242,7 @@ class FabricEmulator {
   std::uint32_t chooseUpAmong(fabric::SwitchId sw, fabric::HostId dst, bool byReach);
   bool chUsable(std::uint32_t ch);
   bool chCanSend(std::uint32_t ch);
+  TimePs changeDirection(fabric::LinkId link, fabric::Direction dir, bool on);
   void finishOff(std::uint32_t ch);
   void applyOff(std::uint32_t ch);
   void rerouteQueued(std::uint32_t ch, bool forFault = false);
@@ -273,7 +274,10 @@ class FabricEmulator {
   void iqRoute(std::uint32_t sw);
   void iqAllocateVcs(std::uint32_t sw);
   void iqAllocateSwitch(std::uint32_t sw);
-  void iqSend(std::uint32_t slot);
+  void iqSend(std::uint32_t sw, std::uint32_t slot);
+  // Caches chCanSend(ch) for the per-flit path; called wherever a
+  // direction's gating state changes.
+  void iqRefresh(std::uint32_t ch);
   void iqTakeVc(std::uint32_t out);
   void iqReleaseVc(std::uint32_t out, std::uint8_t vc);
   void iqReroute(std::uint32_t ch);
@@ -330,6 +334,7 @@ class FabricEmulator {
   std::vector<iq::OutputVc> iqOut_;          // [channel * vcs + vc]
   std::vector<std::uint32_t> iqOwned_;       // per channel: output VCs held by packets
   std::vector<std::uint32_t> iqChFlits_;     // per input channel: flits in its buffers
+  std::vector<std::uint8_t> iqSendable_;     // per channel: chCanSend, cached
   std::vector<TimePs> iqWakeAt_;             // per channel: sends from then (LPI wake-up)
   std::vector<std::uint32_t> iqInPos_;       // per input channel: its place at its switch
   std::vector<std::uint32_t> iqRrIn_;        // per input channel: VC arbiter pointer

@@ -47,6 +47,7 @@ void FabricEmulator::iqInit() {
       iqOut_[ch * vcs + v].credits = static_cast<std::int32_t>(iqCap_);
   }
   iqOwned_.assign(nCh, 0);
+  iqSendable_.assign(nCh, 1);
   iqChFlits_.assign(nCh, 0);
   iqWakeAt_.assign(nCh, 0);
   iqInPos_.assign(nCh, 0);
@@ -182,24 +183,22 @@ void FabricEmulator::iqInject() {
     }
     if (s.packet != iq::kNone) {
       iq::OutputVc& ov = iqOut_[ch * vcs + s.vc];
-      if (ov.credits > 0 && chCanSend(ch) && iqWakeAt_[ch] <= now) {
+      if (ov.credits > 0 && iqSendable_[ch] != 0 && iqWakeAt_[ch] <= now) {
         Packet& pk = packets_[s.packet];
         const std::uint32_t total = static_cast<std::uint32_t>(cfg_.flitsOf(pk.bytes));
         const bool head = s.flitsLeft == total, tail = s.flitsLeft == 1;
-        if (head) {
+        if (head) {  // counted per packet, as the output-queued model does
           pk.inCh = ch;
           pk.vc = s.vc;
           pk.epoch = c.epoch;
+          c.counters.txBytes += static_cast<std::uint64_t>(pk.bytes);
+          c.counters.busy += static_cast<TimePs>(total) * cfg_.cyclePs;
+          c.counters.txPackets += 1;
         }
         --ov.credits;
-        c.counters.txBytes += static_cast<std::uint64_t>(
-            tail ? pk.bytes - static_cast<std::int64_t>(total - 1) * cfg_.flitBytes
-                 : cfg_.flitBytes);
-        c.counters.busy += cfg_.cyclePs;
         iqWire(iqCycle_ + cfg_.injectionCycles + link,
                {iq::WireItem::kFlit, head, tail, s.vc, ch, s.packet});
         if (tail) {
-          c.counters.txPackets += 1;
           ++stats_.packetHops;
           s.packet = iq::kNone;
           iqReleaseVc(ch, s.vc);
@@ -302,7 +301,8 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
     if (in.state != iq::InputVc::kActive || in.count == 0 || in.readyCycle > iqCycle_) return false;
     const std::uint32_t out = in.out;
     if (iqHeldOut_[out] != iq::kNone && iqHeldOut_[out] != slot / vcs) return false;
-    return iqOut_[out * vcs + in.outVc].credits > 0 && chCanSend(out) && iqWakeAt_[out] <= now;
+    return iqOut_[out * vcs + in.outVc].credits > 0 && iqSendable_[out] != 0 &&
+           iqWakeAt_[out] <= now;
   };
   iqRequests_.clear();
   for (std::uint32_t ch : ports.inputs) {
@@ -341,12 +341,12 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
     const std::uint32_t ch = slot / vcs;
     iqRrOut_[out] = (iqInPos_[ch] + 1) % nIn;
     if (islip) iqRrIn_[ch] = (slot % vcs + 1) % vcs;
-    iqSend(slot);  // each output's winner cleared its scratch entry
+    iqSend(sw, slot);  // each output's winner cleared its scratch entry
   }
 }
 
 // The front flit of input VC `slot` crosses the switch onto its output.
-void FabricEmulator::iqSend(std::uint32_t slot) {
+void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
   const std::uint32_t inCh = slot / vcs;
   iq::InputVc& in = iqIn_[slot];
@@ -354,26 +354,24 @@ void FabricEmulator::iqSend(std::uint32_t slot) {
   in.first = (in.first + 1) % iqCap_;
   --in.count;
   --iqChFlits_[inCh];
-  --iqSwitches_[channels_[inCh].receiver.value()].buffered;
+  --iqSwitches_[sw].buffered;
   const std::int64_t link = cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs);
   // The freed slot's credit goes back upstream.
   iqWire(iqCycle_ + std::max<std::int64_t>(1, cfg_.creditCycles + link),
          {iq::WireItem::kCredit, false, false, static_cast<std::uint8_t>(slot % vcs), inCh,
           iq::kNone});
   const std::uint32_t out = in.out;
-  Channel& c = channels_[out];
-  iq::OutputVc& ov = iqOut_[out * vcs + in.outVc];
-  --ov.credits;
-  Packet& pk = packets_[f.packet];
-  if (f.head) {
+  --iqOut_[out * vcs + in.outVc].credits;
+  if (f.head) {  // counted per packet, as the output-queued model does
+    Channel& c = channels_[out];
+    Packet& pk = packets_[f.packet];
     pk.inCh = out;
     pk.vc = in.outVc;
     pk.epoch = c.epoch;
+    c.counters.txBytes += static_cast<std::uint64_t>(pk.bytes);
+    c.counters.busy += cfg_.flitsOf(pk.bytes) * cfg_.cyclePs;
+    c.counters.txPackets += 1;
   }
-  const std::int64_t flits = cfg_.flitsOf(pk.bytes);
-  c.counters.txBytes +=
-      static_cast<std::uint64_t>(f.tail ? pk.bytes - (flits - 1) * cfg_.flitBytes : cfg_.flitBytes);
-  c.counters.busy += cfg_.cyclePs;
   iqWire(iqCycle_ + std::max<std::int64_t>(1, cfg_.swAllocCycles + cfg_.crossbarCycles + link),
          {iq::WireItem::kFlit, f.head, f.tail, in.outVc, out, f.packet});
   if (cfg_.holdSwitchForPacket) {
@@ -381,14 +379,13 @@ void FabricEmulator::iqSend(std::uint32_t slot) {
     iqHeldOut_[out] = f.tail ? iq::kNone : inCh;
   }
   if (!f.tail) return;
-  c.counters.txPackets += 1;
   ++stats_.packetHops;
   iqReleaseVc(out, in.outVc);
   in.state = iq::InputVc::kIdle;
   in.out = iq::kNone;
   if (in.count > 0) {  // the next packet's head is at the front
     in.state = iq::InputVc::kRouting;
-    ++iqSwitches_[channels_[inCh].receiver.value()].routing;
+    ++iqSwitches_[sw].routing;
     in.readyCycle = iqCycle_ + 1 + cyclesOf(cfg_.routingDelayPs, cfg_.cyclePs);
   }
 }
@@ -433,6 +430,10 @@ void FabricEmulator::iqReroute(std::uint32_t ch) {
       }
     }
   }
+}
+
+void FabricEmulator::iqRefresh(std::uint32_t ch) {
+  if (iqModel()) iqSendable_[ch] = chCanSend(ch) ? 1 : 0;
 }
 
 std::int64_t FabricEmulator::iqFreeCredit(std::uint32_t ch) const {
