@@ -194,6 +194,26 @@ command -v python3 >/dev/null || fail "python3 is needed to read the results"
 [[ $out != *[\'\"]* ]] || die "--out: the path may not contain quotes (the gnuplot script names it) (is '$out')"
 out=$(abspath "$out")
 mkdir -p "$out/booksim" "$out/ebb" 2>/dev/null || die "--out: cannot create '$out'"
+# BookSim's bit permutations, one definition for the traffic files and the
+# tables (imported by the Python steps below through PYTHONPATH).
+cat > "$out/pattern_dest.py" <<'PY'
+def destination(s, pattern, hosts):
+    """BookSim2's destination of source s, or None for an unknown pattern."""
+    bits = hosts.bit_length() - 1
+    if pattern == "bitcomp":
+        return ~s & (hosts - 1)
+    if pattern == "transpose":
+        h = bits // 2
+        lo = (1 << h) - 1
+        return ((s >> h) & lo) | ((s << h) & (lo << h))
+    if pattern == "bitrev":
+        return int(format(s, "0%db" % bits)[::-1], 2) if bits else 0
+    if pattern == "shuffle":
+        t = s << 1
+        return (t & (hosts - 1)) | (1 if t & hosts else 0)
+    return None
+PY
+export PYTHONPATH="$out${PYTHONPATH:+:$PYTHONPATH}"
 [[ -w $out ]] || die "--out: '$out' is not writable"
 
 if ((booksim_only)); then
@@ -274,20 +294,12 @@ write_traffic_file() { # FILE LOAD
   python3 - "$1" "$2" "$pattern" "$hosts" "$cycles" "$seed" <<'PY'
 import math, random, sys
 path, rate, pattern, hosts, cycles, seed = sys.argv[1], float(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-bits = hosts.bit_length() - 1
+from pattern_dest import destination
 def dest(s):
-    if pattern == "bitcomp":
-        return ~s & (hosts - 1)
-    if pattern == "transpose":
-        h = bits // 2
-        lo = (1 << h) - 1
-        return ((s >> h) & lo) | ((s << h) & (lo << h))
-    if pattern == "bitrev":
-        return int(format(s, "0%db" % bits)[::-1], 2) if bits else 0
-    if pattern == "shuffle":
-        t = s << 1
-        return (t & (hosts - 1)) | (1 if t & hosts else 0)
-    raise SystemExit("unknown pattern " + pattern)
+    d = destination(s, pattern, hosts)
+    if d is None:
+        raise SystemExit("unknown pattern " + pattern)
+    return d
 p = rate / 16.0  # packets per cycle per host
 rng = random.Random(seed)
 msgs = []
@@ -417,20 +429,9 @@ python3 - "$results" "$out" "$k" "$n" "$buf" "$pattern" "$cycles" "${config:-bui
 import sys
 src, out, k, n, buf, pattern, cycles, config, booksim_only = sys.argv[1:]
 hosts = int(k) ** int(n)
-bits = hosts.bit_length() - 1
+from pattern_dest import destination
 def dest(s):
-    if pattern == "bitcomp":
-        return ~s & (hosts - 1)
-    if pattern == "transpose":
-        h = bits // 2
-        lo = (1 << h) - 1
-        return ((s >> h) & lo) | ((s << h) & (lo << h))
-    if pattern == "bitrev":
-        return int(format(s, "0%db" % bits)[::-1], 2) if bits else 0
-    if pattern == "shuffle":
-        t = s << 1
-        return (t & (hosts - 1)) | (1 if t & hosts else 0)
-    return None
+    return destination(s, pattern, hosts)
 fixed = sum(1 for s in range(hosts) if dest(s) == s)
 def num(x):
     return None if x == "NA" else float(x)

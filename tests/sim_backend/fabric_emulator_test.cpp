@@ -5,6 +5,7 @@
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
 #include "sim_backend/synthetic_traffic.h"
+#include "tests/sim_backend/tree_links.h"
 
 namespace ebb::sim {
 using namespace ebb::workload;  // the traces and collectives replayed here
@@ -25,18 +26,6 @@ struct Rig {
   std::vector<Delivery> deliveries;
 };
 
-// Links traversed between two hosts of a k-ary n-tree: 2 host links plus 2 per
-// level climbed to the nearest common ancestor.
-int hops(const fabric::KAryNTree& t, HostId a, HostId b) {
-  const auto pa = t.hostDigits(a), pb = t.hostDigits(b);
-  int common = 0;
-  while (common < t.n() - 1 &&
-         pa[static_cast<std::size_t>(common)] == pb[static_cast<std::size_t>(common)])
-    ++common;
-  // Switch levels climbed above the leaf level: (n-1) - common.
-  return 2 + 2 * ((t.n() - 1) - common);
-}
-
 TEST(FabricEmulator, ZeroLoadLatencyIsTheAnalyticValue) {
   EmulatorConfig cfg;
   Rig r(4, 3, cfg);
@@ -49,7 +38,7 @@ TEST(FabricEmulator, ZeroLoadLatencyIsTheAnalyticValue) {
     r.emu.sendMessage(HostId(a), HostId(b), cfg.packetBytes);
     r.sched.runAll();
     ASSERT_EQ(r.deliveries.size(), 1u);
-    const int h = hops(tree, HostId(a), HostId(b));
+    const int h = linksBetween(tree, HostId(a), HostId(b));
     const TimePs expected =
         (h - 1) * perHop + cfg.serializationPs(cfg.packetBytes) + cfg.linkLatencyPs;
     EXPECT_EQ(r.deliveries[0].delivered - t0, expected) << a << "->" << b << " hops " << h;

@@ -9,6 +9,7 @@
 #include "fabric/kary_tree.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/synthetic_traffic.h"
+#include "tests/sim_backend/tree_links.h"
 
 namespace ebb::sim {
 namespace {
@@ -35,16 +36,6 @@ struct IqRig {
   FabricEmulator emu;
   std::vector<Delivery> deliveries;
 };
-
-// Links between two hosts: 2 host links plus 2 per level climbed.
-int linksBetween(const fabric::KAryNTree& t, HostId a, HostId b) {
-  const auto pa = t.hostDigits(a), pb = t.hostDigits(b);
-  int common = 0;
-  while (common < t.n() - 1 &&
-         pa[static_cast<std::size_t>(common)] == pb[static_cast<std::size_t>(common)])
-    ++common;
-  return 2 + 2 * ((t.n() - 1) - common);
-}
 
 // Head: I + L to the first switch, then R + VA + SA + X + L per switch; the
 // tail F - 1 cycles behind it (BookSim2's defaults: 5H + 17 for 16 flits).
