@@ -433,7 +433,7 @@ void FabricEmulator::iqReroute(std::uint32_t ch) {
 }
 
 void FabricEmulator::iqRefresh(std::uint32_t ch) {
-  if (iqModel()) iqSendable_[ch] = chCanSend(ch) ? 1 : 0;
+  if (iqModel()) iqSendable_[ch] = static_cast<std::uint8_t>(chCanSend(ch) ? 1 : 0);
 }
 
 std::int64_t FabricEmulator::iqFreeCredit(std::uint32_t ch) const {
@@ -481,7 +481,7 @@ std::string FabricEmulator::iqDescribeWaiting() const {
   std::uint64_t flits = 0, switches = 0;
   for (const iq::SwitchPorts& s : iqSwitches_) {
     flits += s.buffered;
-    switches += s.buffered > 0 ? 1 : 0;
+    switches += s.buffered > 0 ? 1u : 0u;
   }
   if (flits == 0) return {};
   return fmt::format("{} flits wait in the input buffers of {} switches", flits, switches);

@@ -103,8 +103,8 @@ TEST(InputQueued, AWormholePacketBlockedAtItsHeadHoldsEveryHopItSpans) {
       for (Direction d : {Direction::kUp, Direction::kDown}) {
         const std::uint32_t flits = r.emu.bufferedFlits(LinkId(l), d);
         held += flits;
-        full += flits == static_cast<std::uint32_t>(buffer / cfg.flitBytes) ? 1 : 0;
-        hops += flits > 0 ? 1 : 0;
+        full += flits == static_cast<std::uint32_t>(buffer / cfg.flitBytes) ? 1u : 0u;
+        hops += flits > 0 ? 1u : 0u;
       }
     }
     if (buffer == 16) {
