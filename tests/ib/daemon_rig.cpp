@@ -259,14 +259,17 @@ void PhysicalLayer::verify(const Decision& x, fabric::LinkId l) {
   std::string st;
   // ebb goes on gating while the test looks: a route can break under
   // smpquery; look again around what is off by then.
-  for (int attempt = 0; attempt < 3 && (st.empty() || st.starts_with("unreadable")); ++attempt) {
+  for (int attempt = 0; attempt < 5 && (st.empty() || st.starts_with("unreadable")); ++attempt) {
     std::set<fabric::LinkId> avoid = d_.offNow();
     avoid.insert(down_.begin(), down_.end());
     avoid.insert(failed_.begin(), failed_.end());
     st = portStates(fab_, d_.topo(), {at}, avoid)[at];
   }
-  if (st == "dark") {
-    ++unverified_;  // its switch went dark before the test could look
+  if (st == "dark" || st.starts_with("unreadable")) {
+    // Its switch went dark before the test could look, or every directed
+    // route to it broke under ebb's further gating (seen on a loaded machine
+    // under the sanitizers). The caller bounds how many ports go unverified.
+    ++unverified_;
   } else if (st != "Disabled" && !d_.offNow().count(l)) {
     ++unverified_;  // ebb's log is ahead: it has set the port Polling since
   } else {
