@@ -118,9 +118,8 @@ void FabricEmulator::iqTick() {
     iqAllocateSwitch(sw);
     buffered = buffered || iqSwitches_[sw].buffered > 0;
   }
+  // Injection only puts flits on the wire: the buffers counted above stand.
   iqInject();
-  for (std::uint32_t sw = 0; sw < iqSwitches_.size() && !buffered; ++sw)
-    buffered = iqSwitches_[sw].buffered > 0;
   if (buffered || iqOnWire_ > 0 || !iqActiveHosts_.empty()) {
     iqArmed_ = true;
     post((iqCycle_ + 1) * cfg_.cyclePs, kIqTick, 0);
