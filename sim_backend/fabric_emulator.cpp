@@ -362,7 +362,7 @@ std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, HostId dst, bool byReac
     UpCandidate cand{ch, 0, 0, i};
     if (load && iqModel()) {
       cand.freeCredit = iqFreeCredit(ch);
-      cand.queue = iqOwned_[ch];
+      cand.queue = iqOwned(ch);
     } else if (load) {
       const Channel& c = channels_[ch];
       for (std::int64_t v : c.credits)

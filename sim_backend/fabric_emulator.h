@@ -268,8 +268,15 @@ class FabricEmulator {
   void iqActivate(fabric::HostId host);
   void iqArm();
   void iqTick();
-  void iqWire(std::int64_t cycle, const iq::WireItem& item);
-  void iqReceive(const iq::WireItem& item);
+  void iqWire(std::int64_t cycle, const iq::WireFlit& flit);
+  void iqCredit(std::int64_t cycle, std::uint32_t slot);
+  void iqReceive(const iq::WireFlit& flit);
+  std::uint32_t iqSlot(std::uint32_t ch, std::uint32_t vc) const { return ch << iqShift_ | vc; }
+  // The stage masks of the switch input holding `slot`, and the slot's bit there.
+  iq::InputMasks& iqMasks(std::uint32_t slot) { return iqMasks_[iqPorts_[slot >> iqShift_].input]; }
+  std::uint16_t iqBit(std::uint32_t slot) const {
+    return static_cast<std::uint16_t>(1u << (slot & ((1u << iqShift_) - 1)));
+  }
   void iqInject();
   void iqRoute(std::uint32_t sw);
   void iqAllocateVcs(std::uint32_t sw);
@@ -282,6 +289,7 @@ class FabricEmulator {
   void iqReleaseVc(std::uint32_t out, std::uint8_t vc);
   void iqReroute(std::uint32_t ch);
   std::int64_t iqFreeCredit(std::uint32_t ch) const;
+  std::uint32_t iqOwned(std::uint32_t ch) const;
   std::string iqDescribeWaiting() const;
   enum EventKind : std::uint8_t {
     kTxDone,
@@ -326,27 +334,22 @@ class FabricEmulator {
   bool reachDirty_ = false;                // a direction's gating changed since reach_ was
   // Input-queued model state (empty with the output-queued model).
   std::uint32_t iqCap_ = 0;                  // flits per VC buffer
+  std::uint32_t iqShift_ = 0;                // a VC slot is channel << iqShift_ | vc
   std::int64_t iqCycle_ = 0;                 // the cycle being simulated
   bool iqArmed_ = false;                     // a kIqTick is posted
-  std::uint64_t iqOnWire_ = 0;               // items in the wheel
-  std::vector<iq::InputVc> iqIn_;            // [channel * vcs + vc]
-  std::vector<iq::Flit> iqFlits_;            // [(channel * vcs + vc) * iqCap_ + i]
-  std::vector<iq::OutputVc> iqOut_;          // [channel * vcs + vc]
-  std::vector<std::uint32_t> iqOwned_;       // per channel: output VCs held by packets
-  std::vector<std::uint32_t> iqChFlits_;     // per input channel: flits in its buffers
-  std::vector<std::uint8_t> iqSendable_;     // per channel: chCanSend, cached
-  std::vector<TimePs> iqWakeAt_;             // per channel: sends from then (LPI wake-up)
-  std::vector<std::uint32_t> iqInPos_;       // per input channel: its place at its switch
-  std::vector<std::uint32_t> iqRrIn_;        // per input channel: VC arbiter pointer
-  std::vector<std::uint32_t> iqRrOut_;       // per output channel: switch arbiter pointer
-  std::vector<std::uint32_t> iqRrVa_;        // per output channel: VC allocator pointer
-  std::vector<std::uint32_t> iqHeldIn_;      // per input channel: slot holding it (packet mode)
-  std::vector<std::uint32_t> iqHeldOut_;     // per output channel: input channel holding it
-  std::vector<std::uint32_t> iqBest_;        // per output channel: scratch of the arbiter
+  std::uint64_t iqOnWire_ = 0;               // flits and credits in the wheels
+  std::vector<iq::InputVc> iqIn_;            // per VC slot
+  std::vector<iq::Flit> iqFlits_;            // [slot * iqCap_ + i]
+  std::vector<iq::OutputVc> iqOut_;          // per VC slot
+  std::vector<iq::Port> iqPorts_;            // per channel
   std::vector<iq::SwitchPorts> iqSwitches_;  // per switch
+  std::vector<std::uint32_t> iqInputs_;      // the switches' inputs (channels), switch by switch
+  std::vector<iq::InputMasks> iqMasks_;      // the same inputs' stage masks
   std::vector<iq::Source> iqSources_;        // per host
   std::vector<std::uint32_t> iqActiveHosts_;
-  std::vector<std::vector<iq::WireItem>> iqWheel_;
+  // Timing wheels (a power of two cycles long): flits, and credits as slots.
+  std::vector<std::vector<iq::WireFlit>> iqFlitWheel_;
+  std::vector<std::vector<std::uint32_t>> iqCreditWheel_;
   std::vector<std::uint32_t> iqRequests_;  // scratch: slots asking for the switch
   EventQueue events_;
   agent::TaskId armed_;                  // the scheduler task that runs the next events

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "sim_backend/fabric_emulator.h"
 
@@ -38,44 +39,44 @@ std::int64_t cyclesOf(TimePs ps, TimePs cyclePs) {
 void FabricEmulator::iqInit() {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
   const std::size_t nCh = channels_.size();
+  while ((1u << iqShift_) < vcs)
+    ++iqShift_;
+  const std::size_t nSlots = nCh << iqShift_;
   iqCap_ = static_cast<std::uint32_t>(cfg_.vcBufferBytes / cfg_.flitBytes);
-  iqIn_.assign(nCh * vcs, {});
-  iqFlits_.assign(nCh * vcs * iqCap_, {});
-  iqOut_.assign(nCh * vcs, {});
+  iqIn_.assign(nSlots, {});
+  iqFlits_.assign(nSlots * iqCap_, {});
+  iqOut_.assign(nSlots, {});
+  for (std::size_t slot = 0; slot < nSlots; ++slot)
+    iqOut_[slot].credits = static_cast<std::int32_t>(iqCap_);
+  iqPorts_.assign(nCh, {});
   for (std::size_t ch = 0; ch < nCh; ++ch) {
-    for (std::uint32_t v = 0; v < vcs; ++v)
-      iqOut_[ch * vcs + v].credits = static_cast<std::int32_t>(iqCap_);
+    if (!channels_[ch].toHost) iqPorts_[ch].receiver = channels_[ch].receiver.value();
   }
-  iqOwned_.assign(nCh, 0);
-  iqSendable_.assign(nCh, 1);
-  iqChFlits_.assign(nCh, 0);
-  iqWakeAt_.assign(nCh, 0);
-  iqInPos_.assign(nCh, 0);
-  iqRrIn_.assign(nCh, 0);
-  iqRrOut_.assign(nCh, 0);
-  iqRrVa_.assign(nCh, 0);
-  iqHeldIn_.assign(nCh, iq::kNone);
-  iqHeldOut_.assign(nCh, iq::kNone);
-  iqBest_.assign(nCh, iq::kNone);
   iqSwitches_.assign(topo_.numSwitches(), {});
+  iqInputs_.clear();
   for (std::uint32_t sw = 0; sw < topo_.numSwitches(); ++sw) {
     iq::SwitchPorts& ports = iqSwitches_[sw];
+    ports.first = static_cast<std::uint32_t>(iqInputs_.size());
     for (const fabric::Port& port : topo_.sw(SwitchId(sw)).ports) {
       if (!port.link.valid()) continue;
       const fabric::Link& l = topo_.link(port.link);
       const bool upper = l.upper.sw == SwitchId(sw);  // else the link's lower (child) end
-      const Direction in = upper ? Direction::kUp : Direction::kDown;
-      const Direction out = upper ? Direction::kDown : Direction::kUp;
-      iqInPos_[index(port.link, in)] = static_cast<std::uint32_t>(ports.inputs.size());
-      ports.inputs.push_back(index(port.link, in));
-      ports.outputs.push_back(index(port.link, out));
+      const std::uint32_t in = index(port.link, upper ? Direction::kUp : Direction::kDown);
+      iqPorts_[in].inPos = ports.inputs++;
+      iqPorts_[in].input = static_cast<std::uint32_t>(iqInputs_.size());
+      iqInputs_.push_back(in);
     }
   }
+  iqMasks_.assign(iqInputs_.size(), {});
   iqSources_.assign(topo_.numHosts(), {});
-  // Long enough for the longest wire delay.
+  // Long enough for the longest wire delay, a power of two to index by a mask.
   const std::int64_t span = cfg_.swAllocCycles + cfg_.crossbarCycles + cfg_.creditCycles +
-                            cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs) + 2;
-  iqWheel_.assign(static_cast<std::size_t>(span), {});
+                            cfg_.injectionCycles + cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs) + 2;
+  std::size_t size = 1;
+  while (static_cast<std::int64_t>(size) < span)
+    size *= 2;
+  iqFlitWheel_.assign(size, {});
+  iqCreditWheel_.assign(size, {});
 }
 
 void FabricEmulator::iqActivate(HostId host) {
@@ -96,20 +97,34 @@ void FabricEmulator::iqArm() {
   post(cycle * cfg_.cyclePs, kIqTick, 0);
 }
 
-void FabricEmulator::iqWire(std::int64_t cycle, const iq::WireItem& item) {
-  iqWheel_[static_cast<std::size_t>(cycle) % iqWheel_.size()].push_back(item);
+void FabricEmulator::iqWire(std::int64_t cycle, const iq::WireFlit& flit) {
+  iqFlitWheel_[static_cast<std::size_t>(cycle) & (iqFlitWheel_.size() - 1)].push_back(flit);
+  ++iqOnWire_;
+}
+
+void FabricEmulator::iqCredit(std::int64_t cycle, std::uint32_t slot) {
+  iqCreditWheel_[static_cast<std::size_t>(cycle) & (iqCreditWheel_.size() - 1)].push_back(slot);
   ++iqOnWire_;
 }
 
 void FabricEmulator::iqTick() {
   iqArmed_ = false;
   iqCycle_ = sched_.now() / cfg_.cyclePs;
-  std::vector<iq::WireItem>& due = iqWheel_[static_cast<std::size_t>(iqCycle_) % iqWheel_.size()];
-  // Items may be added to other slots while these are handled, never to this one.
-  for (std::size_t i = 0; i < due.size(); ++i)
-    iqReceive(due[i]);
-  iqOnWire_ -= due.size();
-  due.clear();
+  const std::size_t now = static_cast<std::size_t>(iqCycle_) & (iqFlitWheel_.size() - 1);
+  // Items may be added to other slots while these are handled, never to these.
+  std::vector<std::uint32_t>& credits = iqCreditWheel_[now];
+  for (std::uint32_t slot : credits) {
+    iq::OutputVc& o = iqOut_[slot];
+    // The first credit back unblocks the input VC whose packet holds this VC.
+    if (o.credits++ == 0 && o.owner < kHostOwner && iqIn_[o.owner].count > 0)
+      iqMasks(o.owner).ready |= iqBit(o.owner);
+  }
+  std::vector<iq::WireFlit>& flits = iqFlitWheel_[now];
+  for (const iq::WireFlit& f : flits)
+    iqReceive(f);
+  iqOnWire_ -= credits.size() + flits.size();
+  credits.clear();
+  flits.clear();
   bool buffered = false;
   for (std::uint32_t sw = 0; sw < iqSwitches_.size(); ++sw) {
     if (iqSwitches_[sw].buffered == 0) continue;
@@ -126,32 +141,33 @@ void FabricEmulator::iqTick() {
   }
 }
 
-void FabricEmulator::iqReceive(const iq::WireItem& item) {
-  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
-  if (item.kind == iq::WireItem::kCredit) {
-    ++iqOut_[item.channel * vcs + item.vc].credits;
-    return;
-  }
-  Channel& c = channels_[item.channel];
-  if (c.toHost) {
+void FabricEmulator::iqReceive(const iq::WireFlit& f) {
+  const std::uint32_t ch = f.slot >> iqShift_;
+  iq::Port& port = iqPorts_[ch];
+  if (port.receiver == iq::kNone) {
     // The host takes the flit at once; its ejection buffer's credit goes back
     // as a switch's would (BookSim2's ejection channels have credits too).
-    iqWire(iqCycle_ + std::max<std::int64_t>(
-                          1, cfg_.creditCycles + cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs)),
-           {iq::WireItem::kCredit, false, false, item.vc, item.channel, iq::kNone});
-    if (item.tail) deliver(item.packet);
+    iqCredit(iqCycle_ + std::max<std::int64_t>(
+                            1, cfg_.creditCycles + cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs)),
+             f.slot);
+    if (f.tail) deliver(f.packet);
     return;
   }
-  const std::uint32_t slot = item.channel * vcs + item.vc;
-  iq::InputVc& in = iqIn_[slot];
-  iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + (in.first + in.count) % iqCap_] = {
-      item.packet, item.head, item.tail};
+  iq::InputVc& in = iqIn_[f.slot];
+  std::uint32_t at = in.first + in.count;
+  if (at >= iqCap_) at -= iqCap_;
+  iqFlits_[static_cast<std::size_t>(f.slot) * iqCap_ + at] = {f.packet, f.head, f.tail};
   ++in.count;
-  ++iqChFlits_[item.channel];
-  ++iqSwitches_[c.receiver.value()].buffered;
+  ++port.flits;
+  iq::InputMasks& masks = iqMasks_[port.input];
+  if (in.state == iq::InputVc::kActive && iqOut_[iqSlot(in.out, in.outVc)].credits > 0)
+    masks.ready |= iqBit(f.slot);
+  iq::SwitchPorts& sw = iqSwitches_[port.receiver];
+  ++sw.buffered;
   if (in.count == 1 && in.state == iq::InputVc::kIdle) {
     in.state = iq::InputVc::kRouting;
-    ++iqSwitches_[c.receiver.value()].routing;
+    masks.routing |= iqBit(f.slot);
+    ++sw.routing;
     in.readyCycle = iqCycle_ + cyclesOf(cfg_.routingDelayPs, cfg_.cyclePs);
   }
 }
@@ -166,23 +182,23 @@ void FabricEmulator::iqInject() {
     iq::Source& s = iqSources_[host];
     const std::uint32_t ch = index(topo_.host(HostId(host)).link, Direction::kUp);
     Channel& c = channels_[ch];
+    iq::Port& port = iqPorts_[ch];
     if (s.packet == iq::kNone && c.head != kNone) {
-      for (std::uint32_t k = 0; k < vcs; ++k) {
-        const std::uint32_t v = (iqRrVa_[ch] + k) % vcs;
-        if (iqOut_[ch * vcs + v].owner != iq::kNone) continue;
+      for (std::uint32_t k = 0, v = port.rrVa; k < vcs; ++k, v = v + 1 == vcs ? 0 : v + 1) {
+        if (iqOut_[iqSlot(ch, v)].owner != iq::kNone) continue;
         s.packet = pop(ch);
         --queuedAtHosts_;
         s.flitsLeft = static_cast<std::uint32_t>(cfg_.flitsOf(packets_[s.packet].bytes));
         s.vc = static_cast<std::uint8_t>(v);
-        iqOut_[ch * vcs + v].owner = kHostOwner;
-        iqRrVa_[ch] = (v + 1) % vcs;
+        iqOut_[iqSlot(ch, v)].owner = kHostOwner;
+        port.rrVa = v + 1 == vcs ? 0 : v + 1;
         iqTakeVc(ch);
         break;
       }
     }
     if (s.packet != iq::kNone) {
-      iq::OutputVc& ov = iqOut_[ch * vcs + s.vc];
-      if (ov.credits > 0 && iqSendable_[ch] != 0 && iqWakeAt_[ch] <= now) {
+      iq::OutputVc& ov = iqOut_[iqSlot(ch, s.vc)];
+      if (ov.credits > 0 && port.sendable != 0 && port.wakeAt <= now) {
         Packet& pk = packets_[s.packet];
         const std::uint32_t total = static_cast<std::uint32_t>(cfg_.flitsOf(pk.bytes));
         const bool head = s.flitsLeft == total, tail = s.flitsLeft == 1;
@@ -195,8 +211,7 @@ void FabricEmulator::iqInject() {
           c.counters.txPackets += 1;
         }
         --ov.credits;
-        iqWire(iqCycle_ + cfg_.injectionCycles + link,
-               {iq::WireItem::kFlit, head, tail, s.vc, ch, s.packet});
+        iqWire(iqCycle_ + cfg_.injectionCycles + link, {iqSlot(ch, s.vc), s.packet, head, tail});
         if (tail) {
           ++stats_.packetHops;
           s.packet = iq::kNone;
@@ -217,16 +232,20 @@ void FabricEmulator::iqInject() {
 
 // Route stage: heads whose routing delay passed pick their output.
 void FabricEmulator::iqRoute(std::uint32_t sw) {
-  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
   iq::SwitchPorts& ports = iqSwitches_[sw];
   if (ports.routing == 0) return;
-  for (std::uint32_t ch : iqSwitches_[sw].inputs) {
-    for (std::uint32_t v = 0; v < vcs; ++v) {
-      iq::InputVc& in = iqIn_[ch * vcs + v];
-      if (in.state != iq::InputVc::kRouting || in.readyCycle > iqCycle_) continue;
-      const iq::Flit& f = iqFlits_[static_cast<std::size_t>(ch * vcs + v) * iqCap_ + in.first];
+  for (std::uint32_t i = ports.first; i < ports.first + ports.inputs; ++i) {
+    iq::InputMasks& masks = iqMasks_[i];
+    for (std::uint32_t m = masks.routing; m != 0; m &= m - 1) {
+      const std::uint32_t slot =
+          iqSlot(iqInputs_[i], static_cast<std::uint32_t>(std::countr_zero(m)));
+      iq::InputVc& in = iqIn_[slot];
+      if (in.readyCycle > iqCycle_) continue;
+      const iq::Flit& f = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first];
       in.out = route(SwitchId(sw), packets_[f.packet].dst);
       in.state = iq::InputVc::kVcAlloc;
+      masks.routing &= static_cast<std::uint16_t>(~iqBit(slot));
+      masks.vcAlloc |= iqBit(slot);
       in.readyCycle = iqCycle_;
       --ports.routing;
       ++ports.waitingVc;
@@ -240,21 +259,26 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
   iq::SwitchPorts& ports = iqSwitches_[sw];
   if (ports.waitingVc == 0) return;
-  const auto n = static_cast<std::uint32_t>(ports.inputs.size()) * vcs;
+  const std::uint32_t n = ports.inputs * vcs;
+  // A slot's place in the switch's order of input VCs.
+  const auto place = [&](std::uint32_t slot) {
+    return iqPorts_[slot >> iqShift_].inPos * vcs + (slot & ((1u << iqShift_) - 1));
+  };
   iqRequests_.clear();
-  for (std::uint32_t ch : ports.inputs) {
-    for (std::uint32_t v = 0; v < vcs; ++v) {
-      const iq::InputVc& in = iqIn_[ch * vcs + v];
-      if (in.state == iq::InputVc::kVcAlloc && in.readyCycle <= iqCycle_)
-        iqRequests_.push_back(ch * vcs + v);
+  for (std::uint32_t i = ports.first; i < ports.first + ports.inputs; ++i) {
+    for (std::uint32_t m = iqMasks_[i].vcAlloc; m != 0; m &= m - 1) {
+      const std::uint32_t slot =
+          iqSlot(iqInputs_[i], static_cast<std::uint32_t>(std::countr_zero(m)));
+      if (iqIn_[slot].readyCycle <= iqCycle_) iqRequests_.push_back(slot);
     }
   }
   for (std::size_t r = 0; r < iqRequests_.size(); ++r) {
     const std::uint32_t out = iqIn_[iqRequests_[r]].out;
-    if (iqBest_[out] != iq::kNone) continue;  // this output was handled
-    iqBest_[out] = 0;
+    iq::Port& op = iqPorts_[out];
+    if (op.best != iq::kNone) continue;  // this output was handled
+    op.best = 0;
     for (std::uint32_t ov = 0; ov < vcs; ++ov) {
-      iq::OutputVc& o = iqOut_[out * vcs + ov];
+      iq::OutputVc& o = iqOut_[iqSlot(out, ov)];
       if (o.owner != iq::kNone) continue;
       // The requester first at or after the pointer, in the switch's order.
       std::uint32_t pick = iq::kNone, best = n;
@@ -262,8 +286,8 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
         const std::uint32_t slot = iqRequests_[q];
         const iq::InputVc& in = iqIn_[slot];
         if (in.out != out || in.state != iq::InputVc::kVcAlloc) continue;
-        const std::uint32_t pos = iqInPos_[slot / vcs] * vcs + slot % vcs;
-        const std::uint32_t d = (pos + n - iqRrVa_[out] % n) % n;
+        const std::uint32_t pos = place(slot);
+        const std::uint32_t d = pos >= op.rrVa ? pos - op.rrVa : pos + n - op.rrVa;
         if (d < best) {
           best = d;
           pick = slot;
@@ -272,16 +296,19 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
       if (pick == iq::kNone) break;
       iq::InputVc& in = iqIn_[pick];
       in.state = iq::InputVc::kActive;
+      iq::InputMasks& masks = iqMasks(pick);
+      masks.vcAlloc &= static_cast<std::uint16_t>(~iqBit(pick));
+      if (o.credits > 0) masks.ready |= iqBit(pick);  // its head is at the front
       --ports.waitingVc;
       in.outVc = static_cast<std::uint8_t>(ov);
       in.readyCycle = iqCycle_ + cfg_.vcAllocCycles;
       o.owner = pick;
-      iqRrVa_[out] = (iqInPos_[pick / vcs] * vcs + pick % vcs + 1) % n;
+      op.rrVa = place(pick) + 1 == n ? 0 : place(pick) + 1;
       iqTakeVc(out);
     }
   }
   for (std::uint32_t slot : iqRequests_)
-    iqBest_[iqIn_[slot].out] = iq::kNone;
+    iqPorts_[iqIn_[slot].out].best = iq::kNone;
 }
 
 // Switch allocation, separable and input first: each input port offers the
@@ -291,76 +318,90 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
 // is taken.
 void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
+  const std::uint32_t vcMask = (1u << iqShift_) - 1;
   const TimePs now = sched_.now();
   const iq::SwitchPorts& ports = iqSwitches_[sw];
-  const auto nIn = static_cast<std::uint32_t>(ports.inputs.size());
+  const std::uint32_t nIn = ports.inputs;
   const bool islip = cfg_.allocator == Allocator::kIslip;
   const auto mayGo = [&](std::uint32_t slot) {
     const iq::InputVc& in = iqIn_[slot];
-    if (in.state != iq::InputVc::kActive || in.count == 0 || in.readyCycle > iqCycle_) return false;
-    const std::uint32_t out = in.out;
-    if (iqHeldOut_[out] != iq::kNone && iqHeldOut_[out] != slot / vcs) return false;
-    return iqOut_[out * vcs + in.outVc].credits > 0 && iqSendable_[out] != 0 &&
-           iqWakeAt_[out] <= now;
+    if (in.readyCycle > iqCycle_) return false;
+    const iq::Port& op = iqPorts_[in.out];
+    if (op.heldOut != iq::kNone && op.heldOut != slot >> iqShift_) return false;
+    return op.sendable != 0 && op.wakeAt <= now;
+  };
+  // An input's distance from an output's pointer, round robin.
+  const auto distance = [&](std::uint32_t slot, std::uint32_t ptr) {
+    const std::uint32_t pos = iqPorts_[slot >> iqShift_].inPos;
+    return pos >= ptr ? pos - ptr : pos + nIn - ptr;
   };
   iqRequests_.clear();
-  for (std::uint32_t ch : ports.inputs) {
-    if (iqChFlits_[ch] == 0) continue;
+  for (std::uint32_t i = ports.first; i < ports.first + nIn; ++i) {
+    const std::uint16_t ready = iqMasks_[i].ready;
+    if (ready == 0) continue;
+    const std::uint32_t ch = iqInputs_[i];
+    iq::Port& ip = iqPorts_[ch];
+    if (ip.heldIn != iq::kNone) {
+      if ((ready & iqBit(ip.heldIn)) == 0 || !mayGo(ip.heldIn)) continue;
+      iqRequests_.push_back(ip.heldIn);
+      const std::uint32_t v = ip.heldIn & vcMask;
+      if (!islip) ip.rrIn = static_cast<std::uint8_t>(v + 1 == vcs ? 0 : v + 1);
+      continue;
+    }
     std::uint32_t offered = 0;
-    const std::uint32_t held = iqHeldIn_[ch];
-    for (std::uint32_t k = 0; k < vcs && offered < cfg_.speedup; ++k) {
-      const std::uint32_t slot = held != iq::kNone ? held : ch * vcs + (iqRrIn_[ch] + k) % vcs;
-      if (mayGo(slot)) {
-        // With speedup, one offer per output.
-        bool dup = false;
-        for (std::size_t q = iqRequests_.size() - offered; q < iqRequests_.size(); ++q)
-          dup = dup || iqIn_[iqRequests_[q]].out == iqIn_[slot].out;
-        if (!dup) {
-          iqRequests_.push_back(slot);
-          ++offered;
-          if (!islip) iqRrIn_[ch] = (slot % vcs + 1) % vcs;
-        }
-      }
-      if (held != iq::kNone) break;
+    for (std::uint32_t k = 0, v = ip.rrIn; k < vcs && offered < cfg_.speedup;
+         ++k, v = v + 1 == vcs ? 0 : v + 1) {
+      const std::uint32_t slot = iqSlot(ch, v);
+      if ((ready >> v & 1u) == 0 || !mayGo(slot)) continue;
+      // With speedup, one offer per output.
+      bool dup = false;
+      for (std::size_t q = iqRequests_.size() - offered; q < iqRequests_.size(); ++q)
+        dup = dup || iqIn_[iqRequests_[q]].out == iqIn_[slot].out;
+      if (dup) continue;
+      iqRequests_.push_back(slot);
+      ++offered;
+      if (!islip) ip.rrIn = static_cast<std::uint8_t>(v + 1 == vcs ? 0 : v + 1);
     }
   }
   // Output arbitration: the offer first at or after the output's pointer.
   for (std::uint32_t slot : iqRequests_) {
-    const std::uint32_t out = iqIn_[slot].out;
-    const std::uint32_t d = (iqInPos_[slot / vcs] + nIn - iqRrOut_[out] % nIn) % nIn;
-    const std::uint32_t cur = iqBest_[out];
-    if (cur == iq::kNone || d < (iqInPos_[cur / vcs] + nIn - iqRrOut_[out] % nIn) % nIn) {
-      iqBest_[out] = slot;
-    }
+    iq::Port& op = iqPorts_[iqIn_[slot].out];
+    if (op.best == iq::kNone || distance(slot, op.rrOut) < distance(op.best, op.rrOut))
+      op.best = slot;
   }
   for (std::uint32_t slot : iqRequests_) {
-    const std::uint32_t out = iqIn_[slot].out;
-    if (iqBest_[out] != slot) continue;
-    iqBest_[out] = iq::kNone;
-    const std::uint32_t ch = slot / vcs;
-    iqRrOut_[out] = (iqInPos_[ch] + 1) % nIn;
-    if (islip) iqRrIn_[ch] = (slot % vcs + 1) % vcs;
+    iq::Port& op = iqPorts_[iqIn_[slot].out];
+    if (op.best != slot) continue;
+    op.best = iq::kNone;
+    iq::Port& ip = iqPorts_[slot >> iqShift_];
+    op.rrOut = ip.inPos + 1 == nIn ? 0 : ip.inPos + 1;
+    if (islip) {
+      const std::uint32_t v = slot & vcMask;
+      ip.rrIn = static_cast<std::uint8_t>(v + 1 == vcs ? 0 : v + 1);
+    }
     iqSend(sw, slot);  // each output's winner cleared its scratch entry
   }
 }
 
 // The front flit of input VC `slot` crosses the switch onto its output.
 void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
-  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
-  const std::uint32_t inCh = slot / vcs;
+  const std::uint32_t inCh = slot >> iqShift_;
   iq::InputVc& in = iqIn_[slot];
   const iq::Flit f = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first];
-  in.first = (in.first + 1) % iqCap_;
+  in.first = in.first + 1 == iqCap_ ? 0 : in.first + 1;
   --in.count;
-  --iqChFlits_[inCh];
+  iq::Port& ip = iqPorts_[inCh];
+  --ip.flits;
   --iqSwitches_[sw].buffered;
   const std::int64_t link = cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs);
   // The freed slot's credit goes back upstream.
-  iqWire(iqCycle_ + std::max<std::int64_t>(1, cfg_.creditCycles + link),
-         {iq::WireItem::kCredit, false, false, static_cast<std::uint8_t>(slot % vcs), inCh,
-          iq::kNone});
+  iqCredit(iqCycle_ + std::max<std::int64_t>(1, cfg_.creditCycles + link), slot);
   const std::uint32_t out = in.out;
-  --iqOut_[out * vcs + in.outVc].credits;
+  const std::uint32_t outSlot = iqSlot(out, in.outVc);
+  // No flit left, no credit left, or the packet leaves: nothing to offer for now.
+  iq::InputMasks& masks = iqMasks_[ip.input];
+  if (--iqOut_[outSlot].credits == 0 || in.count == 0 || f.tail)
+    masks.ready &= static_cast<std::uint16_t>(~iqBit(slot));
   if (f.head) {  // counted per packet, as the output-queued model does
     Channel& c = channels_[out];
     Packet& pk = packets_[f.packet];
@@ -372,10 +413,10 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
     c.counters.txPackets += 1;
   }
   iqWire(iqCycle_ + std::max<std::int64_t>(1, cfg_.swAllocCycles + cfg_.crossbarCycles + link),
-         {iq::WireItem::kFlit, f.head, f.tail, in.outVc, out, f.packet});
+         {outSlot, f.packet, f.head, f.tail});
   if (cfg_.holdSwitchForPacket) {
-    iqHeldIn_[inCh] = f.tail ? iq::kNone : slot;
-    iqHeldOut_[out] = f.tail ? iq::kNone : inCh;
+    ip.heldIn = f.tail ? iq::kNone : slot;
+    iqPorts_[out].heldOut = f.tail ? iq::kNone : inCh;
   }
   if (!f.tail) return;
   ++stats_.packetHops;
@@ -384,6 +425,7 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   in.out = iq::kNone;
   if (in.count > 0) {  // the next packet's head is at the front
     in.state = iq::InputVc::kRouting;
+    masks.routing |= iqBit(slot);
     ++iqSwitches_[sw].routing;
     in.readyCycle = iqCycle_ + 1 + cyclesOf(cfg_.routingDelayPs, cfg_.cyclePs);
   }
@@ -393,18 +435,18 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
 // idle if this is its first.
 void FabricEmulator::iqTakeVc(std::uint32_t out) {
   Channel& c = channels_[out];
-  if (iqOwned_[out]++ > 0) return;
+  iq::Port& port = iqPorts_[out];
+  if (port.owned++ > 0) return;
   c.busy = true;
   const TimePs now = sched_.now();
-  iqWakeAt_[out] = now + c.lpi.packetReady(now);
+  port.wakeAt = now + c.lpi.packetReady(now);
 }
 
 // The tail passed: the output VC is free (BookSim2's wait_for_tail_credit = 0).
 void FabricEmulator::iqReleaseVc(std::uint32_t out, std::uint8_t vc) {
-  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
-  iqOut_[out * vcs + vc].owner = iq::kNone;
+  iqOut_[iqSlot(out, vc)].owner = iq::kNone;
   Channel& c = channels_[out];
-  if (--iqOwned_[out] > 0) return;
+  if (--iqPorts_[out].owned > 0) return;
   c.busy = false;
   c.lpi.transmissionEnded(sched_.now());
   if (c.offPending) finishOff(out);
@@ -418,11 +460,15 @@ void FabricEmulator::iqReroute(std::uint32_t ch) {
   const SwitchId sender =
       ch % 2 == static_cast<std::uint32_t>(Direction::kUp) ? l.lower.sw : l.upper.sw;
   if (ch % 2 == static_cast<std::uint32_t>(Direction::kUp) && l.lowerIsHost) return;
-  for (std::uint32_t in : iqSwitches_[sender.value()].inputs) {
+  const iq::SwitchPorts& ports = iqSwitches_[sender.value()];
+  for (std::uint32_t i = ports.first; i < ports.first + ports.inputs; ++i) {
     for (std::uint32_t v = 0; v < vcs; ++v) {
-      iq::InputVc& ivc = iqIn_[in * vcs + v];
+      const std::uint32_t slot = iqSlot(iqInputs_[i], v);
+      iq::InputVc& ivc = iqIn_[slot];
       if (ivc.state == iq::InputVc::kVcAlloc && ivc.out == ch) {
         ivc.state = iq::InputVc::kRouting;
+        iqMasks_[i].vcAlloc &= static_cast<std::uint16_t>(~iqBit(slot));
+        iqMasks_[i].routing |= iqBit(slot);
         --iqSwitches_[sender.value()].waitingVc;
         ++iqSwitches_[sender.value()].routing;
         ivc.readyCycle = iqCycle_;
@@ -432,24 +478,24 @@ void FabricEmulator::iqReroute(std::uint32_t ch) {
 }
 
 void FabricEmulator::iqRefresh(std::uint32_t ch) {
-  if (iqModel()) iqSendable_[ch] = static_cast<std::uint8_t>(chCanSend(ch) ? 1 : 0);
+  if (iqModel()) iqPorts_[ch].sendable = static_cast<std::uint8_t>(chCanSend(ch) ? 1 : 0);
+}
+
+std::uint32_t FabricEmulator::iqOwned(std::uint32_t ch) const {
+  return iqPorts_[ch].owned;
 }
 
 std::int64_t FabricEmulator::iqFreeCredit(std::uint32_t ch) const {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
   std::int64_t free = 0;
   for (std::uint32_t v = 0; v < vcs; ++v)
-    free += iqOut_[ch * vcs + v].credits;
+    free += iqOut_[iqSlot(ch, v)].credits;
   return free * cfg_.flitBytes;
 }
 
 std::uint32_t FabricEmulator::bufferedFlits(LinkId link, Direction dir) const {
   if (!iqModel()) return 0;
-  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
-  std::uint32_t n = 0;
-  for (std::uint32_t v = 0; v < vcs; ++v)
-    n += iqIn_[index(link, dir) * vcs + v].count;
-  return n;
+  return iqPorts_[index(link, dir)].flits;
 }
 
 Status FabricEmulator::checkCredits() const {
@@ -458,19 +504,45 @@ Status FabricEmulator::checkCredits() const {
   std::vector<std::int64_t> held(iqOut_.size(), 0);  // per slot: credits, flits, items
   for (std::size_t slot = 0; slot < iqOut_.size(); ++slot)
     held[slot] = iqOut_[slot].credits + static_cast<std::int64_t>(iqIn_[slot].count);
-  for (const auto& due : iqWheel_) {
-    for (const iq::WireItem& w : due)
-      ++held[w.channel * vcs + w.vc];
+  for (const auto& due : iqFlitWheel_) {
+    for (const iq::WireFlit& f : due)
+      ++held[f.slot];
+  }
+  for (const auto& due : iqCreditWheel_) {
+    for (std::uint32_t slot : due)
+      ++held[slot];
   }
   for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
+    std::uint32_t flits = 0;
+    iq::InputMasks masks;  // what the stage masks must be
     for (std::uint32_t v = 0; v < vcs; ++v) {
-      if (held[ch * vcs + v] != iqCap_) {
+      const iq::InputVc& in = iqIn_[iqSlot(ch, v)];
+      flits += in.count;
+      const auto bit = static_cast<std::uint16_t>(1u << v);
+      if (in.state == iq::InputVc::kRouting) masks.routing |= bit;
+      if (in.state == iq::InputVc::kVcAlloc) masks.vcAlloc |= bit;
+      if (in.state == iq::InputVc::kActive && in.count > 0 &&
+          iqOut_[iqSlot(in.out, in.outVc)].credits > 0)
+        masks.ready |= bit;
+      if (held[iqSlot(ch, v)] != iqCap_) {
         return {ErrorCode::kInternal,
                 fmt::format("credits of {} ({}) VC {}: {} flits and credits, buffer {}",
                             topo_.describeLink(LinkId(ch / 2)),
                             ch % 2 == static_cast<std::uint32_t>(Direction::kUp) ? "up" : "down", v,
-                            held[ch * vcs + v], iqCap_)};
+                            held[iqSlot(ch, v)], iqCap_)};
       }
+    }
+    const iq::Port& port = iqPorts_[ch];
+    const iq::InputMasks kept = port.input == iq::kNone ? masks : iqMasks_[port.input];
+    if (flits != port.flits || kept.routing != masks.routing || kept.vcAlloc != masks.vcAlloc ||
+        kept.ready != masks.ready) {
+      return {ErrorCode::kInternal,
+              fmt::format("{} ({}) counts {} buffered flits and VC masks {:#x}/{:#x}/{:#x} "
+                          "(routing/VC allocation/ready), its VCs hold {} and {:#x}/{:#x}/{:#x}",
+                          topo_.describeLink(LinkId(ch / 2)),
+                          ch % 2 == static_cast<std::uint32_t>(Direction::kUp) ? "up" : "down",
+                          port.flits, kept.routing, kept.vcAlloc, kept.ready, flits, masks.routing,
+                          masks.vcAlloc, masks.ready)};
     }
   }
   return Status::ok();

@@ -24,9 +24,8 @@ struct Flit {
 // packet at its front.
 struct InputVc {
   enum State : std::uint8_t { kIdle, kRouting, kVcAlloc, kActive };
-  std::uint32_t first = 0;     // ring index of the front flit
-  std::uint32_t count = 0;     // flits buffered
-  std::uint32_t incoming = 0;  // flits of the arriving packet still to come
+  std::uint32_t first = 0;  // ring index of the front flit
+  std::uint32_t count = 0;  // flits buffered
   State state = kIdle;
   std::uint8_t outVc = 0;
   std::uint32_t out = kNone;    // the output channel, once routed
@@ -40,15 +39,31 @@ struct OutputVc {
   std::uint32_t owner = kNone;
 };
 
-// A flit or a credit on a wire, due at a cycle.
-struct WireItem {
-  enum Kind : std::uint8_t { kFlit, kCredit };
-  Kind kind = kFlit;
+// A flit on a wire, due at a cycle (credits travel as bare slot numbers).
+struct WireFlit {
+  std::uint32_t slot = 0;  // the receiving input VC: channel << shift | vc
+  std::uint32_t packet = kNone;
   bool head = false;
   bool tail = false;
-  std::uint8_t vc = 0;
-  std::uint32_t channel = 0;
-  std::uint32_t packet = kNone;
+};
+
+// What the model needs of one channel (link direction) every cycle, together
+// in one place so that a switch's allocation touches one cache line per port.
+// The input side is the receiver's, the output side the sender's.
+struct Port {
+  std::uint32_t flits = 0;         // input: flits in its VC buffers
+  std::uint32_t owned = 0;         // output: output VCs held by packets
+  std::int64_t wakeAt = 0;         // output: may send from then (ps, LPI wake-up)
+  std::uint32_t heldIn = kNone;    // input: slot holding it (packet mode)
+  std::uint32_t heldOut = kNone;   // output: input channel holding it (packet mode)
+  std::uint32_t best = kNone;      // output: scratch of the arbiters
+  std::uint32_t inPos = 0;         // input: its place among its switch's inputs
+  std::uint32_t input = kNone;     // input: its index in the switches' input arrays
+  std::uint32_t receiver = kNone;  // input: the receiving switch, kNone for a host
+  std::uint32_t rrVa = 0;          // output: VC allocator pointer
+  std::uint32_t rrOut = 0;         // output: switch arbiter pointer
+  std::uint8_t rrIn = 0;           // input: VC arbiter pointer
+  std::uint8_t sendable = 1;       // output: chCanSend, cached
 };
 
 // A host's injection: the packet it is sending and on which VC.
@@ -59,13 +74,22 @@ struct Source {
   bool active = false;  // in the list of hosts with something to send
 };
 
-// What one switch needs per cycle: its input and output channels.
+// The input VCs of one switch input by pipeline stage, a bit per VC: kept in
+// one array in switch order so that a switch's scan reads one cache line.
+struct InputMasks {
+  std::uint16_t routing = 0;  // in the route stage
+  std::uint16_t vcAlloc = 0;  // routed, waiting for an output VC
+  std::uint16_t ready = 0;    // holding an output VC, with a flit to send
+};
+
+// What one switch needs per cycle. Its inputs are the entries first ..
+// first + inputs - 1 of the switches' input arrays (channels and masks).
 struct SwitchPorts {
-  std::vector<std::uint32_t> inputs;   // channels arriving at the switch
-  std::vector<std::uint32_t> outputs;  // channels leaving it
-  std::uint32_t buffered = 0;          // flits in its input buffers
-  std::uint32_t routing = 0;           // input VCs in the route stage
-  std::uint32_t waitingVc = 0;         // input VCs waiting for an output VC
+  std::uint32_t first = 0;      // index of its first input
+  std::uint32_t inputs = 0;     // how many inputs it has
+  std::uint32_t buffered = 0;   // flits in its input buffers
+  std::uint32_t routing = 0;    // input VCs in the route stage
+  std::uint32_t waitingVc = 0;  // input VCs waiting for an output VC
 };
 
 }  // namespace iq
