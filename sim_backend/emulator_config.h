@@ -30,9 +30,10 @@ enum class SwitchModel : std::uint8_t {
   kInputQueued,
 };
 
-// Switch and VC allocation of the input-queued model: separable, input first,
-// one iteration. Round-robin pointers move after every grant; iSLIP's move only
-// when the grant is taken (BookSim2's default).
+// Switch allocation of the input-queued model, one iteration. kIslip:
+// request, grant, accept, pointers moving past accepted matches only
+// (BookSim2's default). kRoundRobin: separable input first, each input
+// offering one VC. VC allocation is round robin per output VC either way.
 enum class Allocator : std::uint8_t { kIslip, kRoundRobin };
 
 // Parameters of the packet-level emulator. The paper's units map onto time

@@ -351,6 +351,7 @@ class FabricEmulator {
   std::vector<std::vector<iq::WireFlit>> iqFlitWheel_;
   std::vector<std::vector<std::uint32_t>> iqCreditWheel_;
   std::vector<std::uint32_t> iqRequests_;  // scratch: slots asking for the switch
+  std::vector<std::uint32_t> iqWinners_;   // scratch: slots the switch allocator matched
   EventQueue events_;
   agent::TaskId armed_;                  // the scheduler task that runs the next events
   TimePs armedAt_ = EventQueue::kNever;  // its time

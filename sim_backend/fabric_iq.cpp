@@ -311,11 +311,15 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
     iqPorts_[iqIn_[slot].out].best = iq::kNone;
 }
 
-// Switch allocation, separable and input first: each input port offers the
-// front flit of one of its VCs (round robin among those that may go: active,
-// credit downstream, link on and awake), each output takes one offer (round
-// robin over the inputs). iSLIP moves an input's pointer only when its offer
-// is taken.
+// Switch allocation (docs/emulator.md, "Switch models"). An input VC may go if
+// it holds an output VC, has a flit and a credit downstream, and its output is
+// on, awake and not held by another input. ISLIP, as BookSim2's: every input
+// asks each output one of its VCs may go to, with the VC first at or after the
+// input's VC pointer; each output grants the asking input first at or after
+// its grant pointer; each input accepts the granting output first at or after
+// its accept pointer (up to `speedup` outputs); pointers move past an accepted
+// match only. ROUND_ROBIN, separable input first: each input offers its VCs
+// round robin (up to `speedup`, one per output) and every grant is taken.
 void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
   const std::uint32_t vcMask = (1u << iqShift_) - 1;
@@ -323,6 +327,7 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
   const iq::SwitchPorts& ports = iqSwitches_[sw];
   const std::uint32_t nIn = ports.inputs;
   const bool islip = cfg_.allocator == Allocator::kIslip;
+  const auto speedup = static_cast<std::size_t>(cfg_.speedup);
   const auto mayGo = [&](std::uint32_t slot) {
     const iq::InputVc& in = iqIn_[slot];
     if (in.readyCycle > iqCycle_) return false;
@@ -330,11 +335,14 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
     if (op.heldOut != iq::kNone && op.heldOut != slot >> iqShift_) return false;
     return op.sendable != 0 && op.wakeAt <= now;
   };
-  // An input's distance from an output's pointer, round robin.
-  const auto distance = [&](std::uint32_t slot, std::uint32_t ptr) {
-    const std::uint32_t pos = iqPorts_[slot >> iqShift_].inPos;
+  const auto after = [](std::uint32_t v, std::uint32_t n) { return v + 1 == n ? 0 : v + 1; };
+  // Round-robin distance of a port position from a pointer.
+  const auto distance = [&](std::uint32_t pos, std::uint32_t ptr) {
     return pos >= ptr ? pos - ptr : pos + nIn - ptr;
   };
+  const auto inPos = [&](std::uint32_t slot) { return iqPorts_[slot >> iqShift_].inPos; };
+  // An output's place at the switch: that of the same link's input.
+  const auto outPos = [&](std::uint32_t slot) { return iqPorts_[iqIn_[slot].out ^ 1u].inPos; };
   iqRequests_.clear();
   for (std::uint32_t i = ports.first; i < ports.first + nIn; ++i) {
     const std::uint16_t ready = iqMasks_[i].ready;
@@ -344,42 +352,61 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
     if (ip.heldIn != iq::kNone) {
       if ((ready & iqBit(ip.heldIn)) == 0 || !mayGo(ip.heldIn)) continue;
       iqRequests_.push_back(ip.heldIn);
-      const std::uint32_t v = ip.heldIn & vcMask;
-      if (!islip) ip.rrIn = static_cast<std::uint8_t>(v + 1 == vcs ? 0 : v + 1);
+      if (!islip) ip.rrIn = static_cast<std::uint8_t>(after(ip.heldIn & vcMask, vcs));
       continue;
     }
-    std::uint32_t offered = 0;
-    for (std::uint32_t k = 0, v = ip.rrIn; k < vcs && offered < cfg_.speedup;
-         ++k, v = v + 1 == vcs ? 0 : v + 1) {
+    const std::size_t first = iqRequests_.size();
+    for (std::uint32_t k = 0, v = ip.rrIn; k < vcs; ++k, v = after(v, vcs)) {
       const std::uint32_t slot = iqSlot(ch, v);
       if ((ready >> v & 1u) == 0 || !mayGo(slot)) continue;
-      // With speedup, one offer per output.
-      bool dup = false;
-      for (std::size_t q = iqRequests_.size() - offered; q < iqRequests_.size(); ++q)
+      bool dup = false;  // one request per output
+      for (std::size_t q = first; q < iqRequests_.size(); ++q)
         dup = dup || iqIn_[iqRequests_[q]].out == iqIn_[slot].out;
       if (dup) continue;
       iqRequests_.push_back(slot);
-      ++offered;
-      if (!islip) ip.rrIn = static_cast<std::uint8_t>(v + 1 == vcs ? 0 : v + 1);
+      if (islip) continue;
+      ip.rrIn = static_cast<std::uint8_t>(after(v, vcs));
+      if (iqRequests_.size() - first == speedup) break;
     }
   }
-  // Output arbitration: the offer first at or after the output's pointer.
+  // Grant: each output the request first at or after its pointer.
   for (std::uint32_t slot : iqRequests_) {
     iq::Port& op = iqPorts_[iqIn_[slot].out];
-    if (op.best == iq::kNone || distance(slot, op.rrOut) < distance(op.best, op.rrOut))
+    if (op.best == iq::kNone ||
+        distance(inPos(slot), op.rrOut) < distance(inPos(op.best), op.rrOut))
       op.best = slot;
   }
-  for (std::uint32_t slot : iqRequests_) {
-    iq::Port& op = iqPorts_[iqIn_[slot].out];
-    if (op.best != slot) continue;
-    op.best = iq::kNone;
-    iq::Port& ip = iqPorts_[slot >> iqShift_];
-    op.rrOut = ip.inPos + 1 == nIn ? 0 : ip.inPos + 1;
-    if (islip) {
-      const std::uint32_t v = slot & vcMask;
-      ip.rrIn = static_cast<std::uint8_t>(v + 1 == vcs ? 0 : v + 1);
+  // Accept: an input's requests are together in iqRequests_.
+  iqWinners_.clear();
+  for (std::size_t first = 0, end = 0; first < iqRequests_.size(); first = end) {
+    const std::uint32_t ch = iqRequests_[first] >> iqShift_;
+    end = first + 1;
+    while (end < iqRequests_.size() && iqRequests_[end] >> iqShift_ == ch)
+      ++end;
+    const std::size_t taken = iqWinners_.size();
+    for (std::size_t q = first; q < end; ++q) {
+      if (iqPorts_[iqIn_[iqRequests_[q]].out].best == iqRequests_[q])
+        iqWinners_.push_back(iqRequests_[q]);
     }
-    iqSend(sw, slot);  // each output's winner cleared its scratch entry
+    if (!islip || iqWinners_.size() - taken <= speedup) continue;
+    // Keep the `speedup` grants first at or after the accept pointer.
+    const std::uint32_t ptr = iqPorts_[ch].rrAccept;
+    std::sort(iqWinners_.begin() + static_cast<std::ptrdiff_t>(taken), iqWinners_.end(),
+              [&](std::uint32_t a, std::uint32_t b) {
+                return distance(outPos(a), ptr) < distance(outPos(b), ptr);
+              });
+    iqWinners_.resize(taken + speedup);
+  }
+  for (std::uint32_t slot : iqRequests_)
+    iqPorts_[iqIn_[slot].out].best = iq::kNone;
+  for (std::uint32_t slot : iqWinners_) {
+    iq::Port& ip = iqPorts_[slot >> iqShift_];
+    iqPorts_[iqIn_[slot].out].rrOut = after(ip.inPos, nIn);
+    if (islip) {
+      ip.rrAccept = after(outPos(slot), nIn);
+      ip.rrIn = static_cast<std::uint8_t>(after(slot & vcMask, vcs));
+    }
+    iqSend(sw, slot);
   }
 }
 

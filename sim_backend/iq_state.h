@@ -62,6 +62,7 @@ struct Port {
   std::uint32_t receiver = kNone;  // input: the receiving switch, kNone for a host
   std::uint32_t rrVa = 0;          // output: VC allocator pointer
   std::uint32_t rrOut = 0;         // output: switch arbiter pointer
+  std::uint32_t rrAccept = 0;      // input: iSLIP accept pointer (an output's place)
   std::uint8_t rrIn = 0;           // input: VC arbiter pointer
   std::uint8_t sendable = 1;       // output: chCanSend, cached
 };
