@@ -24,9 +24,12 @@ Options:
                        emulator.vc_buffer_bytes = FLITS * 4
   --pattern NAME       BookSim traffic pattern: uniform (default), bitcomp,
                        transpose, bitrev or shuffle. ebb runs uniform natively
-                       and the permutations from a generated traffic file
-                       (messages a pattern sends to their own source are
-                       left out on the ebb side: ebb never sends to itself)
+                       and the permutations from a generated traffic file.
+                       Like for like: what BookSim sends to the source
+                       itself (a permutation's fixed points; 1 packet in N
+                       of uniform, N hosts) never enters the network, and
+                       ebb never sends to itself, so ebb leaves it out: its
+                       uniform rate is the load times (N-1)/N
   --loads "R1 R2 ..."  offered loads in flits/cycle/node, each in (0, 1]
                        (default "0.02 0.1 0.2 0.3 0.4 0.5 0.55")
   --cycles C           ebb: cycles of traffic per point (integer > 0; default
@@ -390,7 +393,9 @@ for r in "${load_list[@]}"; do
     "emulator.vc_buffer_bytes=$((buf * 4))" workload.message_bytes=64
     report.skip_baseline=true report.skip_plots=true "seed=$seed")
   if [[ $pattern == uniform ]]; then
-    eargs+=("workload.uniform.rate=$r" "workload.uniform.duration_cycles=$cycles")
+    # BookSim's uniform sends 1 packet in N to the source itself.
+    erate=$(python3 -c "print('%.9g' % ($r * ($hosts - 1) / $hosts))")
+    eargs+=("workload.uniform.rate=$erate" "workload.uniform.duration_cycles=$cycles")
   else
     tfile=$out/ebb/traffic_$tag.txt
     write_traffic_file "$tfile" "$r"
@@ -462,7 +467,11 @@ with open(out + "/compare.md", "w") as f:
             "accepted load in flits/cycle/node, wall time in seconds (speedup = BookSim/ebb, per point: "
             "BookSim simulates its own warm-up, samples and drain, 'BookSim cycles', ebb the given cycles).\n\n"
             % ebb)
-    if fixed:
+    if pattern == "uniform":
+        f.write("BookSim's uniform pattern sends 1 packet in %d to the source itself; ebb leaves that "
+                "share out (its offered and accepted load are %.4g of the nominal load).\n\n"
+                % (hosts, (hosts - 1) / hosts))
+    elif fixed:
         f.write("%s maps %d of the %d hosts onto themselves: BookSim sends their packets to the source "
                 "itself, ebb leaves them out (its offered and accepted load are %.4g of the nominal load).\n\n"
                 % (pattern, fixed, hosts, (hosts - fixed) / hosts))

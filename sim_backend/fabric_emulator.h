@@ -333,7 +333,8 @@ class FabricEmulator {
   bool routeAroundGated_ = false;          // ... or when this is set
   bool reachDirty_ = false;                // a direction's gating changed since reach_ was
   // Input-queued model state (empty with the output-queued model).
-  std::uint32_t iqCap_ = 0;                  // flits per VC buffer
+  std::uint32_t iqCap_ = 0;  // flits per VC buffer
+  iq::Delays iqDelay_;
   std::uint32_t iqShift_ = 0;                // a VC slot is channel << iqShift_ | vc
   std::int64_t iqCycle_ = 0;                 // the cycle being simulated
   bool iqArmed_ = false;                     // a kIqTick is posted

@@ -43,6 +43,11 @@ void FabricEmulator::iqInit() {
     ++iqShift_;
   const std::size_t nSlots = nCh << iqShift_;
   iqCap_ = static_cast<std::uint32_t>(cfg_.vcBufferBytes / cfg_.flitBytes);
+  const std::int64_t link = cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs);
+  iqDelay_.route = cyclesOf(cfg_.routingDelayPs, cfg_.cyclePs);
+  iqDelay_.flit = std::max<std::int64_t>(1, cfg_.swAllocCycles + cfg_.crossbarCycles + link);
+  iqDelay_.credit = std::max<std::int64_t>(1, cfg_.creditCycles + link);
+  iqDelay_.inject = cfg_.injectionCycles + std::max<std::int64_t>(1, link);
   iqIn_.assign(nSlots, {});
   iqFlits_.assign(nSlots * iqCap_, {});
   iqOut_.assign(nSlots, {});
@@ -147,9 +152,7 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
   if (port.receiver == iq::kNone) {
     // The host takes the flit at once; its ejection buffer's credit goes back
     // as a switch's would (BookSim2's ejection channels have credits too).
-    iqCredit(iqCycle_ + std::max<std::int64_t>(
-                            1, cfg_.creditCycles + cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs)),
-             f.slot);
+    iqCredit(iqCycle_ + iqDelay_.credit, f.slot);
     if (f.tail) deliver(f.packet);
     return;
   }
@@ -168,7 +171,7 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
     in.state = iq::InputVc::kRouting;
     masks.routing |= iqBit(f.slot);
     ++sw.routing;
-    in.readyCycle = iqCycle_ + cyclesOf(cfg_.routingDelayPs, cfg_.cyclePs);
+    in.readyCycle = iqCycle_ + iqDelay_.route;
   }
 }
 
@@ -176,7 +179,6 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
 void FabricEmulator::iqInject() {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
   const TimePs now = sched_.now();
-  const std::int64_t link = std::max<std::int64_t>(1, cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs));
   std::size_t kept = 0;
   for (std::uint32_t host : iqActiveHosts_) {
     iq::Source& s = iqSources_[host];
@@ -211,7 +213,7 @@ void FabricEmulator::iqInject() {
           c.counters.txPackets += 1;
         }
         --ov.credits;
-        iqWire(iqCycle_ + cfg_.injectionCycles + link, {iqSlot(ch, s.vc), s.packet, head, tail});
+        iqWire(iqCycle_ + iqDelay_.inject, {iqSlot(ch, s.vc), s.packet, head, tail});
         if (tail) {
           ++stats_.packetHops;
           s.packet = iq::kNone;
@@ -420,9 +422,8 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   iq::Port& ip = iqPorts_[inCh];
   --ip.flits;
   --iqSwitches_[sw].buffered;
-  const std::int64_t link = cyclesOf(cfg_.linkLatencyPs, cfg_.cyclePs);
   // The freed slot's credit goes back upstream.
-  iqCredit(iqCycle_ + std::max<std::int64_t>(1, cfg_.creditCycles + link), slot);
+  iqCredit(iqCycle_ + iqDelay_.credit, slot);
   const std::uint32_t out = in.out;
   const std::uint32_t outSlot = iqSlot(out, in.outVc);
   // No flit left, no credit left, or the packet leaves: nothing to offer for now.
@@ -439,8 +440,7 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
     c.counters.busy += cfg_.flitsOf(pk.bytes) * cfg_.cyclePs;
     c.counters.txPackets += 1;
   }
-  iqWire(iqCycle_ + std::max<std::int64_t>(1, cfg_.swAllocCycles + cfg_.crossbarCycles + link),
-         {outSlot, f.packet, f.head, f.tail});
+  iqWire(iqCycle_ + iqDelay_.flit, {outSlot, f.packet, f.head, f.tail});
   if (cfg_.holdSwitchForPacket) {
     ip.heldIn = f.tail ? iq::kNone : slot;
     iqPorts_[out].heldOut = f.tail ? iq::kNone : inCh;
@@ -454,7 +454,7 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
     in.state = iq::InputVc::kRouting;
     masks.routing |= iqBit(slot);
     ++iqSwitches_[sw].routing;
-    in.readyCycle = iqCycle_ + 1 + cyclesOf(cfg_.routingDelayPs, cfg_.cyclePs);
+    in.readyCycle = iqCycle_ + 1 + iqDelay_.route;
   }
 }
 

@@ -13,6 +13,14 @@ namespace iq {
 
 inline constexpr std::uint32_t kNone = 0xFFFFFFFF;
 
+// The model's fixed delays in cycles, worked out once from the config.
+struct Delays {
+  std::int64_t route = 0;   // a head at the front to its route (R)
+  std::int64_t flit = 1;    // switch allocation to the next buffer (SW_a + X + L, at least 1)
+  std::int64_t credit = 1;  // a flit leaving a buffer to its credit upstream (at least 1)
+  std::int64_t inject = 1;  // a host's flit to the first buffer (I + L, L at least 1)
+};
+
 // A flit in an input VC buffer.
 struct Flit {
   std::uint32_t packet = kNone;
