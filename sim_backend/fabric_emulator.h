@@ -274,8 +274,9 @@ class FabricEmulator {
   std::uint32_t iqSlot(std::uint32_t ch, std::uint32_t vc) const { return ch << iqShift_ | vc; }
   // The stage masks of the switch input holding `slot`, and the slot's bit there.
   iq::InputMasks& iqMasks(std::uint32_t slot) { return iqMasks_[iqPorts_[slot >> iqShift_].input]; }
+  std::uint32_t iqVc(std::uint32_t slot) const { return slot & ((1u << iqShift_) - 1); }
   std::uint16_t iqBit(std::uint32_t slot) const {
-    return static_cast<std::uint16_t>(1u << (slot & ((1u << iqShift_) - 1)));
+    return static_cast<std::uint16_t>(1u << iqVc(slot));
   }
   void iqInject();
   void iqRoute(std::uint32_t sw);

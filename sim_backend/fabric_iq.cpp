@@ -34,6 +34,11 @@ constexpr std::uint32_t kHostOwner = 0xFFFFFFFE;
 std::int64_t cyclesOf(TimePs ps, TimePs cyclePs) {
   return ps / cyclePs;
 }
+
+// The round-robin successor of v among 0 .. n - 1.
+std::uint32_t after(std::uint32_t v, std::uint32_t n) {
+  return v + 1 == n ? 0 : v + 1;
+}
 }  // namespace
 
 void FabricEmulator::iqInit() {
@@ -161,7 +166,6 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
   if (at >= iqCap_) at -= iqCap_;
   iqFlits_[static_cast<std::size_t>(f.slot) * iqCap_ + at] = {f.packet, f.head, f.tail};
   ++in.count;
-  ++port.flits;
   iq::InputMasks& masks = iqMasks_[port.input];
   if (in.state == iq::InputVc::kActive && iqOut_[iqSlot(in.out, in.outVc)].credits > 0)
     masks.ready |= iqBit(f.slot);
@@ -170,7 +174,6 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
   if (in.count == 1 && in.state == iq::InputVc::kIdle) {
     in.state = iq::InputVc::kRouting;
     masks.routing |= iqBit(f.slot);
-    ++sw.routing;
     in.readyCycle = iqCycle_ + iqDelay_.route;
   }
 }
@@ -186,14 +189,14 @@ void FabricEmulator::iqInject() {
     Channel& c = channels_[ch];
     iq::Port& port = iqPorts_[ch];
     if (s.packet == iq::kNone && c.head != kNone) {
-      for (std::uint32_t k = 0, v = port.rrVa; k < vcs; ++k, v = v + 1 == vcs ? 0 : v + 1) {
+      for (std::uint32_t k = 0, v = port.rrVa; k < vcs; ++k, v = after(v, vcs)) {
         if (iqOut_[iqSlot(ch, v)].owner != iq::kNone) continue;
         s.packet = pop(ch);
         --queuedAtHosts_;
         s.flitsLeft = static_cast<std::uint32_t>(cfg_.flitsOf(packets_[s.packet].bytes));
         s.vc = static_cast<std::uint8_t>(v);
         iqOut_[iqSlot(ch, v)].owner = kHostOwner;
-        port.rrVa = v + 1 == vcs ? 0 : v + 1;
+        port.rrVa = after(v, vcs);
         iqTakeVc(ch);
         break;
       }
@@ -234,8 +237,7 @@ void FabricEmulator::iqInject() {
 
 // Route stage: heads whose routing delay passed pick their output.
 void FabricEmulator::iqRoute(std::uint32_t sw) {
-  iq::SwitchPorts& ports = iqSwitches_[sw];
-  if (ports.routing == 0) return;
+  const iq::SwitchPorts& ports = iqSwitches_[sw];
   for (std::uint32_t i = ports.first; i < ports.first + ports.inputs; ++i) {
     iq::InputMasks& masks = iqMasks_[i];
     for (std::uint32_t m = masks.routing; m != 0; m &= m - 1) {
@@ -249,8 +251,6 @@ void FabricEmulator::iqRoute(std::uint32_t sw) {
       masks.routing &= static_cast<std::uint16_t>(~iqBit(slot));
       masks.vcAlloc |= iqBit(slot);
       in.readyCycle = iqCycle_;
-      --ports.routing;
-      ++ports.waitingVc;
     }
   }
 }
@@ -259,12 +259,11 @@ void FabricEmulator::iqRoute(std::uint32_t sw) {
 // asks for its output, round robin over the switch's input VCs.
 void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
-  iq::SwitchPorts& ports = iqSwitches_[sw];
-  if (ports.waitingVc == 0) return;
+  const iq::SwitchPorts& ports = iqSwitches_[sw];
   const std::uint32_t n = ports.inputs * vcs;
   // A slot's place in the switch's order of input VCs.
   const auto place = [&](std::uint32_t slot) {
-    return iqPorts_[slot >> iqShift_].inPos * vcs + (slot & ((1u << iqShift_) - 1));
+    return iqPorts_[slot >> iqShift_].inPos * vcs + iqVc(slot);
   };
   iqRequests_.clear();
   for (std::uint32_t i = ports.first; i < ports.first + ports.inputs; ++i) {
@@ -301,11 +300,10 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
       iq::InputMasks& masks = iqMasks(pick);
       masks.vcAlloc &= static_cast<std::uint16_t>(~iqBit(pick));
       if (o.credits > 0) masks.ready |= iqBit(pick);  // its head is at the front
-      --ports.waitingVc;
       in.outVc = static_cast<std::uint8_t>(ov);
       in.readyCycle = iqCycle_ + cfg_.vcAllocCycles;
       o.owner = pick;
-      op.rrVa = place(pick) + 1 == n ? 0 : place(pick) + 1;
+      op.rrVa = after(place(pick), n);
       iqTakeVc(out);
     }
   }
@@ -324,7 +322,6 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
 // round robin (up to `speedup`, one per output) and every grant is taken.
 void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
-  const std::uint32_t vcMask = (1u << iqShift_) - 1;
   const TimePs now = sched_.now();
   const iq::SwitchPorts& ports = iqSwitches_[sw];
   const std::uint32_t nIn = ports.inputs;
@@ -337,7 +334,6 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
     if (op.heldOut != iq::kNone && op.heldOut != slot >> iqShift_) return false;
     return op.sendable != 0 && op.wakeAt <= now;
   };
-  const auto after = [](std::uint32_t v, std::uint32_t n) { return v + 1 == n ? 0 : v + 1; };
   // Round-robin distance of a port position from a pointer.
   const auto distance = [&](std::uint32_t pos, std::uint32_t ptr) {
     return pos >= ptr ? pos - ptr : pos + nIn - ptr;
@@ -354,7 +350,7 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
     if (ip.heldIn != iq::kNone) {
       if ((ready & iqBit(ip.heldIn)) == 0 || !mayGo(ip.heldIn)) continue;
       iqRequests_.push_back(ip.heldIn);
-      if (!islip) ip.rrIn = static_cast<std::uint8_t>(after(ip.heldIn & vcMask, vcs));
+      if (!islip) ip.rrIn = static_cast<std::uint8_t>(after(iqVc(ip.heldIn), vcs));
       continue;
     }
     const std::size_t first = iqRequests_.size();
@@ -406,7 +402,7 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
     iqPorts_[iqIn_[slot].out].rrOut = after(ip.inPos, nIn);
     if (islip) {
       ip.rrAccept = after(outPos(slot), nIn);
-      ip.rrIn = static_cast<std::uint8_t>(after(slot & vcMask, vcs));
+      ip.rrIn = static_cast<std::uint8_t>(after(iqVc(slot), vcs));
     }
     iqSend(sw, slot);
   }
@@ -417,10 +413,9 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   const std::uint32_t inCh = slot >> iqShift_;
   iq::InputVc& in = iqIn_[slot];
   const iq::Flit f = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first];
-  in.first = in.first + 1 == iqCap_ ? 0 : in.first + 1;
+  in.first = after(in.first, iqCap_);
   --in.count;
   iq::Port& ip = iqPorts_[inCh];
-  --ip.flits;
   --iqSwitches_[sw].buffered;
   // The freed slot's credit goes back upstream.
   iqCredit(iqCycle_ + iqDelay_.credit, slot);
@@ -453,7 +448,6 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   if (in.count > 0) {  // the next packet's head is at the front
     in.state = iq::InputVc::kRouting;
     masks.routing |= iqBit(slot);
-    ++iqSwitches_[sw].routing;
     in.readyCycle = iqCycle_ + 1 + iqDelay_.route;
   }
 }
@@ -496,8 +490,6 @@ void FabricEmulator::iqReroute(std::uint32_t ch) {
         ivc.state = iq::InputVc::kRouting;
         iqMasks_[i].vcAlloc &= static_cast<std::uint16_t>(~iqBit(slot));
         iqMasks_[i].routing |= iqBit(slot);
-        --iqSwitches_[sender.value()].waitingVc;
-        ++iqSwitches_[sender.value()].routing;
         ivc.readyCycle = iqCycle_;
       }
     }
@@ -522,7 +514,11 @@ std::int64_t FabricEmulator::iqFreeCredit(std::uint32_t ch) const {
 
 std::uint32_t FabricEmulator::bufferedFlits(LinkId link, Direction dir) const {
   if (!iqModel()) return 0;
-  return iqPorts_[index(link, dir)].flits;
+  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
+  std::uint32_t n = 0;
+  for (std::uint32_t v = 0; v < vcs; ++v)
+    n += iqIn_[iqSlot(index(link, dir), v)].count;
+  return n;
 }
 
 Status FabricEmulator::checkCredits() const {
@@ -540,11 +536,9 @@ Status FabricEmulator::checkCredits() const {
       ++held[slot];
   }
   for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
-    std::uint32_t flits = 0;
     iq::InputMasks masks;  // what the stage masks must be
     for (std::uint32_t v = 0; v < vcs; ++v) {
       const iq::InputVc& in = iqIn_[iqSlot(ch, v)];
-      flits += in.count;
       const auto bit = static_cast<std::uint16_t>(1u << v);
       if (in.state == iq::InputVc::kRouting) masks.routing |= bit;
       if (in.state == iq::InputVc::kVcAlloc) masks.vcAlloc |= bit;
@@ -559,17 +553,17 @@ Status FabricEmulator::checkCredits() const {
                             held[iqSlot(ch, v)], iqCap_)};
       }
     }
-    const iq::Port& port = iqPorts_[ch];
-    const iq::InputMasks kept = port.input == iq::kNone ? masks : iqMasks_[port.input];
-    if (flits != port.flits || kept.routing != masks.routing || kept.vcAlloc != masks.vcAlloc ||
+    const std::uint32_t input = iqPorts_[ch].input;
+    const iq::InputMasks kept = input == iq::kNone ? masks : iqMasks_[input];
+    if (kept.routing != masks.routing || kept.vcAlloc != masks.vcAlloc ||
         kept.ready != masks.ready) {
       return {ErrorCode::kInternal,
-              fmt::format("{} ({}) counts {} buffered flits and VC masks {:#x}/{:#x}/{:#x} "
-                          "(routing/VC allocation/ready), its VCs hold {} and {:#x}/{:#x}/{:#x}",
+              fmt::format("{} ({}) keeps VC masks {:#x}/{:#x}/{:#x} (routing/VC allocation/ready), "
+                          "its VCs are in {:#x}/{:#x}/{:#x}",
                           topo_.describeLink(LinkId(ch / 2)),
                           ch % 2 == static_cast<std::uint32_t>(Direction::kUp) ? "up" : "down",
-                          port.flits, kept.routing, kept.vcAlloc, kept.ready, flits, masks.routing,
-                          masks.vcAlloc, masks.ready)};
+                          kept.routing, kept.vcAlloc, kept.ready, masks.routing, masks.vcAlloc,
+                          masks.ready)};
     }
   }
   return Status::ok();

@@ -59,7 +59,6 @@ struct WireFlit {
 // in one place so that a switch's allocation touches one cache line per port.
 // The input side is the receiver's, the output side the sender's.
 struct Port {
-  std::uint32_t flits = 0;         // input: flits in its VC buffers
   std::uint32_t owned = 0;         // output: output VCs held by packets
   std::int64_t wakeAt = 0;         // output: may send from then (ps, LPI wake-up)
   std::uint32_t heldIn = kNone;    // input: slot holding it (packet mode)
@@ -94,11 +93,9 @@ struct InputMasks {
 // What one switch needs per cycle. Its inputs are the entries first ..
 // first + inputs - 1 of the switches' input arrays (channels and masks).
 struct SwitchPorts {
-  std::uint32_t first = 0;      // index of its first input
-  std::uint32_t inputs = 0;     // how many inputs it has
-  std::uint32_t buffered = 0;   // flits in its input buffers
-  std::uint32_t routing = 0;    // input VCs in the route stage
-  std::uint32_t waitingVc = 0;  // input VCs waiting for an output VC
+  std::uint32_t first = 0;     // index of its first input
+  std::uint32_t inputs = 0;    // how many inputs it has
+  std::uint32_t buffered = 0;  // flits in its input buffers
 };
 
 }  // namespace iq
