@@ -321,13 +321,25 @@ void AgentDaemon::onOsmEvent(const OsmEvent& ev) {
   for (fabric::SwitchId sw : targets)
     names.push_back(topo_.sw(sw).name);
   log_.osmEvent(sched_.now(), ev, names);
-  for (fabric::SwitchId sw : targets) {
-    ++counters_.osmRereads;
-    const std::int64_t reportedNs = ev.timeNs;
-    backend_->rereadPorts(sw, [this, sw, cause, reportedNs](Result<std::vector<ib::PortChange>> r) {
-      onReread(sw, cause, reportedNs, r);
-    });
-  }
+  for (fabric::SwitchId sw : targets)
+    reread(sw, cause, ev.timeNs, ev.event == "trap");
+}
+
+void AgentDaemon::reread(fabric::SwitchId sw, const std::string& cause, std::int64_t reportedNs,
+                         bool retryIfUnchanged) {
+  ++counters_.osmRereads;
+  backend_->rereadPorts(sw, [this, sw, cause, reportedNs,
+                             retryIfUnchanged](Result<std::vector<ib::PortChange>> r) {
+    onReread(sw, cause, reportedNs, r);
+    // A trap can reach ebb before the port it reports has finished
+    // training (the far end's trap, or a fast OpenSM): a re-read that
+    // finds nothing new looks once more, one link-poll period later.
+    if (r && r->empty() && retryIfUnchanged && !stopping_) {
+      sched_.after(s_.backend.linkPollPs, agent::Phase::kControl, [this, sw, cause, reportedNs] {
+        if (!stopping_) reread(sw, cause, reportedNs, false);
+      });
+    }
+  });
 }
 
 void AgentDaemon::onReread(fabric::SwitchId sw, const std::string& cause, std::int64_t reportedNs,

@@ -70,6 +70,8 @@ class AgentDaemon {
   // OpenSM's events: which switches to re-read, and what a re-read found.
   void onOsmEvent(const OsmEvent& ev);
   std::vector<fabric::SwitchId> rereadTargets(const OsmEvent& ev) const;
+  void reread(fabric::SwitchId sw, const std::string& cause, std::int64_t reportedNs,
+              bool retryIfUnchanged);
   void onReread(fabric::SwitchId sw, const std::string& cause, std::int64_t reportedNs,
                 const Result<std::vector<ib::PortChange>>& r);
 
