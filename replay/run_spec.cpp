@@ -442,11 +442,6 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   }
   Result<FaultsDef> faults = faultsFromConfig(cfg.faults(), em.cyclePs, em.seed);
   if (!faults) return faults.status();
-  if (faults->any() && em.switchModel == sim::SwitchModel::kInputQueued) {
-    return invalidArgument(
-        "faults: the INPUT_QUEUED switch model does not model failures yet; use "
-        "emulator.switch_model OUTPUT_QUEUED for fault runs");
-  }
   r.faults = std::move(*faults);
   em.faultDetectionPs = r.faults.detectionPs;
   if (cfg.report().has_timeseries_period_cycles()) {

@@ -299,7 +299,9 @@ void FabricEmulator::arrive(std::uint32_t p, std::uint32_t ch) {
 }
 
 void FabricEmulator::deliver(std::uint32_t p) {
-  if (lostOnWire(p, packets_[p].inCh)) return;
+  // The input-queued model takes lost packets out of the network when the
+  // failure happens (iqCut): what arrives was not lost.
+  if (!iqModel() && lostOnWire(p, packets_[p].inCh)) return;
   const Packet& pk = packets_[p];
   if (pk.truncated) {
     lose(p);
@@ -483,13 +485,15 @@ void FabricEmulator::applyOff(std::uint32_t ch) {
 // After a failure (`forFault`) what cannot is dropped, and so is what was
 // queued on a failed down or host link (there is no other way down).
 void FabricEmulator::rerouteQueued(std::uint32_t ch, bool forFault) {
-  if (iqModel()) {
-    iqReroute(ch);
+  Channel& c = channels_[ch];
+  const fabric::Link& l = topo_.link(LinkId(ch / 2));
+  if (iqModel()) {  // switches queue in their input buffers; hosts queue here
+    iqReroute(ch, forFault);
+    while (forFault && c.head != kNone)
+      discard(pop(ch));
     return;
   }
-  Channel& c = channels_[ch];
   if (c.head == kNone) return;
-  const fabric::Link& l = topo_.link(LinkId(ch / 2));
   if (ch % 2 != static_cast<std::uint32_t>(Direction::kUp) || l.lowerIsHost) {
     if (!forFault) return;  // gating: a host has one link, and a down link drains
     while (c.head != kNone)

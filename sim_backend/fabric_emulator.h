@@ -288,7 +288,14 @@ class FabricEmulator {
   void iqRefresh(std::uint32_t ch);
   void iqTakeVc(std::uint32_t out);
   void iqReleaseVc(std::uint32_t out, std::uint8_t vc);
-  void iqReroute(std::uint32_t ch);
+  void iqReroute(std::uint32_t ch, bool forFault);
+  void iqNextPacket(std::uint32_t slot, iq::InputMasks& masks);
+  // What a channel's stage masks must be, from its input VCs' states.
+  iq::InputMasks iqMasksOf(std::uint32_t ch) const;
+  // Faults (fabric_iq_faults.cpp).
+  void iqCut(std::uint32_t ch);
+  void iqKill(std::vector<std::uint32_t> lost);
+  void iqSink(std::uint32_t sw, std::uint32_t slot);
   std::int64_t iqFreeCredit(std::uint32_t ch) const;
   std::uint32_t iqOwned(std::uint32_t ch) const;
   std::string iqDescribeWaiting() const;

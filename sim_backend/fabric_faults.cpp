@@ -76,10 +76,6 @@ bool FabricEmulator::shouldFail(std::uint32_t ch) const {
 // reroute target), then the routes are recomputed, then what the cut
 // directions held is rerouted or dropped, and repaired directions restart.
 void FabricEmulator::applyFaults(const std::vector<LinkId>& links) {
-  if (iqModel()) {  // the run spec refuses faults with this model
-    throw Error(Status(ErrorCode::kInvalidArgument,
-                       "faults: the INPUT_QUEUED switch model does not model failures yet"));
-  }
   std::vector<std::uint8_t> wasDown;
   wasDown.reserve(links.size());
   for (LinkId l : links)
@@ -128,7 +124,9 @@ void FabricEmulator::cut(std::uint32_t ch) {
     c.counters.creditWait += now - c.waitSince;
     c.waiting = false;
   }
-  if (c.busy) {
+  if (iqModel()) {
+    iqCut(ch);
+  } else if (c.busy) {
     packets_[c.txPacket].truncated = true;
     c.busy = false;
     c.lpi.transmissionEnded(now);
@@ -140,6 +138,7 @@ void FabricEmulator::cut(std::uint32_t ch) {
   for (std::size_t i = 0; i < g.size(); ++i)
     c.gateBefore[i] += g[i];
   c.gate = policies::GatedLink(cfg_.turnOnPs, cfg_.turnOffPs, LinkPowerState::kOff, now);
+  iqRefresh(ch);
   if (wasUsable && usabilityCb_)
     usabilityCb_(LinkId(ch / 2), static_cast<Direction>(ch % 2), false);
 }

@@ -27,10 +27,9 @@ using fabric::HostId;
 using fabric::LinkId;
 using fabric::SwitchId;
 
-namespace {
-// The owner of an output VC of a host's link: the host itself.
-constexpr std::uint32_t kHostOwner = 0xFFFFFFFE;
+using iq::kHostOwner;
 
+namespace {
 std::int64_t cyclesOf(TimePs ps, TimePs cyclePs) {
   return ps / cyclePs;
 }
@@ -117,8 +116,9 @@ void FabricEmulator::iqCredit(std::int64_t cycle, std::uint32_t slot) {
   ++iqOnWire_;
 }
 
+// iqArmed_ stays set while the tick runs: a send it causes (a delivery's
+// callback) joins this cycle's injection instead of posting a second tick.
 void FabricEmulator::iqTick() {
-  iqArmed_ = false;
   iqCycle_ = sched_.now() / cfg_.cyclePs;
   const std::size_t now = static_cast<std::size_t>(iqCycle_) & (iqFlitWheel_.size() - 1);
   // Items may be added to other slots while these are handled, never to these.
@@ -146,8 +146,9 @@ void FabricEmulator::iqTick() {
   // Injection only puts flits on the wire: the buffers counted above stand.
   iqInject();
   if (buffered || iqOnWire_ > 0 || !iqActiveHosts_.empty()) {
-    iqArmed_ = true;
     post((iqCycle_ + 1) * cfg_.cyclePs, kIqTick, 0);
+  } else {
+    iqArmed_ = false;
   }
 }
 
@@ -173,6 +174,7 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
   ++sw.buffered;
   if (in.count == 1 && in.state == iq::InputVc::kIdle) {
     in.state = iq::InputVc::kRouting;
+    in.packet = f.packet;
     masks.routing |= iqBit(f.slot);
     in.readyCycle = iqCycle_ + iqDelay_.route;
   }
@@ -244,9 +246,18 @@ void FabricEmulator::iqRoute(std::uint32_t sw) {
       const std::uint32_t slot =
           iqSlot(iqInputs_[i], static_cast<std::uint32_t>(std::countr_zero(m)));
       iq::InputVc& in = iqIn_[slot];
+      if (in.state == iq::InputVc::kSink) {
+        iqSink(sw, slot);
+        continue;
+      }
       if (in.readyCycle > iqCycle_) continue;
-      const iq::Flit& f = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first];
-      in.out = route(SwitchId(sw), packets_[f.packet].dst);
+      const std::uint32_t out = route(SwitchId(sw), packets_[in.packet].dst);
+      if (out == iq::kNone || channels_[out].failed) {  // faults left no way on
+        in.state = iq::InputVc::kSink;
+        iqSink(sw, slot);
+        continue;
+      }
+      in.out = out;
       in.state = iq::InputVc::kVcAlloc;
       masks.routing &= static_cast<std::uint16_t>(~iqBit(slot));
       masks.vcAlloc |= iqBit(slot);
@@ -443,10 +454,19 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   if (!f.tail) return;
   ++stats_.packetHops;
   iqReleaseVc(out, in.outVc);
+  iqNextPacket(slot, masks);
+}
+
+// The packet at the front of `slot` is done with it: the next one's head, if
+// buffered, starts its route stage next cycle.
+void FabricEmulator::iqNextPacket(std::uint32_t slot, iq::InputMasks& masks) {
+  iq::InputVc& in = iqIn_[slot];
   in.state = iq::InputVc::kIdle;
   in.out = iq::kNone;
-  if (in.count > 0) {  // the next packet's head is at the front
+  in.packet = iq::kNone;
+  if (in.count > 0) {
     in.state = iq::InputVc::kRouting;
+    in.packet = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first].packet;
     masks.routing |= iqBit(slot);
     in.readyCycle = iqCycle_ + 1 + iqDelay_.route;
   }
@@ -473,20 +493,28 @@ void FabricEmulator::iqReleaseVc(std::uint32_t out, std::uint8_t vc) {
   if (c.offPending) finishOff(out);
 }
 
-// An up direction went off: heads routed to it that hold no VC there yet
-// route again (on another usable up link); what holds one drains.
-void FabricEmulator::iqReroute(std::uint32_t ch) {
+// A direction went off or failed: heads routed to it that hold no VC there
+// yet route again (up: on another usable up link); what holds one drains,
+// or after a failure was lost (iqCut). After a failure the heads routed
+// again count as rerouted, as the output-queued model's queued packets do.
+void FabricEmulator::iqReroute(std::uint32_t ch, bool forFault) {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
   const fabric::Link& l = topo_.link(LinkId(ch / 2));
-  const SwitchId sender =
-      ch % 2 == static_cast<std::uint32_t>(Direction::kUp) ? l.lower.sw : l.upper.sw;
-  if (ch % 2 == static_cast<std::uint32_t>(Direction::kUp) && l.lowerIsHost) return;
+  const bool up = ch % 2 == static_cast<std::uint32_t>(Direction::kUp);
+  if (up && l.lowerIsHost) return;
+  const SwitchId sender = up ? l.lower.sw : l.upper.sw;
   const iq::SwitchPorts& ports = iqSwitches_[sender.value()];
   for (std::uint32_t i = ports.first; i < ports.first + ports.inputs; ++i) {
     for (std::uint32_t v = 0; v < vcs; ++v) {
       const std::uint32_t slot = iqSlot(iqInputs_[i], v);
       iq::InputVc& ivc = iqIn_[slot];
       if (ivc.state == iq::InputVc::kVcAlloc && ivc.out == ch) {
+        if (forFault && up) {  // a down path has no other way: it sinks
+          ++stats_.packetsRerouted;
+          Message& m = messages_[packets_[ivc.packet].msg];
+          if (!m.rerouted) ++stats_.messagesRerouted;
+          m.rerouted = true;
+        }
         ivc.state = iq::InputVc::kRouting;
         iqMasks_[i].vcAlloc &= static_cast<std::uint16_t>(~iqBit(slot));
         iqMasks_[i].routing |= iqBit(slot);
@@ -536,15 +564,8 @@ Status FabricEmulator::checkCredits() const {
       ++held[slot];
   }
   for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
-    iq::InputMasks masks;  // what the stage masks must be
+    const iq::InputMasks masks = iqMasksOf(ch);  // what the stage masks must be
     for (std::uint32_t v = 0; v < vcs; ++v) {
-      const iq::InputVc& in = iqIn_[iqSlot(ch, v)];
-      const auto bit = static_cast<std::uint16_t>(1u << v);
-      if (in.state == iq::InputVc::kRouting) masks.routing |= bit;
-      if (in.state == iq::InputVc::kVcAlloc) masks.vcAlloc |= bit;
-      if (in.state == iq::InputVc::kActive && in.count > 0 &&
-          iqOut_[iqSlot(in.out, in.outVc)].credits > 0)
-        masks.ready |= bit;
       if (held[iqSlot(ch, v)] != iqCap_) {
         return {ErrorCode::kInternal,
                 fmt::format("credits of {} ({}) VC {}: {} flits and credits, buffer {}",
@@ -567,6 +588,21 @@ Status FabricEmulator::checkCredits() const {
     }
   }
   return Status::ok();
+}
+
+iq::InputMasks FabricEmulator::iqMasksOf(std::uint32_t ch) const {
+  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
+  iq::InputMasks masks;
+  for (std::uint32_t v = 0; v < vcs; ++v) {
+    const iq::InputVc& in = iqIn_[iqSlot(ch, v)];
+    const auto bit = static_cast<std::uint16_t>(1u << v);
+    if (in.state == iq::InputVc::kRouting || in.state == iq::InputVc::kSink) masks.routing |= bit;
+    if (in.state == iq::InputVc::kVcAlloc) masks.vcAlloc |= bit;
+    if (in.state == iq::InputVc::kActive && in.count > 0 &&
+        iqOut_[iqSlot(in.out, in.outVc)].credits > 0)
+      masks.ready |= bit;
+  }
+  return masks;
 }
 
 std::string FabricEmulator::iqDescribeWaiting() const {

@@ -12,6 +12,8 @@ namespace ebb::sim {
 namespace iq {
 
 inline constexpr std::uint32_t kNone = 0xFFFFFFFF;
+// The owner of an output VC of a host's link: the host itself.
+inline constexpr std::uint32_t kHostOwner = 0xFFFFFFFE;
 
 // The model's fixed delays in cycles, worked out once from the config.
 struct Delays {
@@ -29,15 +31,17 @@ struct Flit {
 };
 
 // An input VC at a switch: a ring of flits and the pipeline state of the
-// packet at its front.
+// packet at its front (kSink: faults left it no way on, the switch discards
+// its flits as they come).
 struct InputVc {
-  enum State : std::uint8_t { kIdle, kRouting, kVcAlloc, kActive };
+  enum State : std::uint8_t { kIdle, kRouting, kVcAlloc, kActive, kSink };
   std::uint32_t first = 0;  // ring index of the front flit
   std::uint32_t count = 0;  // flits buffered
   State state = kIdle;
   std::uint8_t outVc = 0;
-  std::uint32_t out = kNone;    // the output channel, once routed
-  std::int64_t readyCycle = 0;  // the current stage may act from this cycle
+  std::uint32_t out = kNone;     // the output channel, once routed
+  std::uint32_t packet = kNone;  // the packet in the pipeline (state not kIdle)
+  std::int64_t readyCycle = 0;   // the current stage may act from this cycle
 };
 
 // An output VC as its sender sees it: the credits of the receiver's buffer,

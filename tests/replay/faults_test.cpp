@@ -65,9 +65,21 @@ void expectRecovered(const FaultOutcome& f) {
 // (low load: only the tree is on): the leaf's hosts are cut from the rest
 // until the agents re-home, which they do at detection, turning on the new
 // tree's links at once; everything is delivered again afterwards.
-TEST(Faults, MinimalTreeLinkOfAGatedLeafFailsAndTheLeafIsReachableAgain) {
+// Each recovery rule holds on both switch models; the input-queued one here
+// with wormhole buffers (a packet spans several hops when the cable fails).
+class FaultsOnEachModel : public ::testing::TestWithParam<const char*> {};
+
+INSTANTIATE_TEST_SUITE_P(Models, FaultsOnEachModel,
+                         ::testing::Values("",
+                                           "emulator { switch_model: INPUT_QUEUED "
+                                           "vc_buffer_bytes: 16 } "),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           return std::string(i.param).empty() ? "OutputQueued" : "Wormhole";
+                         });
+
+TEST_P(FaultsOnEachModel, MinimalTreeLinkOfAGatedLeafFailsAndTheLeafIsReachableAgain) {
   Fixture f;
-  const RunSpec s = spec(std::string(kLowLoad) +
+  const RunSpec s = spec(std::string(GetParam()) + kLowLoad +
                          "faults { event { at_cycles: 10000 level: 2 index: 0 "
                          "minimal_tree_up: true } detection_cycles: 500 }");
   const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
@@ -100,14 +112,15 @@ TEST(Faults, MinimalTreeLinkOfAGatedLeafFailsAndTheLeafIsReachableAgain) {
 // The same failure under a closed loop (an alltoall loop over every host):
 // what the cable took is sent again after the retransmission timeout, and
 // the job completes with no message lost for good.
-TEST(Faults, ClosedLoopRetransmitsWhatTheFailureLost) {
+TEST_P(FaultsOnEachModel, ClosedLoopRetransmitsWhatTheFailureLost) {
   Fixture f;
-  const RunSpec s = spec(
-      "workload { collective { op: \"alltoall\" bytes: 256 ranks: 64 iterations: 6 } } "
-      "gating { policy: DYNAMIC u_on: 0.15 } "
-      "faults { event { at_cycles: 3000 level: 2 index: 0 minimal_tree_up: true } "
-      "event { at_cycles: 3000 level: 1 index: 0 minimal_tree_up: true } "
-      "retransmit_timeout_cycles: 20000 }");
+  const RunSpec s =
+      spec(std::string(GetParam()) +
+           "workload { collective { op: \"alltoall\" bytes: 256 ranks: 64 iterations: 6 } } "
+           "gating { policy: DYNAMIC u_on: 0.15 } "
+           "faults { event { at_cycles: 3000 level: 2 index: 0 minimal_tree_up: true } "
+           "event { at_cycles: 3000 level: 1 index: 0 minimal_tree_up: true } "
+           "retransmit_timeout_cycles: 20000 }");
   const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
   const FaultOutcome& fo = out.faults;
   expectRecovered(fo);

@@ -32,9 +32,6 @@ TEST(SwitchModel, InputQueuedFieldsAndTheirRules) {
       {"emulator { switch_model: INPUT_QUEUED speedup: 0 }", "emulator.speedup: must be in 1..16"},
       {"emulator { switch_model: INPUT_QUEUED sw_alloc_cycles: -1 }", "emulator.sw_alloc_cycles"},
       {"emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 2 }", "cannot hold one flit"},
-      {"emulator { switch_model: INPUT_QUEUED } faults { event { at_cycles: 8000 action: FAIL "
-       "level: 1 index: 0 port: 1 } }",
-       "faults: the INPUT_QUEUED switch model does not model failures yet"},
   };
   for (const auto& [text, says] : refused) {
     Result<RunSpec> s = modelSpec(text);

@@ -20,6 +20,13 @@ using fabric::LinkId;
 using fabric::SwitchId;
 using policies::LinkPowerState;
 
+// The input-queued model's flow control is whole: every buffer slot is a
+// credit, a flit or an item on a wire, and the stage masks match.
+void expectCreditsWhole(const FabricEmulator& emu) {
+  const Status s = emu.checkCredits();
+  EXPECT_TRUE(s.isOk()) << s.toString();
+}
+
 struct Rig {
   explicit Rig(int k, int n, EmulatorConfig cfg = {})
       : topo(fabric::KAryNTree::make(k, n).value().build()), emu(topo, cfg, sched) {
@@ -46,8 +53,32 @@ struct Rig {
   std::vector<Drop> dropped;
 };
 
-TEST(FaultInjection, AFailedLinkCarriesNothingAndItsTimeCountsAsOff) {
-  Rig r(2, 2);
+// The switch models under test (docs/emulator.md, "Switch models"): every
+// fault rule holds on each.
+enum class Model { kOutputQueued, kInputQueued, kWormhole };
+
+class FaultsOnEachModel : public ::testing::TestWithParam<Model> {
+ protected:
+  EmulatorConfig model(EmulatorConfig cfg = {}) const {
+    if (GetParam() == Model::kOutputQueued) return cfg;
+    cfg.switchModel = SwitchModel::kInputQueued;
+    // Wormhole: 4-flit VC buffers, so a 16-flit packet spans several hops.
+    if (GetParam() == Model::kWormhole) cfg.vcBufferBytes = 4 * cfg.flitBytes;
+    return cfg;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Models, FaultsOnEachModel,
+                         ::testing::Values(Model::kOutputQueued, Model::kInputQueued,
+                                           Model::kWormhole),
+                         [](const ::testing::TestParamInfo<Model>& i) {
+                           return i.param == Model::kOutputQueued  ? "OutputQueued"
+                                  : i.param == Model::kInputQueued ? "InputQueued"
+                                                                   : "Wormhole";
+                         });
+
+TEST_P(FaultsOnEachModel, AFailedLinkCarriesNothingAndItsTimeCountsAsOff) {
+  Rig r(2, 2, model());
   const LinkId failedLink = r.leafUp(HostId(0), 0);
   const LinkId other = r.leafUp(HostId(0), 1);
   r.emu.failLink(failedLink);
@@ -111,8 +142,8 @@ TEST(FaultInjection, PacketsQueuedAtAFailedUpLinkTakeAnotherAndAllArrive) {
 
 // A failed down direction is avoided at the ascent: no packet climbs to a
 // switch that can no longer descend to its destination.
-TEST(FaultInjection, AscentAvoidsASwitchWhoseWayDownFailed) {
-  Rig r(2, 3);
+TEST_P(FaultsOnEachModel, AscentAvoidsASwitchWhoseWayDownFailed) {
+  Rig r(2, 3, model());
   // The second leaf's link to its first parent: that parent can no longer
   // reach hosts 2 and 3 (its only way down to their leaf).
   const LinkId link = r.leafUp(HostId(2), 0);
@@ -126,8 +157,8 @@ TEST(FaultInjection, AscentAvoidsASwitchWhoseWayDownFailed) {
   EXPECT_EQ(r.emu.counters(link, Direction::kDown).txPackets, 0u);
 }
 
-TEST(FaultInjection, FailingTheOnlyPathDropsAndCountsEveryLostMessage) {
-  Rig r(2, 2);
+TEST_P(FaultsOnEachModel, FailingTheOnlyPathDropsAndCountsEveryLostMessage) {
+  Rig r(2, 2, model());
   const LinkId hostLink = r.topo.host(HostId(3)).link;
   for (std::uint32_t i = 0; i < 30; ++i) {
     r.emu.sendMessage(HostId(i % 3), HostId(3), 300, i);
@@ -158,12 +189,13 @@ TEST(FaultInjection, FailingTheOnlyPathDropsAndCountsEveryLostMessage) {
   EXPECT_EQ(tags.count(99), 1u);
   EXPECT_EQ(r.emu.packetsInNetwork(), 0u);
   EXPECT_EQ(r.emu.queuedAtHosts(), 0u);
+  expectCreditsWhole(r.emu);
 }
 
 // Credits of lost packets come back: after a repair the same link carries a
 // full load again without a stall.
-TEST(FaultInjection, LostPacketsReleaseTheirCredits) {
-  EmulatorConfig cfg;
+TEST_P(FaultsOnEachModel, LostPacketsReleaseTheirCredits) {
+  EmulatorConfig cfg = model();
   cfg.turnOnPs = 10'000;
   Rig r(2, 2, cfg);
   const LinkId hostLink = r.topo.host(HostId(3)).link;
@@ -180,10 +212,11 @@ TEST(FaultInjection, LostPacketsReleaseTheirCredits) {
   r.sched.runAll();
   EXPECT_EQ(r.emu.stats().messagesDelivered, before + 200);
   EXPECT_EQ(r.emu.packetsInNetwork(), 0u);
+  expectCreditsWhole(r.emu);
 }
 
-TEST(FaultInjection, RepairRestoresUsabilityTOnLaterAndGatedOffStaysOff) {
-  EmulatorConfig cfg;
+TEST_P(FaultsOnEachModel, RepairRestoresUsabilityTOnLaterAndGatedOffStaysOff) {
+  EmulatorConfig cfg = model();
   Rig r(2, 2, cfg);
   const LinkId link = r.leafUp(HostId(0), 0);
   const LinkId gated = r.leafUp(HostId(0), 1);
@@ -240,8 +273,8 @@ struct RecordingCallback final : agent::BackendCallback {
   std::vector<Event> events;
 };
 
-TEST(FaultInjection, PortDownReachesBothEndsAfterTheDetectionDelay) {
-  EmulatorConfig cfg;
+TEST_P(FaultsOnEachModel, PortDownReachesBothEndsAfterTheDetectionDelay) {
+  EmulatorConfig cfg = model();
   cfg.faultDetectionPs = 3'000'000;
   cfg.turnOnPs = 2'000'000;
   Rig r(2, 2, cfg);
@@ -283,8 +316,8 @@ TEST(FaultInjection, PortDownReachesBothEndsAfterTheDetectionDelay) {
   EXPECT_TRUE(cb.events.empty());
 }
 
-TEST(FaultInjection, SimBackendShowsAFailedDirectionOffAndKeepsGatingsWish) {
-  Rig r(2, 2);
+TEST_P(FaultsOnEachModel, SimBackendShowsAFailedDirectionOffAndKeepsGatingsWish) {
+  Rig r(2, 2, model());
   SimBackend backend(r.emu);
   const LinkId link = r.leafUp(HostId(0), 0);
   const fabric::PortId lower = r.topo.link(link).lower;
@@ -300,8 +333,8 @@ TEST(FaultInjection, SimBackendShowsAFailedDirectionOffAndKeepsGatingsWish) {
   EXPECT_TRUE(r.emu.usable(link, Direction::kDown));
 }
 
-TEST(FaultInjection, AWholeSwitchFailureDropsOnlyWhatItHeldAndTrafficGoesAround) {
-  Rig r(4, 2);
+TEST_P(FaultsOnEachModel, AWholeSwitchFailureDropsOnlyWhatItHeldAndTrafficGoesAround) {
+  Rig r(4, 2, model());
   const SwitchId root = r.topo.switchesAtLevel(0)[0];
   // Steady traffic between every pair of leaves.
   std::uint32_t tag = 0;
@@ -324,6 +357,7 @@ TEST(FaultInjection, AWholeSwitchFailureDropsOnlyWhatItHeldAndTrafficGoesAround)
   r.sched.runAll();
   EXPECT_EQ(r.emu.stats().messagesDropped, lostAtFailure);
   EXPECT_EQ(r.emu.stats().messagesDelivered + lostAtFailure, 800u);
+  expectCreditsWhole(r.emu);
   for (const fabric::Port& port : r.topo.sw(root).ports) {
     if (port.role != fabric::PortRole::kUnused) {
       EXPECT_TRUE(r.emu.linkDown(port.link));
@@ -367,8 +401,8 @@ struct ClosedLoopRun {
 };
 
 // Ranks 0 and 1 on hosts 0 and 5; the link of host 5 fails mid-run for 50 µs.
-ClosedLoopRun pingPongAcrossAFailure() {
-  Rig r(2, 3);
+ClosedLoopRun pingPongAcrossAFailure(const EmulatorConfig& cfg) {
+  Rig r(2, 3, cfg);
   const workload::MpiTrace trace = pingPong(200);
   MpiReplay mpi(r.emu, trace, {HostId(0), HostId(5)});
   mpi.setRetransmitTimeout(20'000'000);
@@ -388,8 +422,8 @@ ClosedLoopRun pingPongAcrossAFailure() {
           r.emu.stats().events};
 }
 
-TEST(FaultInjection, ClosedLoopReplayRetransmitsLostMessagesAndCompletes) {
-  const ClosedLoopRun run = pingPongAcrossAFailure();
+TEST_P(FaultsOnEachModel, ClosedLoopReplayRetransmitsLostMessagesAndCompletes) {
+  const ClosedLoopRun run = pingPongAcrossAFailure(model());
   EXPECT_TRUE(run.done);
   EXPECT_EQ(run.matched, 400u);
   EXPECT_GT(run.retransmissions, 0u);
@@ -398,12 +432,12 @@ TEST(FaultInjection, ClosedLoopReplayRetransmitsLostMessagesAndCompletes) {
   EXPECT_GT(run.runtime, 80'000'000);  // waited for the repair
 }
 
-TEST(FaultInjection, AmgReplayWithALinkAndASwitchFailureCompletes) {
+TEST_P(FaultsOnEachModel, AmgReplayWithALinkAndASwitchFailureCompletes) {
   auto trace = workload::readAmgCsv(std::string(EBB_TRACES_DIR) + "/amg2013-27/amg27_events.csv");
   ASSERT_TRUE(trace) << trace.status().toString() << " (set -DEBB_TRACES_DIR)";
   const fabric::Topology topo = fabric::KAryNTree::make(4, 3).value().build();
   agent::VirtualScheduler sched;
-  FabricEmulator emu(topo, EmulatorConfig{}, sched);
+  FabricEmulator emu(topo, model(), sched);
   std::vector<HostId> placement;
   for (std::uint32_t i = 0; i < trace->ranks.size(); ++i)
     placement.push_back(HostId(i));
@@ -431,19 +465,20 @@ TEST(FaultInjection, AmgReplayWithALinkAndASwitchFailureCompletes) {
   EXPECT_EQ(mpi.messagesMatched(), trace->sends);
   EXPECT_GT(emu.stats().messagesDropped, 0u);
   EXPECT_EQ(mpi.retransmissions(), emu.stats().messagesDropped);
+  expectCreditsWhole(emu);
 }
 
-TEST(FaultInjection, SameFailuresGiveTheSameRun) {
-  const ClosedLoopRun a = pingPongAcrossAFailure();
-  const ClosedLoopRun b = pingPongAcrossAFailure();
+TEST_P(FaultsOnEachModel, SameFailuresGiveTheSameRun) {
+  const ClosedLoopRun a = pingPongAcrossAFailure(model());
+  const ClosedLoopRun b = pingPongAcrossAFailure(model());
   EXPECT_EQ(a.runtime, b.runtime);
   EXPECT_EQ(a.retransmissions, b.retransmissions);
   EXPECT_EQ(a.messagesDropped, b.messagesDropped);
   EXPECT_EQ(a.events, b.events);
 
   // And an open-loop burst with a failure and a repair, delivery by delivery.
-  const auto burst = [] {
-    Rig r(4, 2);
+  const auto burst = [this] {
+    Rig r(4, 2, model());
     for (std::uint32_t i = 0; i < 300; ++i)
       r.emu.sendMessage(HostId(i % 16), HostId((i * 7 + 3) % 16), 200, i);
     r.sched.runUntil(20'000);
@@ -462,6 +497,56 @@ TEST(FaultInjection, SameFailuresGiveTheSameRun) {
   const auto first = burst();
   EXPECT_EQ(first, burst());
   EXPECT_EQ(first.size(), 300u);
+}
+
+// Wormhole: a packet spans several hops when a link in the middle of its path
+// fails. It is lost whole; every buffer slot and VC it held comes back, so
+// after the repair the same paths carry a full load again.
+TEST(FaultInjectionWormhole, ACutPacketIsLostWholeAndFreesEveryBufferItHeld) {
+  EmulatorConfig cfg;
+  cfg.switchModel = SwitchModel::kInputQueued;
+  cfg.vcBufferBytes = 4 * cfg.flitBytes;
+  cfg.turnOnPs = 10'000;
+  Rig r(2, 3, cfg);
+  // Every host to the far half of the tree: all cross the roots.
+  const auto burst = [&](std::uint32_t firstTag) {
+    for (std::uint32_t i = 0; i < 160; ++i)
+      r.emu.sendMessage(HostId(i % 4), HostId(4 + (i * 3) % 4), 1024, firstTag + i);
+  };
+  burst(0);
+  // A level-1 switch's link to a root, cut while packets stretch across it.
+  const fabric::Switch& mid = r.topo.sw(r.topo.switchesAtLevel(1)[0]);
+  const LinkId link = mid.ports[mid.upPorts[0]].link;
+  ASSERT_TRUE(r.runUntil(
+      [&] { return r.emu.transmitting(link, Direction::kUp) && r.sched.now() > 200'000; }));
+  const TimePs cutAt = r.sched.now();
+  const std::uint64_t carried = r.emu.counters(link, Direction::kUp).txPackets;
+  const std::size_t deliveredBefore = r.delivered.size();
+  r.emu.failLink(link);
+  expectCreditsWhole(r.emu);
+  r.sched.runAll();
+  const EmulatorStats& s = r.emu.stats();
+  EXPECT_GT(s.packetsDropped, 0u);
+  EXPECT_LT(s.messagesDropped, 20u);  // only what crossed the cut
+  EXPECT_EQ(r.emu.counters(link, Direction::kUp).txPackets, carried);
+  EXPECT_GT(r.delivered.size(), deliveredBefore + 100);  // the rest went around
+  for (const Drop& d : r.dropped)
+    EXPECT_EQ(d.droppedAt, cutAt);
+  EXPECT_EQ(s.messagesDelivered + s.messagesDropped, 160u);
+  EXPECT_EQ(s.messagesDropped, r.dropped.size());
+  EXPECT_EQ(r.emu.packetsInNetwork(), 0u);
+  for (std::uint32_t ch = 0; ch < 2 * r.topo.numLinks(); ++ch)
+    EXPECT_EQ(r.emu.bufferedFlits(LinkId(ch / 2), static_cast<Direction>(ch % 2)), 0u);
+  expectCreditsWhole(r.emu);
+  r.emu.repairLink(link);
+  r.sched.runUntil(r.sched.now() + cfg.turnOnPs);
+  const std::uint64_t dropped = s.messagesDropped, delivered = s.messagesDelivered;
+  burst(1000);
+  r.sched.runAll();
+  EXPECT_EQ(s.messagesDropped, dropped);
+  EXPECT_EQ(s.messagesDelivered, delivered + 160);
+  EXPECT_GT(r.emu.counters(link, Direction::kUp).txPackets, 0u);  // in use again
+  expectCreditsWhole(r.emu);
 }
 
 }  // namespace

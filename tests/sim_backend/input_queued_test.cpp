@@ -88,6 +88,26 @@ TEST(InputQueued, AMessageBetweenCyclesStartsAtTheNextCycle) {
 // stretches back over every hop it spans, each input buffer on its path full,
 // and moves on when the link comes back. With whole-packet buffers the same
 // packet sits in the last switch alone.
+// Closed loop: a send made from a delivery callback, inside a cycle's tick,
+// joins that cycle; it must not start a second tick (which would run the
+// switches twice per cycle and make every later message faster).
+TEST(InputQueued, ASendFromADeliveryKeepsOneTickPerCycle) {
+  IqRig r(4, 3, iqConfig());
+  std::vector<TimePs> latency;
+  r.emu.onDelivery([&](const Delivery& d) {
+    latency.push_back(d.delivered - d.created);
+    if (latency.size() < 50) r.emu.sendMessage(d.dst, d.src, 64, d.tag + 1);
+  });
+  r.emu.sendMessage(HostId(0), HostId(63), 64, 0);
+  r.sched.runAll();
+  ASSERT_EQ(latency.size(), 50u);
+  for (std::size_t i = 1; i < latency.size(); ++i)
+    EXPECT_EQ(latency[i], latency[0]) << "message " << i;
+  // Ticks: about one per cycle the ping-pong took, not a growing multiple.
+  const auto cycles = static_cast<std::uint64_t>(r.sched.now() / r.emu.config().cyclePs);
+  EXPECT_LE(r.emu.stats().events, cycles + 3 * latency.size());
+}
+
 TEST(InputQueued, AWormholePacketBlockedAtItsHeadHoldsEveryHopItSpans) {
   for (const std::int64_t buffer : {16, 64}) {
     EmulatorConfig cfg = iqConfig();
