@@ -13,6 +13,7 @@
 #include "policies/power_model.h"
 #include "sim_backend/emulator_config.h"
 #include "sim_backend/event_queue.h"
+#include "sim_backend/iq_stage_masks.h"
 #include "sim_backend/iq_state.h"
 #include "sim_backend/routing.h"
 
@@ -272,8 +273,10 @@ class FabricEmulator {
   void iqCredit(std::int64_t cycle, std::uint32_t slot);
   void iqReceive(const iq::WireFlit& flit);
   std::uint32_t iqSlot(std::uint32_t ch, std::uint32_t vc) const { return ch << iqShift_ | vc; }
-  // The stage masks of the switch input holding `slot`, and the slot's bit there.
-  iq::InputMasks& iqMasks(std::uint32_t slot) { return iqMasks_[iqPorts_[slot >> iqShift_].input]; }
+  // The switch input holding `slot` (its index in iqInputs_ and iqStages_),
+  // and the slot's bit in that input's stage masks.
+  using Stages = iq::StageMasks;
+  std::uint32_t iqInputOf(std::uint32_t slot) const { return iqPorts_[slot >> iqShift_].input; }
   std::uint32_t iqVc(std::uint32_t slot) const { return slot & ((1u << iqShift_) - 1); }
   std::uint16_t iqBit(std::uint32_t slot) const {
     return static_cast<std::uint16_t>(1u << iqVc(slot));
@@ -289,7 +292,7 @@ class FabricEmulator {
   void iqTakeVc(std::uint32_t out);
   void iqReleaseVc(std::uint32_t out, std::uint8_t vc);
   void iqReroute(std::uint32_t ch, bool forFault);
-  void iqNextPacket(std::uint32_t slot, iq::InputMasks& masks);
+  void iqNextPacket(std::uint32_t slot);
   // What a channel's stage masks must be, from its input VCs' states.
   iq::InputMasks iqMasksOf(std::uint32_t ch) const;
   // Faults (fabric_iq_faults.cpp).
@@ -353,7 +356,7 @@ class FabricEmulator {
   std::vector<iq::Port> iqPorts_;            // per channel
   std::vector<iq::SwitchPorts> iqSwitches_;  // per switch
   std::vector<std::uint32_t> iqInputs_;      // the switches' inputs (channels), switch by switch
-  std::vector<iq::InputMasks> iqMasks_;      // the same inputs' stage masks
+  iq::StageMasks iqStages_;                  // the same inputs' stage masks
   std::vector<iq::Source> iqSources_;        // per host
   std::vector<std::uint32_t> iqActiveHosts_;
   // Timing wheels (a power of two cycles long): flits, and credits as slots.

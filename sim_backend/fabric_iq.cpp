@@ -76,7 +76,10 @@ void FabricEmulator::iqInit() {
       iqInputs_.push_back(in);
     }
   }
-  iqMasks_.assign(iqInputs_.size(), {});
+  std::vector<std::uint32_t> inputs;
+  for (const iq::SwitchPorts& s : iqSwitches_)
+    inputs.push_back(s.inputs);
+  iqStages_.init(inputs);
   iqSources_.assign(topo_.numHosts(), {});
   // Long enough for the longest wire delay, a power of two to index by a mask.
   const std::int64_t span = cfg_.swAllocCycles + cfg_.crossbarCycles + cfg_.creditCycles +
@@ -127,7 +130,7 @@ void FabricEmulator::iqTick() {
     iq::OutputVc& o = iqOut_[slot];
     // The first credit back unblocks the input VC whose packet holds this VC.
     if (o.credits++ == 0 && o.owner < kHostOwner && iqIn_[o.owner].count > 0)
-      iqMasks(o.owner).ready |= iqBit(o.owner);
+      iqStages_.set(iqInputOf(o.owner), Stages::kReady, iqBit(o.owner));
   }
   std::vector<iq::WireFlit>& flits = iqFlitWheel_[now];
   for (const iq::WireFlit& f : flits)
@@ -167,15 +170,14 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
   if (at >= iqCap_) at -= iqCap_;
   iqFlits_[static_cast<std::size_t>(f.slot) * iqCap_ + at] = {f.packet, f.head, f.tail};
   ++in.count;
-  iq::InputMasks& masks = iqMasks_[port.input];
   if (in.state == iq::InputVc::kActive && iqOut_[iqSlot(in.out, in.outVc)].credits > 0)
-    masks.ready |= iqBit(f.slot);
+    iqStages_.set(port.input, Stages::kReady, iqBit(f.slot));
   iq::SwitchPorts& sw = iqSwitches_[port.receiver];
   ++sw.buffered;
   if (in.count == 1 && in.state == iq::InputVc::kIdle) {
     in.state = iq::InputVc::kRouting;
     in.packet = f.packet;
-    masks.routing |= iqBit(f.slot);
+    iqStages_.set(port.input, Stages::kRouting, iqBit(f.slot));
     in.readyCycle = iqCycle_ + iqDelay_.route;
   }
 }
@@ -239,10 +241,8 @@ void FabricEmulator::iqInject() {
 
 // Route stage: heads whose routing delay passed pick their output.
 void FabricEmulator::iqRoute(std::uint32_t sw) {
-  const iq::SwitchPorts& ports = iqSwitches_[sw];
-  for (std::uint32_t i = ports.first; i < ports.first + ports.inputs; ++i) {
-    iq::InputMasks& masks = iqMasks_[i];
-    for (std::uint32_t m = masks.routing; m != 0; m &= m - 1) {
+  iqStages_.forEach(sw, Stages::kRouting, [&](std::uint32_t i) {
+    for (std::uint32_t m = iqStages_.get(i, Stages::kRouting); m != 0; m &= m - 1) {
       const std::uint32_t slot =
           iqSlot(iqInputs_[i], static_cast<std::uint32_t>(std::countr_zero(m)));
       iq::InputVc& in = iqIn_[slot];
@@ -259,11 +259,11 @@ void FabricEmulator::iqRoute(std::uint32_t sw) {
       }
       in.out = out;
       in.state = iq::InputVc::kVcAlloc;
-      masks.routing &= static_cast<std::uint16_t>(~iqBit(slot));
-      masks.vcAlloc |= iqBit(slot);
+      iqStages_.clear(i, Stages::kRouting, iqBit(slot));
+      iqStages_.set(i, Stages::kVcAlloc, iqBit(slot));
       in.readyCycle = iqCycle_;
     }
-  }
+  });
 }
 
 // VC allocation: each output VC no packet holds goes to one routed head that
@@ -277,13 +277,13 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
     return iqPorts_[slot >> iqShift_].inPos * vcs + iqVc(slot);
   };
   iqRequests_.clear();
-  for (std::uint32_t i = ports.first; i < ports.first + ports.inputs; ++i) {
-    for (std::uint32_t m = iqMasks_[i].vcAlloc; m != 0; m &= m - 1) {
+  iqStages_.forEach(sw, Stages::kVcAlloc, [&](std::uint32_t i) {
+    for (std::uint32_t m = iqStages_.get(i, Stages::kVcAlloc); m != 0; m &= m - 1) {
       const std::uint32_t slot =
           iqSlot(iqInputs_[i], static_cast<std::uint32_t>(std::countr_zero(m)));
       if (iqIn_[slot].readyCycle <= iqCycle_) iqRequests_.push_back(slot);
     }
-  }
+  });
   for (std::size_t r = 0; r < iqRequests_.size(); ++r) {
     const std::uint32_t out = iqIn_[iqRequests_[r]].out;
     iq::Port& op = iqPorts_[out];
@@ -308,9 +308,9 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
       if (pick == iq::kNone) break;
       iq::InputVc& in = iqIn_[pick];
       in.state = iq::InputVc::kActive;
-      iq::InputMasks& masks = iqMasks(pick);
-      masks.vcAlloc &= static_cast<std::uint16_t>(~iqBit(pick));
-      if (o.credits > 0) masks.ready |= iqBit(pick);  // its head is at the front
+      const std::uint32_t input = iqInputOf(pick);
+      iqStages_.clear(input, Stages::kVcAlloc, iqBit(pick));
+      if (o.credits > 0) iqStages_.set(input, Stages::kReady, iqBit(pick));  // head at the front
       in.outVc = static_cast<std::uint8_t>(ov);
       in.readyCycle = iqCycle_ + cfg_.vcAllocCycles;
       o.owner = pick;
@@ -353,16 +353,15 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
   // An output's place at the switch: that of the same link's input.
   const auto outPos = [&](std::uint32_t slot) { return iqPorts_[iqIn_[slot].out ^ 1u].inPos; };
   iqRequests_.clear();
-  for (std::uint32_t i = ports.first; i < ports.first + nIn; ++i) {
-    const std::uint16_t ready = iqMasks_[i].ready;
-    if (ready == 0) continue;
+  iqStages_.forEach(sw, Stages::kReady, [&](std::uint32_t i) {
+    const std::uint16_t ready = iqStages_.get(i, Stages::kReady);
     const std::uint32_t ch = iqInputs_[i];
     iq::Port& ip = iqPorts_[ch];
     if (ip.heldIn != iq::kNone) {
-      if ((ready & iqBit(ip.heldIn)) == 0 || !mayGo(ip.heldIn)) continue;
+      if ((ready & iqBit(ip.heldIn)) == 0 || !mayGo(ip.heldIn)) return;
       iqRequests_.push_back(ip.heldIn);
       if (!islip) ip.rrIn = static_cast<std::uint8_t>(after(iqVc(ip.heldIn), vcs));
-      continue;
+      return;
     }
     const std::size_t first = iqRequests_.size();
     for (std::uint32_t k = 0, v = ip.rrIn; k < vcs; ++k, v = after(v, vcs)) {
@@ -377,7 +376,7 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
       ip.rrIn = static_cast<std::uint8_t>(after(v, vcs));
       if (iqRequests_.size() - first == speedup) break;
     }
-  }
+  });
   // Grant: each output the request first at or after its pointer.
   for (std::uint32_t slot : iqRequests_) {
     iq::Port& op = iqPorts_[iqIn_[slot].out];
@@ -433,9 +432,8 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   const std::uint32_t out = in.out;
   const std::uint32_t outSlot = iqSlot(out, in.outVc);
   // No flit left, no credit left, or the packet leaves: nothing to offer for now.
-  iq::InputMasks& masks = iqMasks_[ip.input];
   if (--iqOut_[outSlot].credits == 0 || in.count == 0 || f.tail)
-    masks.ready &= static_cast<std::uint16_t>(~iqBit(slot));
+    iqStages_.clear(ip.input, Stages::kReady, iqBit(slot));
   if (f.head) {  // counted per packet, as the output-queued model does
     Channel& c = channels_[out];
     Packet& pk = packets_[f.packet];
@@ -454,12 +452,12 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   if (!f.tail) return;
   ++stats_.packetHops;
   iqReleaseVc(out, in.outVc);
-  iqNextPacket(slot, masks);
+  iqNextPacket(slot);
 }
 
 // The packet at the front of `slot` is done with it: the next one's head, if
 // buffered, starts its route stage next cycle.
-void FabricEmulator::iqNextPacket(std::uint32_t slot, iq::InputMasks& masks) {
+void FabricEmulator::iqNextPacket(std::uint32_t slot) {
   iq::InputVc& in = iqIn_[slot];
   in.state = iq::InputVc::kIdle;
   in.out = iq::kNone;
@@ -467,7 +465,7 @@ void FabricEmulator::iqNextPacket(std::uint32_t slot, iq::InputMasks& masks) {
   if (in.count > 0) {
     in.state = iq::InputVc::kRouting;
     in.packet = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first].packet;
-    masks.routing |= iqBit(slot);
+    iqStages_.set(iqInputOf(slot), Stages::kRouting, iqBit(slot));
     in.readyCycle = iqCycle_ + 1 + iqDelay_.route;
   }
 }
@@ -516,8 +514,8 @@ void FabricEmulator::iqReroute(std::uint32_t ch, bool forFault) {
           m.rerouted = true;
         }
         ivc.state = iq::InputVc::kRouting;
-        iqMasks_[i].vcAlloc &= static_cast<std::uint16_t>(~iqBit(slot));
-        iqMasks_[i].routing |= iqBit(slot);
+        iqStages_.clear(i, Stages::kVcAlloc, iqBit(slot));
+        iqStages_.set(i, Stages::kRouting, iqBit(slot));
         ivc.readyCycle = iqCycle_;
       }
     }
@@ -575,7 +573,11 @@ Status FabricEmulator::checkCredits() const {
       }
     }
     const std::uint32_t input = iqPorts_[ch].input;
-    const iq::InputMasks kept = input == iq::kNone ? masks : iqMasks_[input];
+    const iq::InputMasks kept = input == iq::kNone
+                                    ? masks
+                                    : iq::InputMasks{iqStages_.get(input, Stages::kRouting),
+                                                     iqStages_.get(input, Stages::kVcAlloc),
+                                                     iqStages_.get(input, Stages::kReady)};
     if (kept.routing != masks.routing || kept.vcAlloc != masks.vcAlloc ||
         kept.ready != masks.ready) {
       return {ErrorCode::kInternal,

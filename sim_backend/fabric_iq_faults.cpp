@@ -93,12 +93,16 @@ void FabricEmulator::iqKill(std::vector<std::uint32_t> lost) {
           }
           iqReleaseVc(in.out, in.outVc);
         }
-        iqNextPacket(slot, iqMasks_[i]);
+        iqNextPacket(slot);
       }
     }
   }
-  for (std::uint32_t i = 0; i < iqInputs_.size(); ++i)
-    iqMasks_[i] = iqMasksOf(iqInputs_[i]);
+  for (std::uint32_t i = 0; i < iqInputs_.size(); ++i) {
+    const iq::InputMasks m = iqMasksOf(iqInputs_[i]);
+    iqStages_.assign(i, Stages::kRouting, m.routing);
+    iqStages_.assign(i, Stages::kVcAlloc, m.vcAlloc);
+    iqStages_.assign(i, Stages::kReady, m.ready);
+  }
   for (std::uint32_t p : lost)
     post(sched_.now(), kDrop, p);
   iqArm();
@@ -117,9 +121,8 @@ void FabricEmulator::iqSink(std::uint32_t sw, std::uint32_t slot) {
     iqCredit(iqCycle_ + iqDelay_.credit, slot);
     if (!f.tail) continue;
     post(sched_.now(), kDrop, f.packet);
-    iq::InputMasks& masks = iqMasks(slot);
-    masks.routing &= static_cast<std::uint16_t>(~iqBit(slot));
-    iqNextPacket(slot, masks);
+    iqStages_.clear(iqInputOf(slot), Stages::kRouting, iqBit(slot));
+    iqNextPacket(slot);
     return;
   }
 }

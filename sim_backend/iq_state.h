@@ -86,8 +86,8 @@ struct Source {
   bool active = false;  // in the list of hosts with something to send
 };
 
-// The input VCs of one switch input by pipeline stage, a bit per VC: kept in
-// one array in switch order so that a switch's scan reads one cache line.
+// The input VCs of one switch input by pipeline stage, a bit per VC (what
+// StageMasks keeps per input, as one value).
 struct InputMasks {
   std::uint16_t routing = 0;  // in the route stage
   std::uint16_t vcAlloc = 0;  // routed, waiting for an output VC
