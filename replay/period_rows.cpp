@@ -17,6 +17,7 @@ void RowMerger::add(const PeriodRow& row) {
   sum_.offered += row.offered;
   sum_.accepted += row.accepted;
   sum_.powerSwitchLinks += row.powerSwitchLinks;
+  sum_.oraclePowerSwitchLinks += row.oraclePowerSwitchLinks;
   sum_.powerAllLinks += row.powerAllLinks;
   for (std::size_t i = 0; i < std::min(sum_.linksOnShare.size(), row.linksOnShare.size()); ++i)
     sum_.linksOnShare[i] += row.linksOnShare[i];
@@ -32,6 +33,7 @@ PeriodRow RowMerger::take() {
   r.offered /= n;
   r.accepted /= n;
   r.powerSwitchLinks /= n;
+  r.oraclePowerSwitchLinks /= n;
   r.powerAllLinks /= n;
   for (double& share : r.linksOnShare)
     share /= n;

@@ -20,14 +20,14 @@ namespace {
 std::string csv(const std::vector<PeriodRow>& rows, int levelPairs) {
   std::string s =
       "time_cycles,injected_rate,rising,offered,accepted,power_switch_links,power_all_links,mean_"
-      "latency_cycles,delivered";
+      "latency_cycles,delivered,oracle_power_switch_links";
   for (int l = 0; l < levelPairs; ++l)
     s += fmt::format(",links_on_l{}_l{}", l, l + 1);
   s += "\n";
   for (const PeriodRow& r : rows) {
-    s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{}", r.timeCycles,
+    s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{},{:.6f}", r.timeCycles,
                      r.injectedRate, r.rising ? 1 : 0, r.offered, r.accepted, r.powerSwitchLinks,
-                     r.powerAllLinks, r.meanLatencyCycles, r.delivered);
+                     r.powerAllLinks, r.meanLatencyCycles, r.delivered, r.oraclePowerSwitchLinks);
     for (double share : r.linksOnShare)
       s += fmt::format(",{:.4f}", share);
     s += "\n";
@@ -59,7 +59,7 @@ std::string gnuplotScript(bool baseline, const std::string& data, const std::str
       "set yrange [0:1.05]\n"
       "plot '{}' every ::1 using 2:($3==1?$6:1/0) with points pt 7 ps 0.5 title "
       "'increasing', '' every ::1 using 2:($3==0?$6:1/0) with points pt 5 ps 0.5 title "
-      "'decreasing'\n",
+      "'decreasing', '' every ::1 using 2:10 with points pt 1 ps 0.5 title 'oracle bound'\n",
       ext, data);
   s += fmt::format(
       "set output 'plots/latency_vs_rate.{}'\nset title 'Mean message latency'\n"
@@ -77,6 +77,7 @@ std::string gnuplotScript(bool baseline, const std::string& data, const std::str
       "time'\nset xlabel 'time (cycles)'\nset ylabel 'relative power / load'\n"
       "set yrange [0:1.05]\n"
       "plot '{}' every ::1 using 1:6 with lines title 'switch links', '' every ::1 "
+      "using 1:10 with lines dt 2 title 'oracle (switch links)', '' every ::1 "
       "using 1:7 with lines title 'all links', '' every ::1 using 1:2 with lines title "
       "'injected rate'\n",
       ext, data);
@@ -209,6 +210,21 @@ std::string formatSummary(const results::Report& r) {
       out +=
           fmt::format("    job {}: {} ranks, {:.1f} us{}{}\n", j.name(), j.ranks(), j.runtime_us(),
                       j.runs() == 1 ? "" : fmt::format(" (mean of {} runs)", j.runs()), base);
+    }
+  }
+  if (r.run().has_oracle()) {
+    const results::OracleReport& o = r.run().oracle();
+    if (!o.unavailable().empty()) {
+      out += fmt::format("  oracle bound: not available ({})\n", o.unavailable());
+    } else {
+      out += fmt::format(
+          "  oracle bound (at most {:.0f}% utilization): switch links {:.1f}%, all links {:.1f}% "
+          "of all on; {}\n",
+          100 * o.target_utilization(), 100 * o.switch_link_power(), 100 * o.all_link_power(),
+          o.has_efficiency()
+              ? fmt::format("efficiency of {} {:.2f} (its switch-link saving / the bound's)",
+                            r.run().policy(), o.efficiency())
+              : std::string("the bound saves nothing on this workload"));
     }
   }
   if (r.run().actions_refused() > 0) {

@@ -255,6 +255,15 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
       return invalidArgument("gating: " + s.message());
     }
   }
+  r.oracleTarget = r.agent.thresholds.uOn;
+  if (cfg.oracle().has_target_utilization()) {
+    const double u = cfg.oracle().target_utilization();
+    if (!(u > 0 && u <= 1)) {
+      return invalidArgument(
+          fmt::format("oracle.target_utilization: {} breaks the rule 0 < target <= 1", u));
+    }
+    r.oracleTarget = u;
+  }
   Result<InBandDef> inBand = inBandFromConfig(g.in_band(), r.gating);
   if (!inBand) return inBand.status();
   r.inBand = std::move(*inBand);

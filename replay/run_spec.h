@@ -32,8 +32,9 @@ struct RunSpec {
   // within kMaxTimeseriesRows rows.
   std::int64_t timeseriesGroup = 0;
   std::string policyName;
-  FaultsDef faults;  // none by default
-  InBandDef inBand;  // gating.in_band: whole-link gating under in-band rules
+  FaultsDef faults;            // none by default
+  InBandDef inBand;            // gating.in_band: whole-link gating under in-band rules
+  double oracleTarget = 0.15;  // oracle.target_utilization, default the policy's U_on
 };
 
 // Every field checked before anything runs; E_INVALID names the field and the

@@ -12,6 +12,7 @@
 #include "policies/power_model.h"
 #include "replay/fault_injector.h"
 #include "replay/in_band.h"
+#include "replay/oracle.h"
 #include "replay/period_rows.h"
 #include "replay/recovery_monitor.h"
 #include "replay/workload_source.h"
@@ -173,6 +174,18 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   }
 
   emu.onDrop([&](const sim::Drop& d) { source.onDrop(d); });
+  // The oracle bound sees every message offered, period by period.
+  const double periodBytes = static_cast<double>(spec.agent.checkPeriodPs) /
+                             static_cast<double>(emCfg.cyclePs) *
+                             static_cast<double>(emCfg.flitBytes);
+  Result<OracleBound> oracleMade = OracleBound::make(topo, mt, spec.oracleTarget, periodBytes);
+  std::optional<OracleBound> oracle;
+  if (oracleMade) {
+    oracle = std::move(*oracleMade);
+    emu.onSend([&](fabric::HostId src, fabric::HostId dst, std::int64_t bytes) {
+      oracle->offer(src, dst, bytes);
+    });
+  }
   std::vector<TimePs> latencies;
   std::uint64_t periodDelivered = 0;
   double periodLatencySum = 0;
@@ -243,6 +256,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
                                                   (dt * static_cast<double>(switchDirections))
                                             : 0;
     row.powerAllLinks = (e.allLinks - prev.allLinks) / (dt * allDirections);
+    row.oraclePowerSwitchLinks = oracle ? oracle->closePeriod() : 0;
     prev = e;
     rows.add(row);
     if (static_cast<std::int64_t>(rows.count()) >= group) out.rows.push_back(rows.take());
@@ -336,6 +350,16 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   s.set_packet_hops(emu.stats().packetHops);
   source.summarize(s);
   if (injector) fillFaultsReport(out.faults, *s.mutable_faults());
+  if (!oracleMade) s.mutable_oracle()->set_unavailable(oracleMade.status().message());
+  if (oracle) {
+    results::OracleReport& o = *s.mutable_oracle();
+    o.set_target_utilization(oracle->targetUtilization());
+    o.set_switch_link_power(oracle->switchLinkPower());
+    o.set_all_link_power(oracle->allLinkPower());
+    if (o.switch_link_power() < 1.0 - 1e-12) {
+      o.set_efficiency((1.0 - s.relative_power_switch_links()) / (1.0 - o.switch_link_power()));
+    }
+  }
   if (inBand) {
     fillInBandReport(topo, mgmtRoot, spec.inBand.resilience, host->guard(), *s.mutable_in_band());
   }

@@ -28,7 +28,8 @@ struct PeriodRow {
   std::vector<double> linksOnShare;  // per level pair (l, l+1): share of directions usable
   double powerSwitchLinks = 0;       // relative power over the period
   double powerAllLinks = 0;
-  double meanLatencyCycles = 0;  // of messages delivered in the period (0 if none)
+  double oraclePowerSwitchLinks = 0;  // the oracle bound's (replay/oracle.h)
+  double meanLatencyCycles = 0;       // of messages delivered in the period (0 if none)
   std::uint64_t delivered = 0;
 };
 

@@ -87,6 +87,7 @@ void FabricEmulator::sendMessage(HostId src, HostId dst, std::int64_t bytes, std
       std::max<std::int64_t>(1, (bytes + cfg_.packetBytes - 1) / cfg_.packetBytes);
   messages_[m] = {{tag, src, dst, bytes, sched_.now(), -1}, static_cast<std::uint32_t>(packets)};
   ++stats_.messagesSent;
+  if (sendCb_) sendCb_(src, dst, bytes);
   const std::uint32_t ch = index(topo_.host(src).link, Direction::kUp);
   std::int64_t left = std::max<std::int64_t>(bytes, 1);
   for (std::int64_t i = 0; i < packets; ++i) {

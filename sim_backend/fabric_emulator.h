@@ -79,6 +79,8 @@ class FabricEmulator {
   using TransitionCallback =
       std::function<void(fabric::LinkId, fabric::Direction, policies::LinkPowerState)>;
   using DeliveryCallback = std::function<void(const Delivery&)>;
+  // Every message offered, as sendMessage takes it (the replay's oracle bound).
+  using SendCallback = std::function<void(fabric::HostId, fabric::HostId, std::int64_t bytes)>;
   // A direction became usable for routing (its turn-on completed) or stopped
   // being usable (it was set off: unusable at once, powered for T_off more).
   using UsabilityCallback = std::function<void(fabric::LinkId, fabric::Direction, bool usable)>;
@@ -170,6 +172,7 @@ class FabricEmulator {
   std::string describeWaiting(std::size_t maxLines = 4);
 
   void onDelivery(DeliveryCallback cb) { deliveryCb_ = std::move(cb); }
+  void onSend(SendCallback cb) { sendCb_ = std::move(cb); }
   void onTransition(TransitionCallback cb) { transitionCb_ = std::move(cb); }
   void onUsability(UsabilityCallback cb) { usabilityCb_ = std::move(cb); }
   // Called once per lost message, at its first lost packet.
@@ -334,6 +337,7 @@ class FabricEmulator {
   std::uint64_t packetsLive_ = 0;
   std::uint64_t queuedAtHosts_ = 0;
   DeliveryCallback deliveryCb_;
+  SendCallback sendCb_;
   TransitionCallback transitionCb_;
   UsabilityCallback usabilityCb_;
   DropCallback dropCb_;

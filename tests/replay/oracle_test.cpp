@@ -1,0 +1,142 @@
+// The oracle bound of replay reports (docs/replay.md, "The oracle bound"):
+// hand-computed periods (one leaf under load, a hot spot, a message across the
+// roots of a 3-level tree), the minimal tree at zero load, and a whole run.
+#include <gtest/gtest.h>
+
+#include "configs/config_loader.h"
+#include "fabric/kary_tree.h"
+#include "fabric/minimal_tree.h"
+#include "replay/oracle.h"
+#include "replay/run_spec.h"
+#include "replay/runner.h"
+
+namespace ebb::replay {
+namespace {
+
+using fabric::HostId;
+
+struct Tree {
+  Tree(int k, int n)
+      : topo(fabric::KAryNTree::make(k, n).value().build()),
+        mt(fabric::MinimalTree::build(topo).value()) {}
+  // Switch-link directions of the minimal tree over all switch-link directions.
+  double minimalShare() const {
+    double in = 0, all = 0;
+    for (fabric::LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
+      if (!topo.isSwitchLink(fabric::LinkId(l))) continue;
+      all += 2;
+      in += mt.containsLink(fabric::LinkId(l)) ? 2 : 0;
+    }
+    return in / all;
+  }
+  fabric::Topology topo;
+  fabric::MinimalTree mt;
+};
+
+// Target 0.5 of 1000 bytes per period: 500 bytes per direction.
+OracleBound bound(const Tree& t) {
+  return OracleBound::make(t.topo, t.mt, 0.5, 1000).value();
+}
+
+TEST(Oracle, AtZeroLoadItIsTheMinimalTree) {
+  for (auto [k, n] : {std::pair{4, 2}, std::pair{2, 3}, std::pair{4, 3}, std::pair{3, 3}}) {
+    const Tree t(k, n);
+    OracleBound o = bound(t);
+    EXPECT_DOUBLE_EQ(o.closePeriod(), t.minimalShare()) << k << "-ary " << n << "-tree";
+    // Hosts of one leaf talking among themselves use no switch link.
+    o.offer(HostId(0), HostId(1), 1'000'000);
+    EXPECT_DOUBLE_EQ(o.closePeriod(), t.minimalShare());
+    EXPECT_DOUBLE_EQ(o.switchLinkPower(), t.minimalShare());
+  }
+}
+
+// 4-ary 2-tree: 4 leaves of 4 hosts, 4 roots, 16 switch links (32 directions);
+// the minimal tree holds one up link per leaf.
+TEST(Oracle, OneLeafUnderKnownLoad) {
+  const Tree t(4, 2);
+  OracleBound o = bound(t);
+  // 1600 bytes from leaf 0 to leaf 1: ceil(1600 / 500) = 4 directions up out
+  // of leaf 0 and 4 down into leaf 1; the other two leaves keep their tree
+  // link, both ways.
+  o.offer(HostId(0), HostId(4), 1000);
+  o.offer(HostId(1), HostId(5), 600);
+  EXPECT_DOUBLE_EQ(o.closePeriod(), (4 + 1 + 1 + 4 + 2 + 2) / 32.0);
+  // 500 bytes fit one direction at the target; 501 need two.
+  o.offer(HostId(0), HostId(4), 500);
+  EXPECT_DOUBLE_EQ(o.closePeriod(), 8 / 32.0);
+  o.offer(HostId(0), HostId(4), 501);
+  EXPECT_DOUBLE_EQ(o.closePeriod(), 10 / 32.0);
+  EXPECT_DOUBLE_EQ(o.switchLinkPower(), (14 + 8 + 10) / 32.0 / 3);
+}
+
+TEST(Oracle, AHotSpotNeedsEveryLinkIntoItsLeafAndNoMore) {
+  const Tree t(4, 2);
+  OracleBound o = bound(t);
+  for (std::uint32_t h = 0; h < 12; ++h)
+    o.offer(HostId(h), HostId(12), 300);
+  // Into leaf 3: 3600 bytes, 8 directions' worth, but it has 4. Out of each
+  // other leaf: 1200 bytes, 3 directions.
+  EXPECT_DOUBLE_EQ(o.closePeriod(), (3 * (3 + 1) + (1 + 4)) / 32.0);
+  // The all-links power counts the 32 host-link directions as always on.
+  EXPECT_DOUBLE_EQ(o.allLinkPower(), (17 + 32) / 64.0);
+}
+
+// 2-ary 3-tree: a message from host 0 to host 7 climbs out of its leaf and its
+// level-1 pod, and descends into the other pod and leaf.
+TEST(Oracle, AMessageAcrossTheRootsCountsAtEveryLevelItCrosses) {
+  const Tree t(2, 3);
+  ASSERT_DOUBLE_EQ(t.minimalShare(), 12 / 32.0);
+  OracleBound o = bound(t);
+  o.offer(HostId(0), HostId(7), 1000);  // 2 directions at each crossing
+  EXPECT_DOUBLE_EQ(o.closePeriod(), 16 / 32.0);
+  // Within one pod (hosts 0 and 2: leaves 0 and 1): only the leaves' links.
+  o.offer(HostId(0), HostId(2), 1000);
+  EXPECT_DOUBLE_EQ(o.closePeriod(), 14 / 32.0);
+}
+
+RunSpec oracleSpec(const std::string& text) {
+  auto cfg = config::parseTextConfig(text, "test");
+  EXPECT_TRUE(cfg) << cfg.status().toString();
+  auto s = buildRunSpec(*cfg);
+  EXPECT_TRUE(s) << s.status().toString();
+  return *s;
+}
+
+TEST(Oracle, TargetDefaultsToThePolicysOnThresholdAndIsChecked) {
+  EXPECT_DOUBLE_EQ(oracleSpec("gating { policy: STATIC u_off: 0.085 u_on: 0.435 }").oracleTarget,
+                   0.435);
+  EXPECT_DOUBLE_EQ(oracleSpec("oracle { target_utilization: 0.6 }").oracleTarget, 0.6);
+  for (const char* bad :
+       {"oracle { target_utilization: 0 }", "oracle { target_utilization: 1.5 }"}) {
+    auto cfg = config::parseTextConfig(bad, "test");
+    ASSERT_TRUE(cfg);
+    const auto s = buildRunSpec(*cfg);
+    ASSERT_FALSE(s) << bad;
+    EXPECT_NE(s.status().message().find("oracle.target_utilization"), std::string::npos)
+        << s.status().message();
+  }
+}
+
+// A nearly idle run: the bound is the minimal tree in every period, and the
+// dynamic policy, which sits there too, is as good as the bound.
+TEST(Oracle, ANearlyIdleRunSitsOnTheBound) {
+  const Tree t(4, 3);
+  const RunSpec s = oracleSpec(
+      "fabric { kary_n_tree { k: 4 n: 3 } } "
+      "workload { uniform { rate: 0.001 duration_cycles: 40000 } } "
+      "gating { policy: DYNAMIC u_on: 0.15 }");
+  const RunOutput out = runEmulation(s, t.topo, t.mt, true, {}).value();
+  ASSERT_TRUE(out.summary.has_oracle());
+  const results::OracleReport& o = out.summary.oracle();
+  EXPECT_TRUE(o.unavailable().empty());
+  EXPECT_DOUBLE_EQ(o.target_utilization(), 0.15);
+  EXPECT_DOUBLE_EQ(o.switch_link_power(), t.minimalShare());
+  for (const PeriodRow& r : out.rows)
+    EXPECT_DOUBLE_EQ(r.oraclePowerSwitchLinks, t.minimalShare());
+  ASSERT_TRUE(o.has_efficiency());
+  EXPECT_GT(o.efficiency(), 0.9);
+  EXPECT_LT(o.efficiency(), 1.0 + 1e-9);
+}
+
+}  // namespace
+}  // namespace ebb::replay
