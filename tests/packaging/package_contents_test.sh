@@ -24,6 +24,14 @@ field() { dpkg-deb --field "$deb" "$1"; }
 for f in Maintainer Description Section Priority Installed-Size Depends; do
   [ -n "$(field "$f")" ] || fail "control field $f is missing"
 done
+# Description: a summary line, then a long description of several lines.
+desc=$(field Description)
+[ "$(echo "$desc" | head -1)" = "power-aware link gating for InfiniBand fat trees" ] ||
+  fail "Description's summary is '$(echo "$desc" | head -1)'"
+[ "$(echo "$desc" | wc -l)" -ge 4 ] || fail "Description has no long description: '$desc'"
+if echo "$desc" | grep -q '^ *;'; then fail "Description lines start with ';' (a CMake list)"; fi
+[ "$(echo "$desc" | sed -n '2s/^ *//p')" != "$(echo "$desc" | head -1)" ] ||
+  fail "Description repeats its summary as the first line of the long description"
 depends=$(field Depends)
 echo "Depends: $depends"
 # Names only: "libc6 (>= 2.34), libfmt9 (>= 9.1.0)" -> "libc6 libfmt9".
