@@ -30,10 +30,12 @@ std::string upper(std::string s) {
   return s;
 }
 
-// The NAME line's summary: the description's first sentence or clause.
-std::string summary(const std::string& description) {
+// The NAME line's summary: the description's first sentence or clause,
+// without a leading "<name>: " (the NAME line says the name already).
+std::string summary(const std::string& name, std::string description) {
+  if (description.rfind(name + ": ", 0) == 0) description.erase(0, name.size() + 2);
   std::size_t end = description.size();
-  for (const char* stop : {". ", "; "}) {
+  for (const char* stop : {". ", "; ", ": "}) {
     const std::size_t at = description.find(stop);
     if (at != std::string::npos && at < end) end = at;
   }
@@ -126,7 +128,7 @@ std::string commandPage(const CLI::App& cmd, const CLI::App& ebb, const std::str
   const std::string name = "ebb-" + cmd.get_name();
   std::string r = header(name, version);
   r += fmt::format(".SH NAME\n{} \\- {}\n", roffName(name),
-                   roffText(summary(cmd.get_description())));
+                   roffText(summary(cmd.get_name(), cmd.get_description())));
   r += fmt::format(".SH SYNOPSIS\n.B ebb {}\n[\\fIOPTIONS\\fR]", roffName(cmd.get_name()));
   const auto positionals =
       cmd.get_options([](const CLI::Option* o) { return o->get_positional() && shown(o); });
@@ -153,7 +155,8 @@ std::string commandPage(const CLI::App& cmd, const CLI::App& ebb, const std::str
 
 std::string mainPage(const CLI::App& ebb, const std::string& version, const std::string& extra) {
   std::string r = header("ebb", version);
-  r += fmt::format(".SH NAME\nebb \\- {}\n", roffText(summary(ebb.get_description())));
+  r += fmt::format(".SH NAME\nebb \\- {}\n",
+                   roffText(summary(ebb.get_name(), ebb.get_description())));
   r += ".SH SYNOPSIS\n.B ebb\n[\\fIOPTIONS\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR ...]\n";
   r += fmt::format(".SH DESCRIPTION\n{}\n", roffText(ebb.get_description()));
   r += ".PP\nEvery command has its own page, \\fBebb\\-\\fR\\fICOMMAND\\fR(1), and "
