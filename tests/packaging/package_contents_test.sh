@@ -103,7 +103,8 @@ done
 while IFS= read -r f; do
   case $f in
     ./usr/bin/* | ./usr/lib/"$multiarch"/* | ./usr/share/doc/ebb/* | ./usr/share/man/man1/* | \
-      ./usr/share/ebb/* | ./etc/ebb/* | ./etc/logrotate.d/* | ./lib/systemd/system/*) ;;
+      ./usr/share/ebb/* | ./usr/share/lintian/overrides/ebb | ./etc/ebb/* | ./etc/logrotate.d/* | \
+      ./lib/systemd/system/*) ;;
     *) fail "unexpected file in the package: $f" ;;
   esac
 done < <(cd "$root" && find . -type f)
@@ -139,8 +140,26 @@ for s in postinst prerm postrm; do
   [ -x "$control/$s" ] || fail "maintainer script $s missing or not executable"
   sh -n "$control/$s" || fail "maintainer script $s: syntax error"
 done
-grep -q 'systemctl stop ebb-agent.service' "$control/prerm" ||
+grep -q 'deb-systemd-invoke stop ebb-agent.service' "$control/prerm" ||
   fail "prerm does not stop the agent on removal (its links would stay disabled)"
+
+[ "$(cat "$control/triggers" 2>/dev/null)" = "activate-noawait ldconfig" ] ||
+  fail "no ldconfig trigger (the plugin is in the library path)"
+
+# --- lintian, Debian's policy checker: no error and no warning (the overrides
+# the package ships say why each one left is not one here).
+if ! command -v lintian >/dev/null; then
+  fail "lintian is not installed (scripts/setup.sh installs it)"
+else
+  lint=$(lintian --fail-on error,warning --pedantic "$deb" 2>&1)
+  rc=$?
+  lint=$(echo "$lint" | grep -v '^running with root privileges')
+  if [ $rc = 0 ] && ! echo "$lint" | grep -qE '^[EW]: '; then
+    ok "lintian: no error, no warning"
+  else
+    fail "lintian (exit $rc): $(echo "$lint" | grep -E '^[EW]: ')"
+  fi
+fi
 
 # --- the unpacked ebb runs
 ebb=$root/usr/bin/ebb
