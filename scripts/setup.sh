@@ -14,6 +14,7 @@ PACKAGES=(
   rdma-core libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev
   opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags
   gnuplot-nox
+  dpkg-dev systemd groff-base lintian
   libotf2-trace-dev otf2-tools
 )
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds ebb, and runs the whole test suite:
 #   1. clang-format check of every C++ file, and the layer order of every #include;
-#   2. Release-ish build + all tests (unit and ibsim/OpenSM integration);
+#   2. Release-ish build + all tests (unit, ibsim/OpenSM integration, and the Debian
+#      package built, unpacked and checked: tests/packaging, docs/operations.md);
 #   3. ASan+UBSan build + all tests;
 #   4. libFuzzer: every text reader fuzzed briefly (scripts/fuzz.sh, docs/fuzzing.md).
 # Usage: scripts/test.sh [--no-sanitize] [--no-fuzz]   (EBB_JOBS sets build parallelism;

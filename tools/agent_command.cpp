@@ -1,9 +1,11 @@
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <ostream>
 #include <thread>
 #include <utility>
@@ -11,6 +13,7 @@
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
 #include "daemon/agent_daemon.h"
+#include "daemon/instance_lock.h"
 #include "ib_backend/verbs_devices.h"
 #include "replay/fabric_from_config.h"
 #include "tools/command.h"
@@ -34,6 +37,7 @@ struct AgentOptions {
   std::int64_t openTimeoutMs = 10000;
   int sweeps = 0;
   bool listDevices = false;
+  bool checkConfig = false;
 };
 
 int listDevices(std::ostream& out, std::ostream& err) {
@@ -58,7 +62,13 @@ int listDevices(std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
+// The config file, the command line's overrides and flags on top, the
+// topology it names and the daemon's settings checked against it: everything
+// `ebb agent` validates before it opens the umad port. kExitOk or the exit
+// code, with the message on `err`.
+int loadAgentSettings(const AgentOptions& o, std::ostream& err,
+                      std::optional<fabric::Topology>& topoOut,
+                      std::optional<daemon::DaemonSettings>& settingsOut) {
   Result<config::Config> cfg = config::loadConfigFile(o.configPath);
   if (!cfg) {
     err << "ebb agent: " << cfg.status().toString() << "\n";
@@ -97,6 +107,52 @@ int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   }
   s->openTimeoutPs = milliseconds(o.openTimeoutMs);
   s->sweeps = o.sweeps;
+  topoOut.emplace(std::move(*topo));
+  settingsOut.emplace(std::move(*s));
+  return kExitOk;
+}
+
+// --check-config: what ebb agent would run with, after every check it makes
+// before opening the port; no port opened, no lock taken, nothing sent.
+int checkConfig(const AgentOptions& o, std::ostream& out, std::ostream& err) {
+  std::optional<fabric::Topology> topo;
+  std::optional<daemon::DaemonSettings> s;
+  if (int rc = loadAgentSettings(o, err, topo, s); rc != kExitOk) return rc;
+  const std::size_t allowed = s->readOnly ? 0 : s->managed.size();
+  const char* mode = s->readOnly ? "read-only (no switch is allow-listed: decides and logs, "
+                                   "never sets)"
+                     : s->backend.dryRun ? "dry run (decides and logs, never sets)"
+                                         : "active";
+  out << fmt::format(
+      "ebb agent: {}: config OK\n"
+      "  fabric:        {} switches, {} links\n"
+      "  allow-listed:  {} switches\n"
+      "  mode:          {}\n"
+      "  policy:        {}; check period {} ms\n"
+      "  on SIGTERM:    {} (restore_timeout_ms {})\n"
+      "  metrics:       {}\n"
+      "  decision log:  {}\n"
+      "  OpenSM events: {}\n"
+      "  lock file:     {}\n",
+      o.configPath, topo->numSwitches(), topo->numLinks(), allowed, mode, s->policyName,
+      s->agent.checkPeriodPs / kPsPerMs,
+      s->keepStateOnExit ? "keeps links as they are" : "re-enables every link it disabled",
+      s->backend.restoreTimeoutPs / kPsPerMs,
+      s->metricsListen.empty() ? "off" : "http://" + s->metricsListen + "/metrics",
+      s->decisionLog.empty() ? "none" : s->decisionLog,
+      s->osmEvents.empty() ? "none" : s->osmEvents,
+      s->lockFile.empty()
+          ? daemon::defaultLockPath(s->port, "/run/ebb", std::getenv("XDG_RUNTIME_DIR"),
+                                    std::getenv("IBSIM_SOCKNAME")) +
+                " (default)"
+          : s->lockFile);
+  return kExitOk;
+}
+
+int runAgent(const AgentOptions& o, std::ostream& out, std::ostream& err) {
+  std::optional<fabric::Topology> topo;
+  std::optional<daemon::DaemonSettings> s;
+  if (int rc = loadAgentSettings(o, err, topo, s); rc != kExitOk) return rc;
   int rc = 0;
   {
     daemon::AgentDaemon d(std::move(*s), *topo, out, err);
@@ -153,12 +209,20 @@ void addAgentCommand(CLI::App& app, CommandAction& action) {
   cmd->add_flag("--list-devices", o->listDevices,
                 "list the local RDMA devices and ports libibverbs sees (state, LID, link layer) "
                 "and the umad port ebb would pick, then exit; no --config needed");
+  cmd->add_flag("--check-config", o->checkConfig,
+                "check the config, the overrides and the topology as at start (fields, "
+                "allow-list against the topology) and print what would run, then exit 0, or 1 "
+                "naming the field; opens no port, takes no lock");
   cmd->callback([o, &action] {
     if (o->listDevices) {
       action = [](std::ostream& out, std::ostream& err) { return listDevices(out, err); };
       return;
     }
     if (o->configPath.empty()) throw CLI::RequiredError("--config");
+    if (o->checkConfig) {
+      action = [o](std::ostream& out, std::ostream& err) { return checkConfig(*o, out, err); };
+      return;
+    }
     action = [o](std::ostream& out, std::ostream& err) { return runAgent(*o, out, err); };
   });
 }

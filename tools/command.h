@@ -25,6 +25,11 @@ void addAgentCommand(CLI::App& app, CommandAction& action);
 void addTuneCommand(CLI::App& app, CommandAction& action);
 void addFaultsCommand(CLI::App& app, CommandAction& action);
 
+// The whole ebb command line on `app`: its name and description, --version
+// and every command. What runEbb parses, and what the man pages are made
+// from (tools/man_page.h).
+void buildEbbApp(CLI::App& app, CommandAction& action);
+
 // Runs the ebb command line (argv as given to main).
 int runEbb(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 // Parses and checks the command line as runEbb does, without running the

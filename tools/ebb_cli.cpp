@@ -3,28 +3,36 @@
 #include <CLI/CLI.hpp>
 
 #include "common/status.h"
+#include "tools/build_info.h"
 #include "tools/command.h"
 
 namespace ebb::tools {
 
-namespace {
-
-// The command line parsed and checked; with `run`, the chosen command run.
-int dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream& err, bool run) {
-  CLI::App app(
+void buildEbbApp(CLI::App& app, CommandAction& action) {
+  app.name("ebb");
+  app.description(
       "ebb: power-aware control of fat-tree interconnects. Per-switch agents gate links on and off "
       "without disconnecting the fabric and put idle links into low-power idle, on an emulated "
-      "k-ary n-tree or next to OpenSM on a real InfiniBand subnet.",
-      "ebb");
+      "k-ary n-tree or next to OpenSM on a real InfiniBand subnet.");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "ebb 0.1.0");
-  CommandAction action;
+  app.set_version_flag("--version", versionText(),
+                       "Print the version, git revision, build type and whether InfiniBand "
+                       "support is compiled in, and exit");
   addTopoCommand(app, action);
   addReplayCommand(app, action);
   addGenCommand(app, action);
   addAgentCommand(app, action);
   addTuneCommand(app, action);
   addFaultsCommand(app, action);
+}
+
+namespace {
+
+// The command line parsed and checked; with `run`, the chosen command run.
+int dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream& err, bool run) {
+  CLI::App app;
+  CommandAction action;
+  buildEbbApp(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

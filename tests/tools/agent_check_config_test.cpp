@@ -1,0 +1,79 @@
+// `ebb agent --check-config`: every check the agent makes before it opens
+// the umad port, and what it would run with, without touching a fabric (no
+// umad port here: the test would fail if the command opened one).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "fabric/kary_tree.h"
+#include "tests/tools/cli_run.h"
+
+namespace ebb::tools {
+namespace {
+
+std::string writeAgentConfig(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("ebb-check-config-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string firstSwitchGuid() {
+  const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
+  return fmt::format("0x{:016x}", t.switches().front().guid);
+}
+
+TEST(AgentCheckConfig, NothingAllowListedIsReadOnly) {
+  const std::string cfg = writeAgentConfig(
+      "ro.textproto", "fabric { kary_n_tree { k: 4 n: 3 } } agent { check_period_ms: 500 }");
+  const testing::CliRun r = testing::ebb({"agent", "--check-config", "--config", cfg});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("config OK"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fabric:        48 switches"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("allow-listed:  0 switches"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mode:          read-only"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("check period 500 ms"), std::string::npos) << r.out;
+}
+
+TEST(AgentCheckConfig, AllowListedIsActiveAndDryRunSaysSo) {
+  const std::string cfg =
+      writeAgentConfig("active.textproto", fmt::format("fabric {{ kary_n_tree {{ k: 4 n: 3 }} }} "
+                                                       "agent {{ allow_switches: \"{}\" }}",
+                                                       firstSwitchGuid()));
+  testing::CliRun r = testing::ebb({"agent", "--check-config", "--config", cfg});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("allow-listed:  1 switches"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mode:          active"), std::string::npos) << r.out;
+  r = testing::ebb(
+      {"agent", "--check-config", "--config", cfg, "--dry-run", "agent.metrics_listen=off"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("mode:          dry run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("metrics:       off"), std::string::npos) << r.out;
+}
+
+TEST(AgentCheckConfig, ASwitchNotInTheTopologyIsAnErrorNamingTheField) {
+  const std::string cfg = writeAgentConfig("bad.textproto",
+                                           "fabric { kary_n_tree { k: 4 n: 3 } } "
+                                           "agent { allow_switches: \"0x00000000deadbeef\" }");
+  const testing::CliRun r = testing::ebb({"agent", "--check-config", "--config", cfg});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_NE(r.err.find("agent.allow_switches[0]"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("config OK"), std::string::npos) << r.out;
+}
+
+TEST(AgentCheckConfig, AMissingTopologyFileIsNamed) {
+  const std::string cfg = writeAgentConfig(
+      "nofile.textproto", "fabric { topology_file { path: \"no-such-fabric.txt\" } }");
+  const testing::CliRun r = testing::ebb({"agent", "--check-config", "--config", cfg});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_NE(r.err.find("no-such-fabric.txt"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ebb::tools
