@@ -302,11 +302,7 @@ bool waitForLine(const std::string& path, const std::regex& re, std::chrono::mil
 // re-reads that switch's ports at once: with a check period of 60 s, nothing
 // but the event can make it look before the test gives up after 5 s.
 TEST(AgentDaemon, OpenSmEventsMakeTheDaemonReReadASwitchAtOnce) {
-  IbsimFabric::Options o;
-  o.openSmConfig = {"event_plugin_name ebb_osm_events",
-                    "event_plugin_options ebb_osm_events=osm-events.sock"};  // in OpenSM's cwd
-  o.openSmEnv["LD_LIBRARY_PATH"] = std::string(EBB_BINARY_DIR) + "/opensm_plugin";
-  IbsimFabric fab(tree(), o);
+  IbsimFabric fab(tree(), withOsmEventPlugin());
   ASSERT_NE(fab.openSmLog().find("ebb_osm_events: forwarding events to osm-events.sock"),
             std::string::npos)
       << fab.openSmLog().substr(0, 3000);

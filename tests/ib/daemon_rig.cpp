@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 #include <fstream>
 #include <regex>
@@ -315,6 +316,25 @@ std::set<fabric::LinkId> PhysicalLayer::cut() const {
   std::set<fabric::LinkId> out = down_;
   out.insert(failed_.begin(), failed_.end());
   return out;
+}
+
+void playUntilQuiet(Daemon& d, PhysicalLayer& phys, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (bool quiet = false; !quiet && std::chrono::steady_clock::now() < deadline;) {
+    const auto ds = d.next(std::chrono::seconds(1));
+    quiet = std::none_of(ds.begin(), ds.end(),
+                         [](const Decision& x) { return x.accepted() || !x.event.empty(); });
+    phys.play(ds);
+    ASSERT_TRUE(d.proc().running()) << d.out() << d.err();
+  }
+}
+
+IbsimFabric::Options withOsmEventPlugin() {
+  IbsimFabric::Options o;
+  o.openSmConfig = {"event_plugin_name ebb_osm_events",
+                    "event_plugin_options ebb_osm_events=osm-events.sock"};  // in OpenSM's cwd
+  o.openSmEnv["LD_LIBRARY_PATH"] = std::string(EBB_BINARY_DIR) + "/opensm_plugin";
+  return o;
 }
 
 }  // namespace ebb::testing

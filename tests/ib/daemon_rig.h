@@ -182,4 +182,12 @@ class PhysicalLayer {
   std::size_t unverified_ = 0;
 };
 
+// Plays the physical layer until a second passes with nothing new decided or
+// set (a refusal is logged once), at most `limit`.
+void playUntilQuiet(Daemon& d, PhysicalLayer& phys, std::chrono::seconds limit);
+
+// Fabric options with OpenSM loading ebb's event plugin (opensm_plugin/, on
+// LD_LIBRARY_PATH), which forwards to osm-events.sock in OpenSM's folder.
+IbsimFabric::Options withOsmEventPlugin();
+
 }  // namespace ebb::testing

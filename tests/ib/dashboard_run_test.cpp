@@ -135,19 +135,6 @@ class Scraper {
   std::thread thread_;
 };
 
-// Plays the physical layer until a second passes with nothing new decided or
-// set (a refusal is logged once), at most `limit`.
-void playUntilQuiet(Daemon& d, PhysicalLayer& phys, std::chrono::seconds limit) {
-  const auto deadline = Clock::now() + limit;
-  for (bool quiet = false; !quiet && Clock::now() < deadline;) {
-    const auto ds = d.next(1s);
-    quiet = std::none_of(ds.begin(), ds.end(),
-                         [](const Decision& x) { return x.accepted() || !x.event.empty(); });
-    phys.play(ds);
-    ASSERT_TRUE(d.proc().running()) << d.out() << d.err();
-  }
-}
-
 void playFor(Daemon& d, PhysicalLayer& phys, std::chrono::milliseconds span) {
   const auto until = Clock::now() + span;
   while (Clock::now() < until && d.proc().running())
@@ -225,11 +212,7 @@ double minOf(const std::vector<std::pair<double, Sample>>& samples, const std::s
 }
 
 TEST(DashboardRun, MetricsOfARealRunMoveEveryPanelAndAgreeWithTheDecisionLog) {
-  IbsimFabric::Options o;
-  o.openSmConfig = {"event_plugin_name ebb_osm_events",
-                    "event_plugin_options ebb_osm_events=osm-events.sock"};  // in OpenSM's cwd
-  o.openSmEnv["LD_LIBRARY_PATH"] = std::string(EBB_BINARY_DIR) + "/opensm_plugin";
-  IbsimFabric fab(tree(), o);
+  IbsimFabric fab(tree(), withOsmEventPlugin());
   Daemon d(fab, {.topo = &tree(),
                  .fabric = "kary_n_tree { k: 4 n: 3 }",
                  .agentFields = "osm_events: \"osm-events.sock\" min_dwell_ms: 1500 "

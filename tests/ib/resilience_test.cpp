@@ -198,14 +198,7 @@ PortName treeUpPort(fabric::SwitchId leaf) {
 // Plays the physical layer until ebb has gated the fabric: a second passes
 // with nothing new decided or set (a refusal is logged once), at most 25 s.
 void gateUntilQuiet(Daemon& d, PhysicalLayer& phys) {
-  const auto deadline = Clock::now() + 25s;
-  for (bool quiet = false; !quiet && Clock::now() < deadline;) {
-    const auto ds = d.next(1s);
-    quiet = std::none_of(ds.begin(), ds.end(),
-                         [](const Decision& x) { return x.accepted() || !x.event.empty(); });
-    phys.play(ds);
-    ASSERT_TRUE(d.proc().running()) << d.out() << d.err();
-  }
+  playUntilQuiet(d, phys, 25s);
 }
 
 // A leaf other than the daemon's own, with 3 or more up cables, that hangs
