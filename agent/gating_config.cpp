@@ -12,6 +12,12 @@ GatingChoice gatingFromConfig(const config::GatingSpec& g) {
       c.thresholds = policies::Thresholds::makeStatic(g.u_off(), uOn);
       c.policyName = fmt::format("static [{}, {}]", g.u_off(), uOn);
       break;
+    case config::GatingSpec::PROPORTIONAL: {
+      const double h = g.has_hysteresis() ? g.hysteresis() : policies::Thresholds{}.hysteresis;
+      c.thresholds = policies::Thresholds::makeProportional(uOn, h);
+      c.policyName = fmt::format("proportional [U_on={}, h={}]", uOn, h);
+      break;
+    }
     case config::GatingSpec::ALL_ON:
       c.gating = false;
       c.thresholds = policies::Thresholds::makeDynamic(uOn);
@@ -30,11 +36,19 @@ Status checkGatingFields(const config::GatingSpec& g) {
     return invalidArgument(fmt::format(
         "gating.u_off: applies to the STATIC policy only (policy is {}); the dynamic policy "
         "derives its off threshold from u_on",
-        g.policy() == config::GatingSpec::ALL_ON ? "ALL_ON" : "DYNAMIC"));
+        config::GatingSpec::Policy_Name(g.policy())));
   }
   if (isStatic && !g.has_u_off()) {
     return invalidArgument(
         "gating.u_off: the STATIC policy needs u_off (0 < U_off <= 1, U_on > 2*U_off)");
+  }
+  const bool proportional = g.policy() == config::GatingSpec::PROPORTIONAL;
+  if (g.has_hysteresis() && !proportional) {
+    return invalidArgument("gating.hysteresis: applies to the PROPORTIONAL policy only");
+  }
+  if (g.has_hysteresis() && !(g.hysteresis() > 0 && g.hysteresis() < 1)) {
+    return invalidArgument(
+        fmt::format("gating.hysteresis: {} breaks the rule 0 < h < 1", g.hysteresis()));
   }
   if (g.has_u_on() && !(g.u_on() > 0 && g.u_on() <= 1)) {
     return invalidArgument(fmt::format("gating.u_on: {} breaks the rule 0 < U_on <= 1", g.u_on()));

@@ -166,7 +166,14 @@ void SwitchAgent::onSample(const CounterSample& s) {
   rec.threshold = d.reason.threshold;
   rec.effectiveThreshold = d.reason.effectiveThreshold;
   rec.linksOn = d.reason.linksOn;
-  apply(viewPort(d.upIndex), d.action == Action::kTurnOn, rec);
+  // The ports first: apply() may change the view's links.
+  std::vector<PortState*> ports;
+  for (int i : d.upIndices)
+    ports.push_back(&viewPort(i));
+  for (PortState* p : ports) {
+    if (stopped_) break;  // failed safe meanwhile: it restores, nothing more
+    apply(*p, d.action == Action::kTurnOn, rec);
+  }
 }
 
 void SwitchAgent::apply(PortState& p, bool on, DecisionRecord rec) {

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace ebb::policies {
 
 const char* toString(LinkPowerState s) {
@@ -52,6 +55,10 @@ const char* toString(Rule r) {
       return "an-input-on";
     case Rule::kEveryInputOff:
       return "every-input-off";
+    case Rule::kLoadNeedsMore:
+      return "load-needs-more";
+    case Rule::kLoadNeedsFewer:
+      return "load-needs-fewer";
   }
   return "?";
 }
@@ -64,7 +71,10 @@ const char* thresholdName(Rule r) {
       return "U_off(i)";
     case Rule::kAboveOn:
     case Rule::kNothingToTurnOn:
+    case Rule::kLoadNeedsMore:
       return "U_on";
+    case Rule::kLoadNeedsFewer:
+      return "h*U_on";
     default:
       return "";
   }
@@ -87,6 +97,11 @@ std::string describe(const Decision& d) {
     case Rule::kWithinBand:
       out += fmt::format(", U_off({})={:.4g} <= u_up={:.4g} <= U_on", r.linksOn, r.threshold,
                          r.measured);
+      break;
+    case Rule::kLoadNeedsMore:
+    case Rule::kLoadNeedsFewer:
+      out += fmt::format(", u_up={:.4g}: {} link(s) at {}={:.4g}", r.measured,
+                         static_cast<int>(d.upIndices.size()), thresholdName(r.rule), r.threshold);
       break;
     default:
       break;
@@ -126,6 +141,54 @@ int highestNonMtOn(std::span<const UpLinkView> up) {
   return -1;
 }
 
+// Proportional (docs/mechanisms.md §2.7). The ascending load in link
+// capacities, T = u_up x usable links, needs n_on = ceil(T / U_on) links:
+// with fewer on, the lowest off ones are turned on up to n_on at once. With
+// more on than n_off = ceil(T / (h U_on)), the highest usable non-MT ones go
+// down to n_off (never the MT link, never the last usable one). Since
+// h < 1, n_off >= n_on: under a constant T a turn-on is never followed by a
+// turn-off, nor a turn-off by a turn-on.
+Decision proportional(const SwitchView& view, double uUp, const Thresholds& t, const Counts& c,
+                      Decision d) {
+  const int k = d.reason.upLinks;
+  const double load = uUp * static_cast<double>(c.usable);
+  const auto need = [&](double u) {
+    const double n = std::ceil(load / u - 1e-9);
+    return std::clamp(static_cast<int>(std::min<double>(n, k)), 1, k);
+  };
+  const int nOn = need(t.uOn);
+  if (nOn > c.on) {
+    d.reason.rule = Rule::kLoadNeedsMore;
+    d.reason.threshold = t.uOn;
+    d.reason.effectiveThreshold = t.effectiveOn(c.on, k);
+    for (std::size_t i = 0; i < view.up.size() && c.on + std::ssize(d.upIndices) < nOn; ++i) {
+      if (!isOnOrTurningOn(view.up[i].state)) d.upIndices.push_back(static_cast<int>(i));
+    }
+    d.action = Action::kTurnOn;
+    d.upIndex = d.upIndices.front();
+    return d;
+  }
+  const int nOff = need(t.hysteresis * t.uOn);
+  d.reason.threshold = t.offThreshold(c.on, k);
+  d.reason.effectiveThreshold = t.effectiveOff(c.on, k);
+  if (nOff < c.on) {
+    int usable = c.usable;
+    for (std::size_t i = view.up.size(); i-- > 0 && c.on - std::ssize(d.upIndices) > nOff;) {
+      if (view.up[i].state == LinkPowerState::kOn && !view.up[i].isMt && usable >= 2) {
+        d.upIndices.push_back(static_cast<int>(i));
+        --usable;
+      }
+    }
+    d.reason.threshold = t.hysteresis * t.uOn;
+    d.reason.rule = d.upIndices.empty() ? Rule::kNothingToTurnOff : Rule::kLoadNeedsFewer;
+    d.action = d.upIndices.empty() ? Action::kHold : Action::kTurnOff;
+    d.upIndex = d.upIndices.empty() ? -1 : d.upIndices.front();
+    return d;
+  }
+  d.reason.rule = Rule::kWithinBand;
+  return d;
+}
+
 }  // namespace
 
 Status validateView(const SwitchView& view) {
@@ -162,6 +225,7 @@ Decision propagateUp(const SwitchView& view) {
     if (d.upIndex >= 0) {
       d.action = Action::kTurnOn;
       d.reason.rule = Rule::kPropagateUp;
+      d.upIndices.push_back(d.upIndex);
     }
   }
   return d;
@@ -173,6 +237,12 @@ Result<GatingPolicy> GatingPolicy::create(const Thresholds& t) {
 }
 
 Decision GatingPolicy::decide(const SwitchView& view, double uUp) const {
+  Decision d = decideOne(view, uUp);
+  if (d.action != Action::kHold && d.upIndices.empty()) d.upIndices.push_back(d.upIndex);
+  return d;
+}
+
+Decision GatingPolicy::decideOne(const SwitchView& view, double uUp) const {
   Decision d = propagateUp(view);
   d.reason.measured = uUp;
   if (d.action != Action::kHold || d.reason.rule == Rule::kRoot) return d;
@@ -188,6 +258,7 @@ Decision GatingPolicy::decide(const SwitchView& view, double uUp) const {
     d.reason.rule = d.upIndex >= 0 ? Rule::kInputsOff : Rule::kNothingToTurnOff;
     return d;
   }
+  if (t_.kind == GatingKind::kProportional) return proportional(view, uUp, t_, c, d);
   if (uUp > t_.uOn) {
     d.reason.threshold = t_.uOn;
     d.reason.effectiveThreshold = t_.effectiveOn(c.on, k);

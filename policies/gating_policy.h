@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -39,6 +40,8 @@ enum class Rule : std::uint8_t {
   kRoot,              // a root has no up links
   kAnInputOn,         // down-link rule: an input link is on, so are the down links
   kEveryInputOff,     // down-link rule: every input link is off, so are the down links
+  kLoadNeedsMore,     // proportional: the load needs more up links at U_on: turn them on
+  kLoadNeedsFewer,    // proportional: the load fits fewer at h * U_on: turn the rest off
 };
 const char* toString(Rule r);
 
@@ -58,7 +61,10 @@ struct Reason {
 
 struct Decision {
   Action action = Action::kHold;
-  int upIndex = -1;  // index into SwitchView::up
+  int upIndex = -1;  // index into SwitchView::up (the first, when several)
+  // Every up link the action applies to, in order (the proportional policy
+  // changes several at once; the others one); empty on hold.
+  std::vector<int> upIndices;
   Reason reason;
 };
 
@@ -74,7 +80,8 @@ std::string describe(const Decision& d);
 // link, a link still turning on, and a switch's last usable up link while
 // traffic may still ascend through it (an MT switch, or any ascending input on).
 // A non-MT switch with no ascending input on sheds its up links, one per call,
-// and never turns one on.
+// and never turns one on. The proportional kind changes several at once (see
+// Thresholds).
 class GatingPolicy {
  public:
   explicit GatingPolicy(Thresholds t) : t_(t) {}
@@ -87,6 +94,7 @@ class GatingPolicy {
   Decision decide(const SwitchView& view, double uUp) const;
 
  private:
+  Decision decideOne(const SwitchView& view, double uUp) const;
   Thresholds t_;
 };
 

@@ -14,11 +14,20 @@ Status Thresholds::validate() const {
     if (!(uOff > 0.0 && uOff <= 1.0)) return bad("0 < U_off <= 1");
     if (!(uOn > 2.0 * uOff)) return bad("U_on > 2*U_off");
   }
+  if (kind == GatingKind::kProportional && !(hysteresis > 0.0 && hysteresis < 1.0)) {
+    return bad("0 < h < 1");
+  }
   return Status::ok();
 }
 
 double Thresholds::offThreshold(int linksOn, int k) const {
   if (kind == GatingKind::kStatic) return uOff;
+  // Proportional: with i links on, one goes once the load fits i - 1 at h * U_on.
+  if (kind == GatingKind::kProportional) {
+    return linksOn > 1
+               ? hysteresis * uOn * static_cast<double>(linksOn - 1) / static_cast<double>(linksOn)
+               : 0.0;
+  }
   return uOn * static_cast<double>(linksOn - 1) / static_cast<double>(k);
 }
 
@@ -33,6 +42,9 @@ double Thresholds::effectiveOn(int linksOn, int k) const {
 std::string Thresholds::describe() const {
   if (kind == GatingKind::kStatic) {
     return fmt::format("static thresholds [U_off={}, U_on={}]", uOff, uOn);
+  }
+  if (kind == GatingKind::kProportional) {
+    return fmt::format("proportional thresholds [U_on={}, h={}]", uOn, hysteresis);
   }
   return fmt::format("dynamic thresholds [U_on={}]", uOn);
 }

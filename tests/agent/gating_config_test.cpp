@@ -50,5 +50,32 @@ TEST(GatingConfig, OffTheMapIsReturnedForTheCallerToValidate) {
   EXPECT_NE(s.message().find("U_on"), std::string::npos) << s.message();
 }
 
+TEST(GatingConfig, ProportionalTakesItsHysteresisAndOnlyIt) {
+  config::GatingSpec g;
+  g.set_policy(config::GatingSpec::PROPORTIONAL);
+  g.set_u_on(0.2);
+  ASSERT_TRUE(checkGatingFields(g).isOk());
+  GatingChoice c = gatingFromConfig(g);
+  EXPECT_EQ(c.thresholds.kind, policies::GatingKind::kProportional);
+  EXPECT_DOUBLE_EQ(c.thresholds.hysteresis, policies::Thresholds{}.hysteresis);
+  EXPECT_EQ(c.policyName, "proportional [U_on=0.2, h=0.75]");
+  g.set_hysteresis(0.5);
+  c = gatingFromConfig(g);
+  EXPECT_DOUBLE_EQ(c.thresholds.hysteresis, 0.5);
+  g.set_hysteresis(1.0);
+  EXPECT_NE(checkGatingFields(g).message().find("gating.hysteresis: 1 breaks the rule 0 < h < 1"),
+            std::string::npos)
+      << checkGatingFields(g).message();
+  config::GatingSpec dyn;
+  dyn.set_hysteresis(0.5);
+  EXPECT_NE(checkGatingFields(dyn).message().find("applies to the PROPORTIONAL policy only"),
+            std::string::npos);
+  config::GatingSpec off;
+  off.set_policy(config::GatingSpec::PROPORTIONAL);
+  off.set_u_off(0.1);
+  EXPECT_NE(checkGatingFields(off).message().find("policy is PROPORTIONAL"), std::string::npos)
+      << checkGatingFields(off).message();
+}
+
 }  // namespace
 }  // namespace ebb::agent

@@ -138,5 +138,30 @@ TEST(Oracle, ANearlyIdleRunSitsOnTheBound) {
   EXPECT_LT(o.efficiency(), 1.0 + 1e-9);
 }
 
+// The proportional policy against the dynamic one on a load step of an
+// 8-ary 2-tree (docs/mechanisms.md §2.7): its two decisions after the step
+// (at 22 000 and 24 000 cycles, the first seeing the load through one
+// saturated link) turn every link on, usable T_on later; the dynamic policy
+// has added one link per leaf and period.
+TEST(Oracle, AfterAStepTheProportionalPolicyHasItsLinksWithinTwoPeriods) {
+  const Tree t(8, 2);
+  const auto sharesAt = [&](const char* policy, double cycles) {
+    const RunSpec s =
+        oracleSpec(std::string("fabric { kary_n_tree { k: 8 n: 2 } } gating { policy: ") + policy +
+                   " u_on: 0.15 } workload { rate_points { point { at_cycles: 0 rate: 0.005 } "
+                   "point { at_cycles: 20000 rate: 0.005 } point { at_cycles: 20000 rate: 0.3 } "
+                   "point { at_cycles: 40000 rate: 0.3 } } }");
+    const RunOutput out = runEmulation(s, t.topo, t.mt, true, {}).value();
+    for (const PeriodRow& r : out.rows) {
+      if (r.timeCycles == cycles) return r.linksOnShare.at(0);
+    }
+    ADD_FAILURE() << "no row at " << cycles;
+    return 0.0;
+  };
+  EXPECT_LT(sharesAt("PROPORTIONAL", 20000), 0.5);  // before the step: the minimal tree
+  EXPECT_DOUBLE_EQ(sharesAt("PROPORTIONAL", 26000), 1.0);
+  EXPECT_LT(sharesAt("DYNAMIC", 26000), 0.75);
+}
+
 }  // namespace
 }  // namespace ebb::replay
