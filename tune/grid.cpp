@@ -20,7 +20,8 @@ std::string shortName(const std::string& path) {
   static const std::map<std::string, std::string> names = {
       {"gating.policy", "policy"}, {"gating.u_off", "u_off"},
       {"gating.u_on", "u_on"},     {"gating.check_period_cycles", "period"},
-      {"lpi.mode", "lpi"},         {"lpi.hold_ts", "hold"}};
+      {"lpi.mode", "lpi"},         {"lpi.hold_ts", "hold"},
+      {"gating.hysteresis", "h"}};
   auto it = names.find(path);
   return it == names.end() ? path : it->second;
 }
@@ -61,7 +62,7 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
     for (int p : sp.policy()) {
       const auto policy = static_cast<config::GatingSpec::Policy>(p);
       if (policy == config::GatingSpec::POLICY_UNSPECIFIED) {
-        return invalidArgument("search_space.policy: name STATIC, DYNAMIC or ALL_ON");
+        return invalidArgument("search_space.policy: name STATIC, DYNAMIC, PROPORTIONAL or ALL_ON");
       }
       d.values.push_back(config::GatingSpec::Policy_Name(policy));
     }
@@ -80,6 +81,24 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
         "search_space.policy");
   }
   if (Status s = numbers(sp.u_off(), "gating.u_off", "u_off"); !s.isOk()) return s;
+  bool anyProportional =
+      sp.policy_size() == 0 && base.gating().policy() == config::GatingSpec::PROPORTIONAL;
+  for (int p : sp.policy())
+    anyProportional = anyProportional || p == config::GatingSpec::PROPORTIONAL;
+  Result<std::vector<double>> hyst = expandRange(sp.hysteresis(), "search_space.hysteresis");
+  if (!hyst) return hyst.status();
+  for (double h : *hyst) {
+    if (!(h > 0 && h < 1)) {
+      return invalidArgument(
+          fmt::format("search_space.hysteresis: {} breaks the rule 0 < h < 1", h));
+    }
+  }
+  if (!hyst->empty() && !anyProportional) {
+    return invalidArgument(
+        "search_space.hysteresis: only the proportional policy has it; add PROPORTIONAL to "
+        "search_space.policy");
+  }
+  if (Status s = numbers(sp.hysteresis(), "gating.hysteresis", "hysteresis"); !s.isOk()) return s;
   Result<std::vector<double>> uOn = expandRange(sp.u_on(), "search_space.u_on");
   if (!uOn) return uOn.status();
   if (Status s = checkThresholdValues(*uOn, "u_on", false); !s.isOk()) return s;
@@ -212,8 +231,11 @@ Setting settingOf(const TunePlan& plan, const std::vector<std::size_t>& at, std:
     const std::string& path = dims[i].path;
     // Combinations that do not apply collapse onto one setting.
     if (path == "gating.u_off" && policy != "STATIC") continue;
+    if (path == "gating.hysteresis" && policy != "PROPORTIONAL") continue;
     if (path == "lpi.hold_ts" && (lpi == "OFF" || lpi == "MODE_UNSPECIFIED")) continue;
-    if ((path == "gating.u_on" || path == "gating.u_off") && policy == "ALL_ON") continue;
+    if ((path == "gating.u_on" || path == "gating.u_off" || path == "gating.hysteresis") &&
+        policy == "ALL_ON")
+      continue;
     const std::string& value = dims[i].values[at[i]];
     s.overrides.emplace_back(path, value);
     key += path + "=" + value + ";";

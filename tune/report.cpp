@@ -62,9 +62,16 @@ std::string strategyText(const TunePlan& plan, const TuneResult& r) {
   }
 }
 
+// The run's switch-link saving over the oracle bound's (docs/replay.md), or
+// `none` when the report has no efficiency.
+std::string efficiencyText(const RunResult& x, const char* none) {
+  return x.run.oracle().has_efficiency() ? num(x.run.oracle().efficiency()) : none;
+}
+
 std::string runsCsv(const TunePlan& plan, const TuneResult& r) {
   std::string out = "setting,label" + dimensionHeader(plan) +
-                    ",workload,fraction,saving_switch_links,saving_all_links,mean_latency_"
+                    ",workload,fraction,saving_switch_links,oracle_efficiency,saving_all_links,"
+                    "mean_latency_"
                     "increase_pct,p99_latency_increase_pct,app_slowdown_pct,within_budget,broken,"
                     "relative_power_switch_links,relative_power_all_links,mean_latency_cycles,"
                     "p99_latency_cycles,baseline_mean_latency_cycles,baseline_p99_latency_cycles,"
@@ -72,10 +79,10 @@ std::string runsCsv(const TunePlan& plan, const TuneResult& r) {
   for (const RunResult& x : r.runs) {
     const Setting& s = plan.settings[x.setting];
     out += fmt::format(
-        "{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.id,
+        "{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.id,
         csvField(s.label), dimensionValues(plan, s), csvField(plan.workloads[x.workload].name),
-        num(x.fraction), num(x.savingSwitchLinks), num(x.savingAllLinks), num(x.meanLatencyPct),
-        num(x.p99LatencyPct), x.appSlowdownPct ? num(*x.appSlowdownPct) : "",
+        num(x.fraction), num(x.savingSwitchLinks), efficiencyText(x, ""), num(x.savingAllLinks),
+        num(x.meanLatencyPct), num(x.p99LatencyPct), x.appSlowdownPct ? num(*x.appSlowdownPct) : "",
         x.broken.empty() ? 1 : 0, csvField(x.broken), num(x.run.relative_power_switch_links()),
         num(x.run.relative_power_all_links()), num(x.run.mean_latency_cycles()),
         num(x.run.p99_latency_cycles()), num(x.baseline.mean_latency_cycles()),
@@ -155,7 +162,8 @@ std::string runsJson(const TunePlan& plan, const TuneResult& r) {
           fmt::format("{}{}: {}", overrides.empty() ? "" : ", ", jsonQuote(p), jsonQuote(v));
     out += fmt::format(
         "{}\n    {{\"setting\": {}, \"label\": {}, \"overrides\": {{{}}}, \"workload\": {}, "
-        "\"fraction\": {}, \"saving_switch_links\": {}, \"saving_all_links\": {}, "
+        "\"fraction\": {}, \"saving_switch_links\": {}, \"oracle_efficiency\": {}, "
+        "\"saving_all_links\": {}, "
         "\"mean_latency_increase_pct\": {}, \"p99_latency_increase_pct\": {}, "
         "\"app_slowdown_pct\": {}, \"within_budget\": {}, \"broken\": {}, \"run\": {}, "
         "\"relative_power_switch_links\": {}, \"mean_latency_cycles\": {}, "
@@ -164,12 +172,13 @@ std::string runsJson(const TunePlan& plan, const TuneResult& r) {
         "\"baseline_app_runtime_us\": {}}}",
         i == 0 ? "" : ",", s.id, jsonQuote(s.label), overrides,
         jsonQuote(plan.workloads[x.workload].name), num(x.fraction), num(x.savingSwitchLinks),
-        num(x.savingAllLinks), num(x.meanLatencyPct), num(x.p99LatencyPct),
-        x.appSlowdownPct ? num(*x.appSlowdownPct) : "null", x.broken.empty() ? "true" : "false",
-        jsonQuote(x.broken), jsonQuote(x.hash), num(x.run.relative_power_switch_links()),
-        num(x.run.mean_latency_cycles()), num(x.run.p99_latency_cycles()),
-        num(x.baseline.mean_latency_cycles()), num(x.baseline.p99_latency_cycles()),
-        num(x.run.app_runtime_us()), num(x.baseline.app_runtime_us()));
+        efficiencyText(x, "null"), num(x.savingAllLinks), num(x.meanLatencyPct),
+        num(x.p99LatencyPct), x.appSlowdownPct ? num(*x.appSlowdownPct) : "null",
+        x.broken.empty() ? "true" : "false", jsonQuote(x.broken), jsonQuote(x.hash),
+        num(x.run.relative_power_switch_links()), num(x.run.mean_latency_cycles()),
+        num(x.run.p99_latency_cycles()), num(x.baseline.mean_latency_cycles()),
+        num(x.baseline.p99_latency_cycles()), num(x.run.app_runtime_us()),
+        num(x.baseline.app_runtime_us()));
   }
   out += "\n  ]\n}\n";
   return out;
@@ -213,11 +222,14 @@ Result<std::string> recommendedConfig(const TunePlan& plan, const TuneResult& re
   for (const RunResult& r : result.runs) {
     if (r.setting != s.id || r.fraction < 1.0) continue;
     head +=
-        fmt::format("#   {}: saved {:.2f}%, mean latency {:+.2f}%, p99 {:+.2f}%{}\n",
+        fmt::format("#   {}: saved {:.2f}%, mean latency {:+.2f}%, p99 {:+.2f}%{}{}\n",
                     plan.workloads[r.workload].name,
                     100 * (plan.allLinksObjective ? r.savingAllLinks : r.savingSwitchLinks),
                     r.meanLatencyPct, r.p99LatencyPct,
-                    r.appSlowdownPct ? fmt::format(", slowdown {:+.2f}%", *r.appSlowdownPct) : "");
+                    r.appSlowdownPct ? fmt::format(", slowdown {:+.2f}%", *r.appSlowdownPct) : "",
+                    r.run.oracle().has_efficiency()
+                        ? fmt::format(", oracle efficiency {:.2f}", r.run.oracle().efficiency())
+                        : "");
   }
   head += fmt::format("# Workload: {} (`ebb replay` this file; --trace or --traffic for another)\n",
                       plan.workloads[0].name);

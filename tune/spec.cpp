@@ -245,6 +245,9 @@ Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std
     if (Status st = config::applyOverride(cfg, path + "=" + value); !st.isOk()) return st;
   }
   if (!s.isStatic) cfg.mutable_gating()->clear_u_off();
+  if (cfg.gating().policy() != config::GatingSpec::PROPORTIONAL) {
+    cfg.mutable_gating()->clear_hysteresis();
+  }
   if (fraction < 1.0) {
     auto* w = cfg.mutable_workload();
     if (w->has_alonso_ramp()) {
@@ -265,6 +268,7 @@ config::Config baselineConfig(const config::Config& resolved) {
   g->set_policy(config::GatingSpec::ALL_ON);
   g->clear_u_on();
   g->clear_u_off();
+  g->clear_hysteresis();
   b.clear_lpi();
   return b;
 }

@@ -220,6 +220,39 @@ TEST(TuneGrid, SkipsWhatDoesNotApplyAndFlagsPointsOutsideTheMap) {
   EXPECT_EQ(plan->workloads[0].name, "alonso-ramp");
 }
 
+// The proportional policy's hysteresis is searched for it alone, and every
+// resolved config carries it only there.
+TEST(TuneGrid, SearchesTheProportionalPolicyAndItsHysteresis) {
+  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
+                                   "budget { latency_increase_pct: 5 } search_space { "
+                                   "policy: [DYNAMIC, PROPORTIONAL] u_on { values: [0.15] } "
+                                   "hysteresis { values: [0.5, 0.75] } }");
+  ASSERT_TRUE(plan) << plan.status().toString();
+  ASSERT_EQ(plan->settings.size(), 3u);  // dynamic once, proportional at each h
+  std::set<std::string> labels;
+  for (const Setting& s : plan->settings) {
+    labels.insert(s.label);
+    Result<config::Config> cfg = resolveConfig(*plan, s, 0, 1.0);
+    ASSERT_TRUE(cfg) << cfg.status().toString();
+    const bool proportional = cfg->gating().policy() == config::GatingSpec::PROPORTIONAL;
+    EXPECT_EQ(cfg->gating().has_hysteresis(), proportional) << s.label;
+    EXPECT_FALSE(baselineConfig(*cfg).gating().has_hysteresis());
+  }
+  EXPECT_EQ(labels, (std::set<std::string>{"policy=DYNAMIC u_on=0.15",
+                                           "policy=PROPORTIONAL h=0.5 u_on=0.15",
+                                           "policy=PROPORTIONAL h=0.75 u_on=0.15"}));
+  for (const auto& [body, says] :
+       {std::pair{"search_space { policy: [DYNAMIC] hysteresis { values: [0.5] } }",
+                  "search_space.hysteresis: only the proportional policy has it"},
+        std::pair{"search_space { policy: [PROPORTIONAL] hysteresis { values: [1] } }",
+                  "search_space.hysteresis: 1 breaks the rule 0 < h < 1"}}) {
+    Result<TunePlan> bad =
+        planFrom(tinyRampBase(0.1) + "budget { latency_increase_pct: 5 } " + body);
+    ASSERT_FALSE(bad) << body;
+    EXPECT_NE(bad.status().message().find(says), std::string::npos) << bad.status().message();
+  }
+}
+
 TEST(TuneGrid, RangesCountTheirEndsAndPrintCleanly) {
   config::Range r;
   r.set_from(0.1);
