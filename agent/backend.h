@@ -32,6 +32,9 @@ struct PortCounters {
   std::uint16_t index = 0;
   std::uint64_t txBytes = 0;
   std::uint64_t txPackets = 0;
+  // Cumulative time the port had data to send but no credit downstream
+  // (InfiniBand's PortXmitWait; the emulator's credit wait). 0 where unknown.
+  TimePs xmitWait = 0;
 };
 
 struct CounterSample {

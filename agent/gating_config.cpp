@@ -27,6 +27,10 @@ GatingChoice gatingFromConfig(const config::GatingSpec& g) {
       c.policyName = fmt::format("dynamic [U_on={}]", uOn);
       break;
   }
+  c.thresholds.waitOn = g.has_wait_on() ? g.wait_on() : 0.0;
+  if (c.gating && c.thresholds.waitOn > 0) {
+    c.policyName += fmt::format(" + xmit-wait>{}", c.thresholds.waitOn);
+  }
   return c;
 }
 
@@ -49,6 +53,10 @@ Status checkGatingFields(const config::GatingSpec& g) {
   if (g.has_hysteresis() && !(g.hysteresis() > 0 && g.hysteresis() < 1)) {
     return invalidArgument(
         fmt::format("gating.hysteresis: {} breaks the rule 0 < h < 1", g.hysteresis()));
+  }
+  if (g.has_wait_on() && !(g.wait_on() >= 0 && g.wait_on() < 1)) {
+    return invalidArgument(
+        fmt::format("gating.wait_on: {} breaks the rule 0 <= wait_on < 1", g.wait_on()));
   }
   if (g.has_u_on() && !(g.u_on() > 0 && g.u_on() <= 1)) {
     return invalidArgument(fmt::format("gating.u_on: {} breaks the rule 0 < U_on <= 1", g.u_on()));

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ebb::agent {
 
 using policies::Action;
@@ -139,7 +141,8 @@ void SwitchAgent::onSample(const CounterSample& s) {
   ++periods_;
   if (s.stale) return;
   // u_up: bytes sent on the usable up links over the period, per link capacity.
-  double bytes = 0, capacity = 0;
+  // The credit wait likewise: time waited over the period, per usable up link.
+  double bytes = 0, capacity = 0, waited = 0, links = 0;
   const TimePs dt = lastSample_ < 0 ? 0 : s.sampledAt - lastSample_;
   for (const PortCounters& c : s.ports) {
     for (PortState& p : ports_) {
@@ -147,17 +150,21 @@ void SwitchAgent::onSample(const CounterSample& s) {
       if (p.up && p.transmit == LinkPowerState::kOn && dt > 0) {
         bytes += static_cast<double>(c.txBytes - p.lastTxBytes);
         capacity += p.bandwidth * static_cast<double>(dt);
+        waited += static_cast<double>(std::max<TimePs>(0, c.xmitWait - p.lastXmitWait));
+        links += 1;
       }
       p.lastTxBytes = c.txBytes;
+      p.lastXmitWait = c.xmitWait;
     }
   }
+  lastWait_ = links > 0 ? std::min(1.0, waited / (links * static_cast<double>(dt))) : 0.0;
   const bool firstSample = lastSample_ < 0;
   lastSample_ = s.sampledAt;
   lastU_ = capacity > 0 ? bytes / capacity : 0.0;
   if (firstSample || !cfg_.gating || stopped_ || upIdx_.empty()) return;
   buildView();
   const policies::SwitchView view{view_, view_.empty(), isMt_, anyAscendingInputOn()};
-  const policies::Decision d = policy_.decide(view, lastU_);
+  const policies::Decision d = policy_.decide(view, lastU_, lastWait_);
   if (d.action == Action::kHold) return;
   DecisionRecord rec;
   rec.source = d.reason.rule == policies::Rule::kPropagateUp ? "propagate-up" : "gating";

@@ -78,6 +78,7 @@ class SwitchAgent {
     bool inputOn = true;
     bool failed = false;  // went down without ebb (onPortDown) and not up since
     std::uint64_t lastTxBytes = 0;
+    TimePs lastXmitWait = 0;
     double bandwidth = 0;
   };
   void tick();
@@ -121,6 +122,7 @@ class SwitchAgent {
   std::vector<std::size_t> viewPorts_;  // view index -> ports_ index (failed up links left out)
   TimePs lastSample_ = -1;
   double lastU_ = 0;
+  double lastWait_ = 0;  // share of the period the usable up links waited for credit
   bool stopped_ = false;
   FailSafeHook failSafeHook_;
   bool started_ = false;

@@ -59,6 +59,8 @@ const char* toString(Rule r) {
       return "load-needs-more";
     case Rule::kLoadNeedsFewer:
       return "load-needs-fewer";
+    case Rule::kCongested:
+      return "xmit-wait>W_on";
   }
   return "?";
 }
@@ -75,6 +77,8 @@ const char* thresholdName(Rule r) {
       return "U_on";
     case Rule::kLoadNeedsFewer:
       return "h*U_on";
+    case Rule::kCongested:
+      return "W_on";
     default:
       return "";
   }
@@ -97,6 +101,9 @@ std::string describe(const Decision& d) {
     case Rule::kWithinBand:
       out += fmt::format(", U_off({})={:.4g} <= u_up={:.4g} <= U_on", r.linksOn, r.threshold,
                          r.measured);
+      break;
+    case Rule::kCongested:
+      out += fmt::format(", waited {:.4g} of the period > W_on={:.4g}", r.measured, r.threshold);
       break;
     case Rule::kLoadNeedsMore:
     case Rule::kLoadNeedsFewer:
@@ -148,18 +155,24 @@ int highestNonMtOn(std::span<const UpLinkView> up) {
 // down to n_off (never the MT link, never the last usable one). Since
 // h < 1, n_off >= n_on: under a constant T a turn-on is never followed by a
 // turn-off, nor a turn-off by a turn-on.
+// Congested (wait above W_on): at least one link more than on, and none off.
 Decision proportional(const SwitchView& view, double uUp, const Thresholds& t, const Counts& c,
-                      Decision d) {
+                      double wait, Decision d) {
+  const bool congested = t.waitOn > 0 && wait > t.waitOn;
   const int k = d.reason.upLinks;
   const double load = uUp * static_cast<double>(c.usable);
   const auto need = [&](double u) {
     const double n = std::ceil(load / u - 1e-9);
     return std::clamp(static_cast<int>(std::min<double>(n, k)), 1, k);
   };
-  const int nOn = need(t.uOn);
+  const int nOn = std::max(need(t.uOn), congested ? std::min(c.on + 1, k) : 0);
   if (nOn > c.on) {
-    d.reason.rule = Rule::kLoadNeedsMore;
+    d.reason.rule = congested && need(t.uOn) <= c.on ? Rule::kCongested : Rule::kLoadNeedsMore;
     d.reason.threshold = t.uOn;
+    if (d.reason.rule == Rule::kCongested) {
+      d.reason.measured = wait;
+      d.reason.threshold = t.waitOn;
+    }
     d.reason.effectiveThreshold = t.effectiveOn(c.on, k);
     for (std::size_t i = 0; i < view.up.size() && c.on + std::ssize(d.upIndices) < nOn; ++i) {
       if (!isOnOrTurningOn(view.up[i].state)) d.upIndices.push_back(static_cast<int>(i));
@@ -168,7 +181,7 @@ Decision proportional(const SwitchView& view, double uUp, const Thresholds& t, c
     d.upIndex = d.upIndices.front();
     return d;
   }
-  const int nOff = need(t.hysteresis * t.uOn);
+  const int nOff = congested ? c.on : need(t.hysteresis * t.uOn);
   d.reason.threshold = t.offThreshold(c.on, k);
   d.reason.effectiveThreshold = t.effectiveOff(c.on, k);
   if (nOff < c.on) {
@@ -236,13 +249,13 @@ Result<GatingPolicy> GatingPolicy::create(const Thresholds& t) {
   return GatingPolicy(t);
 }
 
-Decision GatingPolicy::decide(const SwitchView& view, double uUp) const {
-  Decision d = decideOne(view, uUp);
+Decision GatingPolicy::decide(const SwitchView& view, double uUp, double wait) const {
+  Decision d = decideOne(view, uUp, wait);
   if (d.action != Action::kHold && d.upIndices.empty()) d.upIndices.push_back(d.upIndex);
   return d;
 }
 
-Decision GatingPolicy::decideOne(const SwitchView& view, double uUp) const {
+Decision GatingPolicy::decideOne(const SwitchView& view, double uUp, double wait) const {
   Decision d = propagateUp(view);
   d.reason.measured = uUp;
   if (d.action != Action::kHold || d.reason.rule == Rule::kRoot) return d;
@@ -258,7 +271,17 @@ Decision GatingPolicy::decideOne(const SwitchView& view, double uUp) const {
     d.reason.rule = d.upIndex >= 0 ? Rule::kInputsOff : Rule::kNothingToTurnOff;
     return d;
   }
-  if (t_.kind == GatingKind::kProportional) return proportional(view, uUp, t_, c, d);
+  const bool congested = t_.waitOn > 0 && wait > t_.waitOn;
+  if (t_.kind == GatingKind::kProportional) return proportional(view, uUp, t_, c, wait, d);
+  if (congested) {
+    d.reason.rule = Rule::kCongested;
+    d.reason.measured = wait;
+    d.reason.threshold = t_.waitOn;
+    d.upIndex = lowestOff(view.up);
+    d.action = d.upIndex >= 0 ? Action::kTurnOn : Action::kHold;
+    if (d.upIndex < 0) d.reason.rule = Rule::kNothingToTurnOn;
+    return d;
+  }
   if (uUp > t_.uOn) {
     d.reason.threshold = t_.uOn;
     d.reason.effectiveThreshold = t_.effectiveOn(c.on, k);

@@ -42,6 +42,7 @@ enum class Rule : std::uint8_t {
   kEveryInputOff,     // down-link rule: every input link is off, so are the down links
   kLoadNeedsMore,     // proportional: the load needs more up links at U_on: turn them on
   kLoadNeedsFewer,    // proportional: the load fits fewer at h * U_on: turn the rest off
+  kCongested,         // the up links waited for credit more than W_on: one more on
 };
 const char* toString(Rule r);
 
@@ -90,11 +91,12 @@ class GatingPolicy {
   const Thresholds& thresholds() const { return t_; }
 
   // uUp: average utilization of the usable up links, ascending direction, over
-  // the last check period (0..1).
-  Decision decide(const SwitchView& view, double uUp) const;
+  // the last check period (0..1); wait: the share of that period they waited
+  // for credit (0..1; 0 when the backend cannot tell).
+  Decision decide(const SwitchView& view, double uUp, double wait = 0.0) const;
 
  private:
-  Decision decideOne(const SwitchView& view, double uUp) const;
+  Decision decideOne(const SwitchView& view, double uUp, double wait) const;
   Thresholds t_;
 };
 

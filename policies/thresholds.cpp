@@ -17,6 +17,7 @@ Status Thresholds::validate() const {
   if (kind == GatingKind::kProportional && !(hysteresis > 0.0 && hysteresis < 1.0)) {
     return bad("0 < h < 1");
   }
+  if (!(waitOn >= 0.0 && waitOn < 1.0)) return bad("0 <= W_on < 1");
   return Status::ok();
 }
 

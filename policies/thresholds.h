@@ -18,6 +18,10 @@ struct Thresholds {
   double uOff = 0.0;  // static only
   double uOn = 0.15;
   double hysteresis = 0.75;  // proportional only: h, 0 < h < 1
+  // Congestion trigger, any kind: with the up links waiting for credit more
+  // than this share of the period, a link comes on whatever u_up says, and
+  // none goes off (docs/mechanisms.md §2.8). 0: off.
+  double waitOn = 0.0;
 
   static Thresholds makeStatic(double uOff, double uOn) { return {GatingKind::kStatic, uOff, uOn}; }
   static Thresholds makeDynamic(double uOn) { return {GatingKind::kDynamic, 0.0, uOn}; }

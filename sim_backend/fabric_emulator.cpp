@@ -568,4 +568,9 @@ policies::DirectionTimes FabricEmulator::directionTimes(LinkId link, Direction d
   return t;
 }
 
+TimePs FabricEmulator::creditWaitNow(LinkId link, Direction dir) const {
+  const Channel& c = channels_[index(link, dir)];
+  return c.counters.creditWait + (c.waiting ? sched_.now() - c.waitSince : 0);
+}
+
 }  // namespace ebb::sim

@@ -142,6 +142,9 @@ class FabricEmulator {
   // Time failed up to now() (counted as off in directionTimes()).
   TimePs failedTime(fabric::LinkId link, fabric::Direction dir);
 
+  // Credit wait so far, the wait in progress included (counters() adds a
+  // wait only when it ends). The output-queued model only: 0 on the other.
+  TimePs creditWaitNow(fabric::LinkId link, fabric::Direction dir) const;
   const ChannelCounters& counters(fabric::LinkId link, fabric::Direction dir) const {
     return channels_[index(link, dir)].counters;
   }

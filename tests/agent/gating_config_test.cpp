@@ -77,5 +77,18 @@ TEST(GatingConfig, ProportionalTakesItsHysteresisAndOnlyIt) {
       << checkGatingFields(off).message();
 }
 
+TEST(GatingConfig, TheCongestionTriggerIsNamedAndChecked) {
+  config::GatingSpec g;
+  g.set_wait_on(0.1);
+  ASSERT_TRUE(checkGatingFields(g).isOk());
+  const GatingChoice c = gatingFromConfig(g);
+  EXPECT_DOUBLE_EQ(c.thresholds.waitOn, 0.1);
+  EXPECT_EQ(c.policyName, "dynamic [U_on=0.15] + xmit-wait>0.1");
+  EXPECT_DOUBLE_EQ(gatingFromConfig(config::GatingSpec{}).thresholds.waitOn, 0.0);
+  g.set_wait_on(1.0);
+  EXPECT_NE(checkGatingFields(g).message().find("gating.wait_on: 1 breaks the rule"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ebb::agent

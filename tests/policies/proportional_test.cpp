@@ -150,5 +150,44 @@ TEST(Proportional, ThresholdsAreChecked) {
   EXPECT_NE(bad.status().message().find("0 < h < 1"), std::string::npos);
 }
 
+// The congestion trigger (docs/mechanisms.md §2.8): queues on the up links
+// bring a link on whatever u_up says, and hold every link on.
+TEST(CongestionTrigger, WaitingForCreditBringsALinkOnAndHoldsTheRest) {
+  Thresholds dynamic = Thresholds::makeDynamic(0.15);
+  dynamic.waitOn = 0.1;
+  const GatingPolicy p = GatingPolicy::create(dynamic).value();
+  std::vector<UpLinkView> up{{S::kOn, true}, {S::kOn, false}, {S::kOff, false}, {S::kOff, false}};
+  const SwitchView view{up, false, true, true};
+  // u_up 0.01 alone would turn link 1 off; waiting 30% of the period turns 2 on.
+  EXPECT_EQ(p.decide(view, 0.01).action, Action::kTurnOff);
+  Decision d = p.decide(view, 0.01, 0.3);
+  EXPECT_EQ(d.action, Action::kTurnOn);
+  EXPECT_EQ(d.upIndices, std::vector<int>{2});
+  EXPECT_EQ(d.reason.rule, Rule::kCongested);
+  EXPECT_NE(describe(d).find("waited 0.3 of the period > W_on=0.1"), std::string::npos)
+      << describe(d);
+  // At or below W_on it does not fire; with every link on it holds.
+  EXPECT_EQ(p.decide(view, 0.01, 0.1).action, Action::kTurnOff);
+  std::vector<UpLinkView> all(4, {S::kOn, false});
+  all[0].isMt = true;
+  d = p.decide(SwitchView{all, false, true, true}, 0.01, 0.5);
+  EXPECT_EQ(d.action, Action::kHold);
+  EXPECT_EQ(d.reason.rule, Rule::kNothingToTurnOn);
+
+  // Proportional: one link more than the load needs, and nothing off.
+  Thresholds prop = Thresholds::makeProportional(0.15, 0.75);
+  prop.waitOn = 0.1;
+  const GatingPolicy q = GatingPolicy::create(prop).value();
+  d = q.decide(view, 0.01, 0.3);  // load 0.02 needs 1; 2 are on
+  EXPECT_EQ(d.upIndices, std::vector<int>{2});
+  EXPECT_EQ(d.reason.rule, Rule::kCongested);
+  d = q.decide(view, 0.5, 0.3);  // load 1.0 needs 7 (capped at 4): needs more anyway
+  EXPECT_EQ(d.upIndices, (std::vector<int>{2, 3}));
+  EXPECT_EQ(d.reason.rule, Rule::kLoadNeedsMore);
+  // W_on is checked.
+  prop.waitOn = 1.0;
+  EXPECT_FALSE(GatingPolicy::create(prop));
+}
+
 }  // namespace
 }  // namespace ebb::policies
