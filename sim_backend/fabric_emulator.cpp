@@ -570,6 +570,11 @@ policies::DirectionTimes FabricEmulator::directionTimes(LinkId link, Direction d
 
 TimePs FabricEmulator::creditWaitNow(LinkId link, Direction dir) const {
   const Channel& c = channels_[index(link, dir)];
+  if (iqModel()) {
+    const iq::Port& p = iqPorts_[index(link, dir)];
+    return c.counters.creditWait +
+           (p.blocked != 0 ? sched_.now() - p.blockedSince * cfg_.cyclePs : 0);
+  }
   return c.counters.creditWait + (c.waiting ? sched_.now() - c.waitSince : 0);
 }
 

@@ -143,7 +143,7 @@ class FabricEmulator {
   TimePs failedTime(fabric::LinkId link, fabric::Direction dir);
 
   // Credit wait so far, the wait in progress included (counters() adds a
-  // wait only when it ends). The output-queued model only: 0 on the other.
+  // wait only when it ends); on both switch models.
   TimePs creditWaitNow(fabric::LinkId link, fabric::Direction dir) const;
   const ChannelCounters& counters(fabric::LinkId link, fabric::Direction dir) const {
     return channels_[index(link, dir)].counters;
@@ -296,6 +296,8 @@ class FabricEmulator {
   // direction's gating state changes.
   void iqRefresh(std::uint32_t ch);
   void iqTakeVc(std::uint32_t out);
+  void iqBlock(std::uint32_t outSlot);
+  void iqUnblock(std::uint32_t outSlot);
   void iqReleaseVc(std::uint32_t out, std::uint8_t vc);
   void iqReroute(std::uint32_t ch, bool forFault);
   void iqNextPacket(std::uint32_t slot);

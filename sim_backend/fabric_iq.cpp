@@ -129,8 +129,11 @@ void FabricEmulator::iqTick() {
   for (std::uint32_t slot : credits) {
     iq::OutputVc& o = iqOut_[slot];
     // The first credit back unblocks the input VC whose packet holds this VC.
-    if (o.credits++ == 0 && o.owner < kHostOwner && iqIn_[o.owner].count > 0)
-      iqStages_.set(iqInputOf(o.owner), Stages::kReady, iqBit(o.owner));
+    if (o.credits++ == 0) {
+      iqUnblock(slot);
+      if (o.owner < kHostOwner && iqIn_[o.owner].count > 0)
+        iqStages_.set(iqInputOf(o.owner), Stages::kReady, iqBit(o.owner));
+    }
   }
   std::vector<iq::WireFlit>& flits = iqFlitWheel_[now];
   for (const iq::WireFlit& f : flits)
@@ -170,8 +173,14 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
   if (at >= iqCap_) at -= iqCap_;
   iqFlits_[static_cast<std::size_t>(f.slot) * iqCap_ + at] = {f.packet, f.head, f.tail};
   ++in.count;
-  if (in.state == iq::InputVc::kActive && iqOut_[iqSlot(in.out, in.outVc)].credits > 0)
-    iqStages_.set(port.input, Stages::kReady, iqBit(f.slot));
+  if (in.state == iq::InputVc::kActive) {
+    const std::uint32_t outSlot = iqSlot(in.out, in.outVc);
+    if (iqOut_[outSlot].credits > 0) {
+      iqStages_.set(port.input, Stages::kReady, iqBit(f.slot));
+    } else {
+      iqBlock(outSlot);
+    }
+  }
   iq::SwitchPorts& sw = iqSwitches_[port.receiver];
   ++sw.buffered;
   if (in.count == 1 && in.state == iq::InputVc::kIdle) {
@@ -207,6 +216,7 @@ void FabricEmulator::iqInject() {
     }
     if (s.packet != iq::kNone) {
       iq::OutputVc& ov = iqOut_[iqSlot(ch, s.vc)];
+      if (ov.credits == 0) iqBlock(iqSlot(ch, s.vc));
       if (ov.credits > 0 && port.sendable != 0 && port.wakeAt <= now) {
         Packet& pk = packets_[s.packet];
         const std::uint32_t total = static_cast<std::uint32_t>(cfg_.flitsOf(pk.bytes));
@@ -434,6 +444,7 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   // No flit left, no credit left, or the packet leaves: nothing to offer for now.
   if (--iqOut_[outSlot].credits == 0 || in.count == 0 || f.tail)
     iqStages_.clear(ip.input, Stages::kReady, iqBit(slot));
+  if (iqOut_[outSlot].credits == 0 && in.count > 0 && !f.tail) iqBlock(outSlot);
   if (f.head) {  // counted per packet, as the output-queued model does
     Channel& c = channels_[out];
     Packet& pk = packets_[f.packet];
@@ -468,6 +479,26 @@ void FabricEmulator::iqNextPacket(std::uint32_t slot) {
     iqStages_.set(iqInputOf(slot), Stages::kRouting, iqBit(slot));
     in.readyCycle = iqCycle_ + 1 + iqDelay_.route;
   }
+}
+
+// Credit wait, the model's PortXmitWait: a direction waits while any of its
+// output VCs has a flit to send and no credit (counted once however many).
+void FabricEmulator::iqBlock(std::uint32_t outSlot) {
+  iq::Port& p = iqPorts_[outSlot >> iqShift_];
+  const std::uint16_t bit = iqBit(outSlot);
+  if ((p.blocked & bit) != 0) return;
+  if (p.blocked == 0) p.blockedSince = iqCycle_;
+  p.blocked = static_cast<std::uint16_t>(p.blocked | bit);
+}
+
+void FabricEmulator::iqUnblock(std::uint32_t outSlot) {
+  const std::uint32_t ch = outSlot >> iqShift_;
+  iq::Port& p = iqPorts_[ch];
+  const std::uint16_t bit = iqBit(outSlot);
+  if ((p.blocked & bit) == 0) return;
+  p.blocked = static_cast<std::uint16_t>(p.blocked & ~bit);
+  if (p.blocked == 0)
+    channels_[ch].counters.creditWait += (iqCycle_ - p.blockedSince) * cfg_.cyclePs;
 }
 
 // A packet took an output VC of `out`: the transmitter wakes from low-power

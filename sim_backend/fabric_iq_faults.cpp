@@ -103,6 +103,17 @@ void FabricEmulator::iqKill(std::vector<std::uint32_t> lost) {
     iqStages_.assign(i, Stages::kVcAlloc, m.vcAlloc);
     iqStages_.assign(i, Stages::kReady, m.ready);
   }
+  // Credit waits: a VC whose waiting flits left waits no more.
+  for (std::uint32_t slot = 0; slot < iqOut_.size(); ++slot) {
+    const iq::OutputVc& o = iqOut_[slot];
+    const bool waits = o.credits == 0 && ((o.owner < kHostOwner && iqIn_[o.owner].count > 0) ||
+                                          (o.owner == kHostOwner));
+    if (waits) {
+      iqBlock(slot);
+    } else {
+      iqUnblock(slot);
+    }
+  }
   for (std::uint32_t p : lost)
     post(sched_.now(), kDrop, p);
   iqArm();

@@ -76,6 +76,8 @@ struct Port {
   std::uint32_t rrAccept = 0;      // input: iSLIP accept pointer (an output's place)
   std::uint8_t rrIn = 0;           // input: VC arbiter pointer
   std::uint8_t sendable = 1;       // output: chCanSend, cached
+  std::uint16_t blocked = 0;       // output: VCs with a flit waiting and no credit
+  std::int64_t blockedSince = 0;   // output: cycle the first of them blocked
 };
 
 // A host's injection: the packet it is sending and on which VC.

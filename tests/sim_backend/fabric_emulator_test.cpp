@@ -31,41 +31,47 @@ struct Rig {
 // the senders' up links wait for credit; SimBackend reports it per port, the
 // wait in progress included, and the agents' congestion trigger reads it.
 TEST(FabricEmulator, CreditWaitGrowsUnderBackPressureAndReachesTheAgents) {
-  Rig r(2, 2);
-  for (std::uint32_t i = 0; i < 200; ++i) {
-    r.emu.sendMessage(HostId(0), HostId(2), 512, i);
-    r.emu.sendMessage(HostId(1), HostId(2), 512, 1000 + i);
-  }
-  r.sched.runUntil(200'000);
-  const fabric::SwitchId leaf = r.topo.leafOf(HostId(0));
-  SimBackend backend(r.emu);
-  std::vector<agent::PortCounters> ports;
-  std::vector<TimePs> now;
-  backend.requestCounters(leaf, [&](Result<agent::CounterSample> s) {
-    ports = s.value().ports;
-    for (const agent::PortCounters& c : ports) {
-      const fabric::Port& p = r.topo.sw(leaf).ports[c.index];
-      const Direction tx = p.role == fabric::PortRole::kUp ? Direction::kUp : Direction::kDown;
-      now.push_back(r.emu.creditWaitNow(p.link, tx));
+  EmulatorConfig wormhole;
+  wormhole.switchModel = SwitchModel::kInputQueued;
+  wormhole.vcBufferBytes = 16;
+  for (const EmulatorConfig& cfg : {EmulatorConfig{}, wormhole}) {
+    SCOPED_TRACE(cfg.switchModel == SwitchModel::kInputQueued ? "input-queued" : "output-queued");
+    Rig r(2, 2, cfg);
+    for (std::uint32_t i = 0; i < 200; ++i) {
+      r.emu.sendMessage(HostId(0), HostId(2), 512, i);
+      r.emu.sendMessage(HostId(1), HostId(2), 512, 1000 + i);
     }
-  });
-  r.sched.runUntil(r.sched.now() + 1);
-  ASSERT_EQ(ports.size(), now.size());
-  TimePs upWait = 0;
-  for (std::size_t i = 0; i < ports.size(); ++i) {
-    EXPECT_EQ(ports[i].xmitWait, now[i]) << "port " << ports[i].index;
-    if (r.topo.sw(leaf).ports[ports[i].index].role == fabric::PortRole::kUp) {
-      upWait += ports[i].xmitWait;
+    r.sched.runUntil(200'000);
+    const fabric::SwitchId leaf = r.topo.leafOf(HostId(0));
+    SimBackend backend(r.emu);
+    std::vector<agent::PortCounters> ports;
+    std::vector<TimePs> now;
+    backend.requestCounters(leaf, [&](Result<agent::CounterSample> s) {
+      ports = s.value().ports;
+      for (const agent::PortCounters& c : ports) {
+        const fabric::Port& p = r.topo.sw(leaf).ports[c.index];
+        const Direction tx = p.role == fabric::PortRole::kUp ? Direction::kUp : Direction::kDown;
+        now.push_back(r.emu.creditWaitNow(p.link, tx));
+      }
+    });
+    r.sched.runUntil(r.sched.now() + 1);
+    ASSERT_EQ(ports.size(), now.size());
+    TimePs upWait = 0;
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+      EXPECT_EQ(ports[i].xmitWait, now[i]) << "port " << ports[i].index;
+      if (r.topo.sw(leaf).ports[ports[i].index].role == fabric::PortRole::kUp) {
+        upWait += ports[i].xmitWait;
+      }
     }
-  }
-  EXPECT_GT(upWait, 0) << "the incast never made the leaf's up links wait";
-  r.sched.runAll();
-  EXPECT_EQ(r.deliveries.size(), 400u);
-  for (const fabric::Port& p : r.topo.sw(leaf).ports) {
-    if (p.role != fabric::PortRole::kUp) continue;
-    // No wait in progress once everything arrived: the counter holds it all.
-    EXPECT_EQ(r.emu.creditWaitNow(p.link, Direction::kUp),
-              r.emu.counters(p.link, Direction::kUp).creditWait);
+    EXPECT_GT(upWait, 0) << "the incast never made the leaf's up links wait";
+    r.sched.runAll();
+    EXPECT_EQ(r.deliveries.size(), 400u);
+    for (const fabric::Port& p : r.topo.sw(leaf).ports) {
+      if (p.role != fabric::PortRole::kUp) continue;
+      // No wait in progress once everything arrived: the counter holds it all.
+      EXPECT_EQ(r.emu.creditWaitNow(p.link, Direction::kUp),
+                r.emu.counters(p.link, Direction::kUp).creditWait);
+    }
   }
 }
 
