@@ -333,12 +333,18 @@ TEST(AgentDaemon, OpenSmEventsMakeTheDaemonReReadASwitchAtOnce) {
   ASSERT_TRUE(waitForLine(d.logPath(),
                           std::regex(R"("trap":128[\s\S]*"osm_event":"heavy_sweep_done")"), 60s))
       << readWholeFile(d.logPath());
-  // Cable back: trap 128 again; the re-read finds it LinkUp.
+  // Cable back: trap 128 again, from both ends; the first end re-read finds
+  // it LinkUp (the other then finds nothing new: the link is up already).
   t0 = Clock::now();
   fab.relink(name, port);
-  const std::regex up(fmt::format(
-      R"re("switch_name":"{}","cause":"trap 128","since_reported_ms":[0-9.]+,"changes":\[[^\]]*\{{"port":{},"state":"LinkUp"\}})re",
-      name, port));
+  const fabric::PortId far =
+      tree().link(tree().sw(leaf).ports[static_cast<std::size_t>(port - 1)].link).upper;
+  const auto upAt = [](const std::string& sw, int p) {
+    return fmt::format(
+        R"re("switch_name":"{}","cause":"trap 128","since_reported_ms":[0-9.]+,"changes":\[[^\]]*\{{"port":{},"state":"LinkUp"\}})re",
+        sw, p);
+  };
+  const std::regex up(upAt(name, port) + "|" + upAt(tree().sw(far.sw).name, far.ibPortNumber()));
   ASSERT_TRUE(waitForLine(d.logPath(), up, 5s)) << readWholeFile(d.logPath());
   EXPECT_LT(Clock::now() - t0, 5s);
   // OpenSM's sweeps and traps: every event is in the decision log.
