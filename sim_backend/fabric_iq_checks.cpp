@@ -1,0 +1,83 @@
+// The input-queued model's self-checks and descriptions (docs/emulator.md,
+// "Switch models"): credit conservation and stage masks derived from the
+// input VCs' states, and what waits in the buffers.
+#include <fmt/format.h>
+
+#include "sim_backend/fabric_emulator.h"
+
+namespace ebb::sim {
+
+using fabric::Direction;
+using fabric::LinkId;
+
+Status FabricEmulator::checkCredits() const {
+  if (!iqModel()) return Status::ok();
+  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
+  std::vector<std::int64_t> held(iqOut_.size(), 0);  // per slot: credits, flits, items
+  for (std::size_t slot = 0; slot < iqOut_.size(); ++slot)
+    held[slot] = iqOut_[slot].credits + static_cast<std::int64_t>(iqIn_[slot].count);
+  for (const auto& due : iqFlitWheel_) {
+    for (const iq::WireFlit& f : due)
+      ++held[f.slot];
+  }
+  for (const auto& due : iqCreditWheel_) {
+    for (std::uint32_t slot : due)
+      ++held[slot];
+  }
+  for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
+    const iq::InputMasks masks = iqMasksOf(ch);  // what the stage masks must be
+    for (std::uint32_t v = 0; v < vcs; ++v) {
+      if (held[iqSlot(ch, v)] != iqCap_) {
+        return {ErrorCode::kInternal,
+                fmt::format("credits of {} ({}) VC {}: {} flits and credits, buffer {}",
+                            topo_.describeLink(LinkId(ch / 2)),
+                            ch % 2 == static_cast<std::uint32_t>(Direction::kUp) ? "up" : "down", v,
+                            held[iqSlot(ch, v)], iqCap_)};
+      }
+    }
+    const std::uint32_t input = iqPorts_[ch].input;
+    const iq::InputMasks kept = input == iq::kNone
+                                    ? masks
+                                    : iq::InputMasks{iqStages_.get(input, Stages::kRouting),
+                                                     iqStages_.get(input, Stages::kVcAlloc),
+                                                     iqStages_.get(input, Stages::kReady)};
+    if (kept.routing != masks.routing || kept.vcAlloc != masks.vcAlloc ||
+        kept.ready != masks.ready) {
+      return {ErrorCode::kInternal,
+              fmt::format("{} ({}) keeps VC masks {:#x}/{:#x}/{:#x} (routing/VC allocation/ready), "
+                          "its VCs are in {:#x}/{:#x}/{:#x}",
+                          topo_.describeLink(LinkId(ch / 2)),
+                          ch % 2 == static_cast<std::uint32_t>(Direction::kUp) ? "up" : "down",
+                          kept.routing, kept.vcAlloc, kept.ready, masks.routing, masks.vcAlloc,
+                          masks.ready)};
+    }
+  }
+  return Status::ok();
+}
+
+iq::InputMasks FabricEmulator::iqMasksOf(std::uint32_t ch) const {
+  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
+  iq::InputMasks masks;
+  for (std::uint32_t v = 0; v < vcs; ++v) {
+    const iq::InputVc& in = iqIn_[iqSlot(ch, v)];
+    const auto bit = static_cast<std::uint16_t>(1u << v);
+    if (in.state == iq::InputVc::kRouting || in.state == iq::InputVc::kSink) masks.routing |= bit;
+    if (in.state == iq::InputVc::kVcAlloc) masks.vcAlloc |= bit;
+    if (in.state == iq::InputVc::kActive && in.count > 0 &&
+        iqOut_[iqSlot(in.out, in.outVc)].credits > 0)
+      masks.ready |= bit;
+  }
+  return masks;
+}
+
+std::string FabricEmulator::iqDescribeWaiting() const {
+  std::uint64_t flits = 0, switches = 0;
+  for (const iq::SwitchPorts& s : iqSwitches_) {
+    flits += s.buffered;
+    switches += s.buffered > 0 ? 1u : 0u;
+  }
+  if (flits == 0) return {};
+  return fmt::format("{} flits wait in the input buffers of {} switches", flits, switches);
+}
+
+}  // namespace ebb::sim
