@@ -43,14 +43,19 @@ constexpr std::size_t idx(LpiState s) {
 }  // namespace
 
 LpiLink::LpiLink(const LpiParams& params, TimePs start, LpiTimes carried)
-    : p_(params), times_(carried), idleSince_(start), creditedUntil_(start) {}
+    : p_(params),
+      hold_(params.hold),
+      idleHold_(params.hold),
+      times_(carried),
+      idleSince_(start),
+      creditedUntil_(start) {}
 
 TimePs LpiLink::cyclesStart() const {
   switch (p_.mode) {
     case LpiMode::kDeepSleep:
-      return p_.hold + p_.sleepSignal;
+      return idleHold_ + p_.sleepSignal;
     case LpiMode::kHybrid:
-      return p_.hold + p_.hybridFastWake + p_.sleepSignal;
+      return idleHold_ + p_.hybridFastWake + p_.sleepSignal;
     default:
       return -1;
   }
@@ -58,7 +63,7 @@ TimePs LpiLink::cyclesStart() const {
 
 LpiLink::Phase LpiLink::idlePhase(TimePs now) const {
   const TimePs e = now - idleSince_;
-  const TimePs h = p_.hold;
+  const TimePs h = idleHold_;
   if (p_.mode == LpiMode::kOff || pinned_) return {LpiState::kHold, -1};
   if (e < h) return {LpiState::kHold, idleSince_ + h};
   if (p_.mode == LpiMode::kFastWake) return {LpiState::kFastWake, -1};
@@ -108,7 +113,7 @@ void LpiLink::creditIdle(TimePs until) {
     return std::max<TimePs>(0, std::min(b, hi) - std::max(a, lo));
   };
   constexpr TimePs kInf = INT64_MAX;
-  const TimePs h = p_.hold;
+  const TimePs h = idleHold_;
   if (pinned_) {
     times_[idx(LpiState::kHold)] += b - a;
     return;
@@ -168,6 +173,12 @@ TimePs LpiLink::packetReady(TimePs now) {
   // A packet ready the instant the link went idle goes out back to back, even
   // with a zero hold (marker 1 of Tables II-IV).
   const TimePs delay = now == idleSince_ ? 0 : wakeDelay(idlePhase(now).state);
+  ++counters_.packets;
+  if (delay > 0) {
+    ++counters_.wakeups;
+    counters_.wakeDelay += delay;
+  }
+  if (p_.adaptive.enabled) adapt(now - idleSince_, delay);
   pinned_ = false;
   busy_ = true;
   wakeSince_ = now;
@@ -181,6 +192,43 @@ void LpiLink::transmissionEnded(TimePs now) {
   creditBusy(now);
   busy_ = false;
   idleSince_ = creditedUntil_ = now;
+  startIdle();
+}
+
+void LpiLink::startIdle() {
+  // In debt: this idle period holds for max_hold, so only a long idle (whose
+  // length dwarfs the wake-up) can cost a wake-up beyond the budget.
+  overBudgetIdle_ = overBudget();
+  idleHold_ = overBudgetIdle_ ? std::max(hold_, p_.adaptive.maxHold) : hold_;
+  if (overBudgetIdle_ && p_.mode != LpiMode::kOff) ++counters_.overBudgetIdles;
+}
+
+void LpiLink::adapt(TimePs idle, TimePs delay) {
+  const AdaptiveHold& a = p_.adaptive;
+  const bool held = pinned_ || overBudgetIdle_;  // the hold was not what decided
+  // A wake-up after an idle period of max_hold or more no hold could have
+  // spared; it costs at most T_w / max_hold of that idle time and is not
+  // charged. The account holds at most one wake-up's worth of savings.
+  if (delay > 0 && idle >= a.maxHold) {
+    ++counters_.longIdleWakeups;
+    counters_.longIdleWakeDelay += delay;
+    delay = 0;
+  }
+  const TimePs cap = std::max(p_.wakeDeepSleep, p_.wakeFastWake);
+  balance_ = std::min(cap, balance_ + a.delayBudget) - delay;
+  if (delay > 0 && balance_ < 0) {
+    const TimePs grown = std::max<TimePs>(hold_ > a.maxHold / 2 ? a.maxHold : 2 * hold_,
+                                          std::max<TimePs>(1, p_.sleepSignal));
+    hold_ = std::min(a.maxHold, grown);
+  } else if (!held && idle / AdaptiveHold::kLongIdleHolds >= hold_) {
+    hold_ = std::max(a.minHold, hold_ / 2);
+  }
+}
+
+LpiCounters LpiLink::counters() const {
+  LpiCounters c = counters_;
+  c.hold = hold_;
+  return c;
 }
 
 LpiStep LpiLink::onEvent(LpiEvent e, TimePs now) {
@@ -211,8 +259,8 @@ void LpiLink::resume(TimePs now) {
   if (!suspended_) return;
   suspended_ = false;
   busy_ = false;
-  pinned_ = false;
   idleSince_ = creditedUntil_ = now;
+  startIdle();
 }
 
 void LpiLink::finish(TimePs now) {

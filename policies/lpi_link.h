@@ -35,6 +35,19 @@ struct LpiStep {
   TimePs nextTimer = -1;  // when the state changes next unless an event comes (-1: never)
 };
 
+// What low-power idle cost a transmitter's packets, and its hold.
+struct LpiCounters {
+  std::uint64_t packets = 0;  // packets that found the transmitter free
+  std::uint64_t wakeups = 0;  // of which found it in low power
+  TimePs wakeDelay = 0;       // the wake-up delay they paid
+  // Adaptive hold: idle periods that began in debt (held for max_hold), and
+  // the wake-ups after idle periods of max_hold or more (not charged).
+  std::uint64_t overBudgetIdles = 0;
+  std::uint64_t longIdleWakeups = 0;
+  TimePs longIdleWakeDelay = 0;
+  TimePs hold = 0;  // the hold now (adaptive: as adapted)
+};
+
 // One transmitter under low-power idle (Tables II-IV of seed 004). After the
 // last packet: hold; then deep-sleep (sleep signalling, then quiet periods
 // interleaved with refresh), fast-wake, or hybrid (fast-wake for T_h,DS, then
@@ -77,6 +90,9 @@ class LpiLink {
   // Time per state (index: LpiState) credited so far.
   const LpiTimes& times() const { return times_; }
   const LpiParams& params() const { return p_; }
+  LpiCounters counters() const;
+  // Adaptive hold: the delay account (budget earned minus wake-ups paid).
+  TimePs delayBalance() const { return balance_; }
   bool busy() const { return busy_; }
 
  private:
@@ -91,8 +107,20 @@ class LpiLink {
   void creditBusy(TimePs until);
   // Start of deep-sleep cycling (quiet/refresh), relative to going idle; -1 if none.
   TimePs cyclesStart() const;
+  // Adaptive hold: settles the account for a packet that waited `delay` after
+  // `idle` of idle time, and moves the hold.
+  void adapt(TimePs idle, TimePs delay);
+  // An idle period begins (after a transmission or a resume).
+  void startIdle();
+  // Adaptive hold: an idle period starting now stays at full power.
+  bool overBudget() const { return p_.adaptive.enabled && balance_ < 0; }
 
   LpiParams p_;
+  TimePs hold_ = 0;      // the hold (p_.hold unless adaptive)
+  TimePs idleHold_ = 0;  // this idle period's: hold_, or max_hold when over budget
+  bool overBudgetIdle_ = false;
+  TimePs balance_ = 0;
+  LpiCounters counters_;
   LpiTimes times_{};
   TimePs idleSince_ = 0;
   TimePs creditedUntil_ = 0;

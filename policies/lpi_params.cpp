@@ -68,6 +68,17 @@ Status LpiParams::validate() const {
   if (!(powerFastWake >= 0 && powerFastWake <= 1)) {
     return bad("power_fast_wake", fmt::format("must be in [0, 1] (is {})", powerFastWake));
   }
+  if (adaptive.enabled) {
+    if (adaptive.delayBudget <= 0) {
+      return bad("adaptive_hold.delay_budget",
+                 fmt::format("must be > 0 (is {} ps)", adaptive.delayBudget));
+    }
+    if (!(adaptive.minHold >= 0 && adaptive.minHold <= hold && hold <= adaptive.maxHold)) {
+      return bad("adaptive_hold",
+                 fmt::format("needs 0 <= min_hold <= hold <= max_hold (are {} <= {} <= {} ps)",
+                             adaptive.minHold, hold, adaptive.maxHold));
+    }
+  }
   return Status::ok();
 }
 

@@ -23,6 +23,22 @@ struct LinkSpeedRow {
 };
 std::span<const LinkSpeedRow> linkSpeedTable();
 
+// The adaptive hold (ebb, in the spirit of PerfBound, IEEE TC 2018): each
+// link direction keeps a delay account that earns `delayBudget` per packet
+// and pays every wake-up delay; a link whose account is negative when it goes
+// idle stays at full power for that idle period, so the wake-up delay it adds
+// stays within budget x packets + one wake-up. The hold doubles when a
+// wake-up overdraws the account (short gaps then pass in hold, free) and
+// halves when an idle period outlasts kLongIdleHolds holds (the hold was
+// energy spent for nothing), within [minHold, maxHold].
+struct AdaptiveHold {
+  bool enabled = false;
+  TimePs delayBudget = 0;  // per packet, > 0
+  TimePs minHold = 0;
+  TimePs maxHold = 0;
+  static constexpr int kLongIdleHolds = 8;
+};
+
 // Timing and power of low-power idle on one link direction. Defaults: Table VI
 // (100GBASE-*R); T_q and T_r are not given by the paper: ebb's choice.
 struct LpiParams {
@@ -36,12 +52,14 @@ struct LpiParams {
   TimePs refresh = 2'000'000;        // T_r = 2 us (ebb)
   double powerDeepSleep = 0.1;       // P_DS / P_ACT
   double powerFastWake = 0.6;        // P_FW / P_ACT
+  AdaptiveHold adaptive;             // off: the hold is fixed
 
   // Table VI: mode with hold = multiple x T_s (hybrid: T_h,FW = T_h,DS).
   static LpiParams table6(LpiMode mode, int holdMultiple);
   // Table I wake-up times for "25GBASE-R", "40GBASE-R" or "100GBASE-R".
   Status setLinkSpeed(const std::string& speed);
-  // Non-negative times, T_q > 0 and T_r >= 0, powers in [0, 1]. E_INVALID names the field.
+  // Non-negative times, T_q > 0 and T_r >= 0, powers in [0, 1]; an adaptive
+  // hold has a budget > 0 and min <= hold <= max. E_INVALID names the field.
   Status validate() const;
 };
 

@@ -227,6 +227,20 @@ std::string formatSummary(const results::Report& r) {
               : std::string("the bound saves nothing on this workload"));
     }
   }
+  if (r.run().has_lpi()) {
+    const results::LpiReport& l = r.run().lpi();
+    out += fmt::format(
+        "  low-power idle: {} wake-ups for {} packets, {:.1f} ns added per packet{}; hold {:.0f} "
+        "ns mean, {:.0f} ns max\n",
+        l.wakeups(), l.packets(), l.added_delay_ns_per_packet(),
+        l.delay_budget_ns() > 0
+            ? fmt::format(
+                  " (adaptive, budget {:.1f} ns: {} wake-ups after idling max_hold or more, {} "
+                  "idle periods begun in debt)",
+                  l.delay_budget_ns(), l.long_idle_wakeups(), l.over_budget_idles())
+            : std::string(),
+        l.mean_hold_ns(), l.max_hold_ns());
+  }
   if (r.run().actions_refused() > 0) {
     out += fmt::format("  safety guard refused {} actions (see decisions.jsonl)\n",
                        r.run().actions_refused());

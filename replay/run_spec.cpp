@@ -152,6 +152,35 @@ Result<const sim::LinkPreset*> linkPresetFromConfig(const config::Config& cfg) {
   return preset;
 }
 
+// lpi.adaptive_hold: the budget in ns, the bounds in multiples of T_s.
+Status adaptiveHoldFromConfig(const config::AdaptiveHoldSpec& a, policies::LpiParams& lp) {
+  const double budget = a.delay_budget_ns();
+  if (!(budget > 0 && budget < 1e9)) {
+    return invalidArgument(fmt::format(
+        "lpi.adaptive_hold.delay_budget_ns: {} breaks the rule 0 < budget < 1e9 ns", budget));
+  }
+  const double ts = static_cast<double>(lp.sleepSignal);
+  const double holdTs = static_cast<double>(lp.hold) / ts;
+  const double minTs = a.has_min_hold_ts() ? a.min_hold_ts() : 0.0;
+  const double maxTs = a.has_max_hold_ts() ? a.max_hold_ts() : std::max(64.0, holdTs);
+  for (auto [field, v] : {std::pair{"min_hold_ts", minTs}, std::pair{"max_hold_ts", maxTs}}) {
+    if (!(v >= 0 && v * ts <= 9e18)) {
+      return invalidArgument(fmt::format(
+          "lpi.adaptive_hold.{}: must be >= 0 and within the time range (is {})", field, v));
+    }
+  }
+  lp.adaptive.enabled = true;
+  lp.adaptive.delayBudget = static_cast<TimePs>(budget * 1000.0);
+  lp.adaptive.minHold = static_cast<TimePs>(minTs * ts);
+  lp.adaptive.maxHold = static_cast<TimePs>(maxTs * ts);
+  if (!(lp.adaptive.minHold <= lp.hold && lp.hold <= lp.adaptive.maxHold)) {
+    return invalidArgument(fmt::format(
+        "lpi.adaptive_hold: needs min_hold_ts <= lpi.hold_ts <= max_hold_ts (are {} <= {} <= {})",
+        minTs, holdTs, maxTs));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseDir) {
@@ -308,6 +337,12 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   }
   lp.hold = static_cast<TimePs>(holdPs);
   lp.hybridFastWake = lp.hold;
+  if (l.has_adaptive_hold()) {
+    if (Status s = adaptiveHoldFromConfig(l.adaptive_hold(), lp); !s.isOk()) return s;
+  }
+  if (!r.gating && lp.mode != policies::LpiMode::kOff) {
+    r.policyName = fmt::format("all links on, {} idle", policies::toString(lp.mode));
+  }
   if (Status s = em.validate(); !s.isOk()) return s;
   // Workload.
   const auto& w = cfg.workload();

@@ -27,6 +27,9 @@ struct RunSpec {
   JobsDef jobs;  // when not empty: MPI traces and collective loops, replayed closed-loop
   std::string workloadName;
   bool baseline = true;
+  // Something saves power (gating or low-power idle): a baseline with every
+  // link on and active is worth running.
+  bool savesPower() const { return gating || emulator.lpi.mode != policies::LpiMode::kOff; }
   bool plots = true;
   // Check periods merged into one timeseries row; 0: as many as keep the run
   // within kMaxTimeseriesRows rows.

@@ -59,6 +59,40 @@ EnergyTotals energyNow(sim::FabricEmulator& emu, const policies::PowerModel& pm)
   return e;
 }
 
+// What low-power idle cost the packets, over every direction of the fabric.
+void fillLpiReport(const sim::FabricEmulator& emu, const policies::LpiParams& p,
+                   results::LpiReport& r) {
+  const auto& topo = emu.topology();
+  const double ns = 1000.0;
+  const policies::AdaptiveHold& a = p.adaptive;
+  double delay = 0, holds = 0, maxHold = 0, overdraw = 0;
+  std::uint64_t directions = 0;
+  for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
+    for (Direction d : {Direction::kUp, Direction::kDown}) {
+      const policies::LpiCounters c = emu.lpiCounters(LinkId(l), d);
+      r.set_packets(r.packets() + c.packets);
+      r.set_wakeups(r.wakeups() + c.wakeups);
+      r.set_over_budget_idles(r.over_budget_idles() + c.overBudgetIdles);
+      r.set_long_idle_wakeups(r.long_idle_wakeups() + c.longIdleWakeups);
+      delay += static_cast<double>(c.wakeDelay);
+      holds += static_cast<double>(c.hold);
+      maxHold = std::max(maxHold, static_cast<double>(c.hold));
+      if (a.enabled) {
+        overdraw = std::max(
+            overdraw, static_cast<double>(c.wakeDelay - c.longIdleWakeDelay) -
+                          static_cast<double>(a.delayBudget) * static_cast<double>(c.packets));
+      }
+      ++directions;
+    }
+  }
+  r.set_added_delay_ns_per_packet(r.packets() ? delay / static_cast<double>(r.packets()) / ns
+                                              : 0.0);
+  r.set_max_overdraw_ns(overdraw / ns);
+  r.set_delay_budget_ns(a.enabled ? static_cast<double>(a.delayBudget) / ns : 0.0);
+  r.set_mean_hold_ns(directions ? holds / static_cast<double>(directions) / ns : 0.0);
+  r.set_max_hold_ns(maxHold / ns);
+}
+
 }  // namespace
 
 void fillFaultsReport(const FaultOutcome& f, results::FaultsReport& r) {
@@ -360,6 +394,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
       o.set_efficiency((1.0 - s.relative_power_switch_links()) / (1.0 - o.switch_link_power()));
     }
   }
+  if (emCfg.lpi.mode != policies::LpiMode::kOff) fillLpiReport(emu, emCfg.lpi, *s.mutable_lpi());
   if (inBand) {
     fillInBandReport(topo, mgmtRoot, spec.inBand.resilience, host->guard(), *s.mutable_in_band());
   }

@@ -453,22 +453,6 @@ void FabricEmulator::initDirection(LinkId link, Direction dir, bool on) {
   iqRefresh(index(link, dir));
 }
 
-void FabricEmulator::setLpiEnabled(LinkId link, Direction dir, bool enabled) {
-  Channel& c = channels_[index(link, dir)];
-  if (c.busy) return;  // takes effect from the next idle period of a live link only
-  const TimePs now = sched_.now();
-  policies::LpiParams p = cfg_.lpi;
-  if (!enabled) p.mode = policies::LpiMode::kOff;
-  const policies::LpiTimes before = [&] {
-    policies::LpiLink copy = c.lpi;
-    copy.finish(now);
-    return copy.times();
-  }();
-  const bool suspended = c.lpi.suspended();
-  c.lpi = policies::LpiLink(p, now, before);
-  if (suspended) c.lpi.suspend(now);
-}
-
 void FabricEmulator::finishOff(std::uint32_t ch) {
   channels_[ch].offPending = false;
   applyOff(ch);
@@ -548,6 +532,10 @@ std::string FabricEmulator::describeWaiting(std::size_t maxLines) {
     if (!inBuffers.empty()) out += (out.empty() ? "" : "; ") + inBuffers;
   }
   return out.empty() ? "no packet waits in the network" : out;
+}
+
+policies::LpiCounters FabricEmulator::lpiCounters(LinkId link, Direction dir) const {
+  return channels_[index(link, dir)].lpi.counters();
 }
 
 policies::DirectionTimes FabricEmulator::directionTimes(LinkId link, Direction dir) {

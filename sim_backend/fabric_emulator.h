@@ -109,8 +109,6 @@ class FabricEmulator {
   // Sets a direction's state at start-up, without a transition (e.g. only the
   // minimal tree on, as in the paper).
   void initDirection(fabric::LinkId link, fabric::Direction dir, bool on);
-  // Low-power idle (the configured mode) on or off for one direction.
-  void setLpiEnabled(fabric::LinkId link, fabric::Direction dir, bool enabled);
   bool usable(fabric::LinkId link, fabric::Direction dir);
   // Whole-link gating (docs/emulator.md, "In-band mode"): ascending routing
   // also avoids upper switches whose way down to the destination is gated
@@ -150,6 +148,8 @@ class FabricEmulator {
   }
   // Time in each power state of one direction up to now().
   policies::DirectionTimes directionTimes(fabric::LinkId link, fabric::Direction dir);
+  // What low-power idle cost a direction's packets so far.
+  policies::LpiCounters lpiCounters(fabric::LinkId link, fabric::Direction dir) const;
   const EmulatorStats& stats() const { return stats_; }
   // Packets queued or in flight anywhere.
   std::uint64_t packetsInNetwork() const { return packetsLive_; }

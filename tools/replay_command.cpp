@@ -138,7 +138,7 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   const RunOutput& run = *gatedRun;
   *report.mutable_run() = run.summary;
   std::optional<RunOutput> baseline;
-  if (spec->baseline && spec->gating) {
+  if (spec->baseline && spec->savesPower()) {
     Result<RunOutput> allOn = runEmulation(*spec, *topo, *mt, false, progress("all-on"));
     if (!allOn) {
       err << "ebb replay: " << allOn.status().toString() << "\n";

@@ -21,7 +21,7 @@ std::string shortName(const std::string& path) {
       {"gating.policy", "policy"}, {"gating.u_off", "u_off"},
       {"gating.u_on", "u_on"},     {"gating.check_period_cycles", "period"},
       {"lpi.mode", "lpi"},         {"lpi.hold_ts", "hold"},
-      {"gating.hysteresis", "h"}};
+      {"gating.hysteresis", "h"},  {"lpi.adaptive_hold.delay_budget_ns", "budget"}};
   auto it = names.find(path);
   return it == names.end() ? path : it->second;
 }
@@ -134,6 +134,20 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
     }
   }
   if (Status s = numbers(sp.lpi_hold_ts(), "lpi.hold_ts", "lpi_hold_ts"); !s.isOk()) return s;
+  Result<std::vector<double>> budgets =
+      expandRange(sp.lpi_delay_budget_ns(), "search_space.lpi_delay_budget_ns");
+  if (!budgets) return budgets.status();
+  for (double b : *budgets) {
+    if (!(b > 0 && b < 1e9)) {
+      return invalidArgument(fmt::format(
+          "search_space.lpi_delay_budget_ns: {} breaks the rule 0 < budget < 1e9 ns", b));
+    }
+  }
+  if (Status s = numbers(sp.lpi_delay_budget_ns(), "lpi.adaptive_hold.delay_budget_ns",
+                         "lpi_delay_budget_ns");
+      !s.isOk()) {
+    return s;
+  }
   for (int i = 0; i < sp.field_size(); ++i) {
     const config::FieldSweep& f = sp.field(i);
     const std::string where = fmt::format("search_space.field[{}] ({})", i, f.path());
@@ -232,7 +246,9 @@ Setting settingOf(const TunePlan& plan, const std::vector<std::size_t>& at, std:
     // Combinations that do not apply collapse onto one setting.
     if (path == "gating.u_off" && policy != "STATIC") continue;
     if (path == "gating.hysteresis" && policy != "PROPORTIONAL") continue;
-    if (path == "lpi.hold_ts" && (lpi == "OFF" || lpi == "MODE_UNSPECIFIED")) continue;
+    if ((path == "lpi.hold_ts" || path == "lpi.adaptive_hold.delay_budget_ns") &&
+        (lpi == "OFF" || lpi == "MODE_UNSPECIFIED"))
+      continue;
     if ((path == "gating.u_on" || path == "gating.u_off" || path == "gating.hysteresis") &&
         policy == "ALL_ON")
       continue;
@@ -259,7 +275,7 @@ Status expandGrid(const config::SearchSpace& space, TunePlan& plan) {
   if (dims->empty()) {
     return invalidArgument(
         "search_space: empty grid: sweep at least one of policy, u_on, u_off, "
-        "check_period_cycles, lpi_mode, lpi_hold_ts or a field");
+        "check_period_cycles, lpi_mode, lpi_hold_ts, lpi_delay_budget_ns or a field");
   }
   // The cost before the work: the product of the dimensions, saturating.
   std::uint64_t combinations = 1;

@@ -69,17 +69,18 @@ std::string efficiencyText(const RunResult& x, const char* none) {
 }
 
 std::string runsCsv(const TunePlan& plan, const TuneResult& r) {
-  std::string out = "setting,label" + dimensionHeader(plan) +
-                    ",workload,fraction,saving_switch_links,oracle_efficiency,saving_all_links,"
-                    "mean_latency_"
-                    "increase_pct,p99_latency_increase_pct,app_slowdown_pct,within_budget,broken,"
-                    "relative_power_switch_links,relative_power_all_links,mean_latency_cycles,"
-                    "p99_latency_cycles,baseline_mean_latency_cycles,baseline_p99_latency_cycles,"
-                    "app_runtime_us,baseline_app_runtime_us,link_transitions,run\n";
+  std::string out =
+      "setting,label" + dimensionHeader(plan) +
+      ",workload,fraction,saving_switch_links,oracle_efficiency,saving_all_links,"
+      "mean_latency_"
+      "increase_pct,p99_latency_increase_pct,app_slowdown_pct,within_budget,broken,"
+      "relative_power_switch_links,relative_power_all_links,mean_latency_cycles,"
+      "p99_latency_cycles,baseline_mean_latency_cycles,baseline_p99_latency_cycles,"
+      "app_runtime_us,baseline_app_runtime_us,link_transitions,lpi_delay_ns_per_packet,run\n";
   for (const RunResult& x : r.runs) {
     const Setting& s = plan.settings[x.setting];
     out += fmt::format(
-        "{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.id,
+        "{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.id,
         csvField(s.label), dimensionValues(plan, s), csvField(plan.workloads[x.workload].name),
         num(x.fraction), num(x.savingSwitchLinks), efficiencyText(x, ""), num(x.savingAllLinks),
         num(x.meanLatencyPct), num(x.p99LatencyPct), x.appSlowdownPct ? num(*x.appSlowdownPct) : "",
@@ -87,7 +88,8 @@ std::string runsCsv(const TunePlan& plan, const TuneResult& r) {
         num(x.run.relative_power_all_links()), num(x.run.mean_latency_cycles()),
         num(x.run.p99_latency_cycles()), num(x.baseline.mean_latency_cycles()),
         num(x.baseline.p99_latency_cycles()), num(x.run.app_runtime_us()),
-        num(x.baseline.app_runtime_us()), x.run.link_transitions(), x.hash);
+        num(x.baseline.app_runtime_us()), x.run.link_transitions(),
+        x.run.has_lpi() ? num(x.run.lpi().added_delay_ns_per_packet()) : "", x.hash);
   }
   return out;
 }
@@ -169,7 +171,7 @@ std::string runsJson(const TunePlan& plan, const TuneResult& r) {
         "\"relative_power_switch_links\": {}, \"mean_latency_cycles\": {}, "
         "\"p99_latency_cycles\": {}, \"baseline_mean_latency_cycles\": {}, "
         "\"baseline_p99_latency_cycles\": {}, \"app_runtime_us\": {}, "
-        "\"baseline_app_runtime_us\": {}}}",
+        "\"baseline_app_runtime_us\": {}, \"lpi_delay_ns_per_packet\": {}}}",
         i == 0 ? "" : ",", s.id, jsonQuote(s.label), overrides,
         jsonQuote(plan.workloads[x.workload].name), num(x.fraction), num(x.savingSwitchLinks),
         efficiencyText(x, "null"), num(x.savingAllLinks), num(x.meanLatencyPct),
@@ -178,7 +180,8 @@ std::string runsJson(const TunePlan& plan, const TuneResult& r) {
         num(x.run.relative_power_switch_links()), num(x.run.mean_latency_cycles()),
         num(x.run.p99_latency_cycles()), num(x.baseline.mean_latency_cycles()),
         num(x.baseline.p99_latency_cycles()), num(x.run.app_runtime_us()),
-        num(x.baseline.app_runtime_us()));
+        num(x.baseline.app_runtime_us()),
+        x.run.has_lpi() ? num(x.run.lpi().added_delay_ns_per_packet()) : "null");
   }
   out += "\n  ]\n}\n";
   return out;

@@ -186,6 +186,33 @@ TEST(Replay, LpiWithGatingOffMatchesThePowerModel) {
   EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
 }
 
+// The adaptive hold in a whole run: every link direction keeps its charged
+// wake-up delay within budget x packets + one wake-up, and packets wait less
+// than with the fixed hold it starts from.
+TEST(Replay, AdaptiveHoldKeepsEachLinkWithinItsBudget) {
+  Fixture f(4, 2);
+  const std::string base =
+      "gating { policy: ALL_ON } emulator { cycle_ps: 4000 flit_bytes: 50 packet_bytes: 800 } "
+      "workload { uniform { rate: 0.01 duration_cycles: 100000 } message_bytes: 800 } ";
+  const RunSpec fixed = spec(base + "lpi { mode: HYBRID hold_ts: 1 }");
+  const RunSpec adapt =
+      spec(base + "lpi { mode: HYBRID hold_ts: 1 adaptive_hold { delay_budget_ns: 20 } }");
+  EXPECT_TRUE(adapt.savesPower());
+  EXPECT_EQ(adapt.policyName, "all links on, hybrid idle");
+  const RunOutput a = runEmulation(fixed, f.topo, f.mt, true, {}).value();
+  const RunOutput b = runEmulation(adapt, f.topo, f.mt, true, {}).value();
+  ASSERT_TRUE(a.summary.has_lpi());
+  ASSERT_TRUE(b.summary.has_lpi());
+  const results::LpiReport& l = b.summary.lpi();
+  EXPECT_EQ(l.delay_budget_ns(), 20);
+  EXPECT_EQ(a.summary.lpi().delay_budget_ns(), 0);
+  EXPECT_GT(l.wakeups(), 0u);
+  EXPECT_LE(l.max_overdraw_ns(), 5500.0);
+  EXPECT_GT(l.max_hold_ns(), 1100.0) << "some hold grew";
+  EXPECT_LT(l.added_delay_ns_per_packet(), a.summary.lpi().added_delay_ns_per_packet());
+  EXPECT_EQ(b.summary.messages_delivered(), b.summary.messages_generated());
+}
+
 TEST(Replay, DistributedSizesAndPoissonArrivals) {
   Fixture f(4, 2);
   const RunSpec s = spec(
@@ -218,6 +245,15 @@ TEST(Replay, BadConfigsAreRejectedNamingTheField) {
       {"emulator { packet_bytes: 128 vc_buffer_bytes: 64 }", "emulator.vc_buffer_bytes"},
       {"lpi { mode: DEEP_SLEEP hold_ts: -1 }", "lpi.hold_ts"},
       {"lpi { link_speed: \"10BASE-T\" }", "link speed"},
+      {"lpi { mode: HYBRID adaptive_hold { } }", "lpi.adaptive_hold.delay_budget_ns"},
+      {"lpi { mode: HYBRID adaptive_hold { delay_budget_ns: nan } }",
+       "lpi.adaptive_hold.delay_budget_ns"},
+      {"lpi { mode: HYBRID hold_ts: 4 adaptive_hold { delay_budget_ns: 5 max_hold_ts: 2 } }",
+       "min_hold_ts <= lpi.hold_ts <= max_hold_ts"},
+      {"lpi { mode: HYBRID adaptive_hold { delay_budget_ns: 5 min_hold_ts: -1 } }",
+       "lpi.adaptive_hold.min_hold_ts"},
+      {"lpi { mode: HYBRID adaptive_hold { delay_budget_ns: 5 max_hold_ts: 1e300 } }",
+       "lpi.adaptive_hold.max_hold_ts"},
       {"workload { message_bytes: -3 }", "workload.message_bytes"},
       {"workload { message_bytes_min: 500 message_bytes_max: 100 }", "workload.message_bytes_max"},
   };

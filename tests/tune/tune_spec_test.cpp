@@ -253,6 +253,32 @@ TEST(TuneGrid, SearchesTheProportionalPolicyAndItsHysteresis) {
   }
 }
 
+// The adaptive hold's budget is searched with low-power idle alone.
+TEST(TuneGrid, SearchesTheAdaptiveHoldBudgetWithLowPowerIdleOnly) {
+  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
+                                   "budget { latency_increase_pct: 5 } search_space { "
+                                   "lpi_mode: [OFF, HYBRID] lpi_delay_budget_ns { values: [5, 20] "
+                                   "} }");
+  ASSERT_TRUE(plan) << plan.status().toString();
+  ASSERT_EQ(plan->settings.size(), 3u);  // off once, hybrid at each budget
+  std::set<std::string> labels;
+  for (const Setting& s : plan->settings) {
+    labels.insert(s.label);
+    Result<config::Config> cfg = resolveConfig(*plan, s, 0, 1.0);
+    ASSERT_TRUE(cfg) << cfg.status().toString();
+    EXPECT_EQ(cfg->lpi().has_adaptive_hold(), cfg->lpi().mode() == config::LpiSpec::HYBRID);
+  }
+  EXPECT_EQ(labels,
+            (std::set<std::string>{"lpi=OFF", "lpi=HYBRID budget=5", "lpi=HYBRID budget=20"}));
+  Result<TunePlan> bad = planFrom(tinyRampBase(0.1) +
+                                  "budget { latency_increase_pct: 5 } search_space { lpi_mode: "
+                                  "[HYBRID] lpi_delay_budget_ns { values: [0] } }");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("search_space.lpi_delay_budget_ns: 0 breaks the rule"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(TuneGrid, RangesCountTheirEndsAndPrintCleanly) {
   config::Range r;
   r.set_from(0.1);
