@@ -147,6 +147,16 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
     if (!t) return t.status();
     *out = *t;
   }
+  // The congestion trigger reads PortXmitWait: one more PMA read per port.
+  s.backend.readXmitWait = s.agent.gating && s.agent.thresholds.waitOn > 0;
+  if (a.has_xmit_wait_tick_ns()) {
+    const double t = a.xmit_wait_tick_ns();
+    if (!(t > 0 && t <= 1e9)) {
+      return invalidArgument(
+          fmt::format("agent.xmit_wait_tick_ns: {} breaks the rule 0 < tick <= 1e9 ns", t));
+    }
+    s.backend.xmitWaitTickPs = std::max<TimePs>(1, static_cast<TimePs>(t * 1000.0));
+  }
   if (!a.m_key().empty()) {
     auto k = parseGuid("agent.m_key", a.m_key());
     if (!k) return k.status();

@@ -47,6 +47,12 @@ struct IbBackendOptions {
   TimePs lostContactPs = 5'000'000'000'000;
   TimePs restoreTimeoutPs = 30'000'000'000'000;  // restoreAll gives up after this long
   TopologyMismatch topologyMismatch = TopologyMismatch::kRefuse;
+  // Read PortXmitWait (PortCounters) with every counter sweep, for the
+  // congestion trigger (gating.wait_on): one more PMA read per port.
+  bool readXmitWait = false;
+  // The time of one PortXmitWait tick; 0: the IBA's, one symbol time of the
+  // port's lane (8 bits at its per-lane data rate). Vendors multiply it.
+  TimePs xmitWaitTickPs = 0;
 };
 
 struct IbBackendStats {
@@ -243,6 +249,14 @@ class IbBackend final : public agent::Backend {
   MadAddress drTo(fabric::SwitchId s) const;
   // One direction's bandwidth in bytes/ps (docs/ib_agent.md, *Link speeds*).
   Result<double> bandwidthOf(fabric::SwitchId s, std::uint16_t port) const;
+  // PortXmitWait read at `now` as cumulative wait time, continuing `before`
+  // (the port's last sample): ticks at the port's tick time; a saturated
+  // counter counts the whole time since that sample as waited.
+  void readXmitWait(fabric::SwitchId sw, std::uint16_t p, const MadAddress& to,
+                    agent::PortCounters pc,
+                    std::function<void(Result<agent::PortCounters>)> answer);
+  TimePs xmitWaitTime(fabric::SwitchId s, std::uint16_t port, std::uint32_t ticks,
+                      const agent::PortCounters* before, TimePs beforeAt) const;
   // The data rate of a LinkUp port as read; E_INVALID naming the port.
   Result<double> activeGbps(fabric::SwitchId s, std::uint16_t port) const;
   void sendSmp(fabric::SwitchId s, const std::function<MadBytes(const MadAddress&)>& build,

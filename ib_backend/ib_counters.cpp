@@ -3,6 +3,7 @@
 // switch answers only by directed route; contact lost past lostContactPs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "ib_backend/ib_backend.h"
@@ -57,14 +58,16 @@ void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
         const std::uint16_t p = ports[i];
         MadBytes req = buildRequest(to, Method::kGet, Attr::kPortCountersExt, 0);
         setCounterPortSelect(req, static_cast<std::uint8_t>(p + 1));
-        mad_.send(to, req, [this, sw, p, answer](Result<MadBytes> r) {
+        mad_.send(to, req, [this, sw, p, to, answer](Result<MadBytes> r) {
           if (!r) {
             return answer(Status(r.status().code(),
                                  fmt::format("counters of {}: {}", topo_.describePort({sw, p}),
                                              r.status().message())));
           }
           const PortCountersExt c = parsePortCountersExt(*r);
-          answer(agent::PortCounters{p, c.xmitDataWords * 4, c.xmitPkts});
+          agent::PortCounters pc{p, c.xmitDataWords * 4, c.xmitPkts};
+          if (!opts_.readXmitWait) return answer(pc);
+          readXmitWait(sw, p, to, pc, answer);
         });
       },
       [this, sw, start, done = std::move(done)](Gathered<agent::PortCounters> g) {
@@ -118,8 +121,50 @@ void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
           sample.ports.push_back(*r);  // ascending port, as issued
         sample.sampledAt = sched_.now();
         state.last = sample.ports;
+        state.lastSampleAt = sample.sampledAt;
         done(sample);
       });
+}
+
+// PortXmitWait of one port (PortCounters; PortCountersExtended has none),
+// added to the counters read a moment before.
+void IbBackend::readXmitWait(SwitchId sw, std::uint16_t p, const MadAddress& to,
+                             agent::PortCounters pc,
+                             std::function<void(Result<agent::PortCounters>)> answer) {
+  MadBytes req = buildRequest(to, Method::kGet, Attr::kPortCounters, 0);
+  setCounterPortSelect(req, static_cast<std::uint8_t>(p + 1));
+  mad_.send(to, req, [this, sw, p, pc, answer](Result<MadBytes> r) mutable {
+    if (!r) {
+      return answer(Status(r.status().code(),
+                           fmt::format("PortXmitWait of {}: {}", topo_.describePort({sw, p}),
+                                       r.status().message())));
+    }
+    const SwitchState& st = sw_[sw.value()];
+    const agent::PortCounters* before = nullptr;
+    for (const agent::PortCounters& b : st.last) {
+      if (b.index == p) before = &b;
+    }
+    pc.xmitWait = xmitWaitTime(sw, p, parsePortXmitWait(*r), before, st.lastSampleAt);
+    answer(pc);
+  });
+}
+
+TimePs IbBackend::xmitWaitTime(SwitchId s, std::uint16_t port, std::uint32_t ticks,
+                               const agent::PortCounters* before, TimePs beforeAt) const {
+  if (ticks == kXmitWaitSaturated) {
+    // It stops there until something clears it (OpenSM's PerfMgr, perfquery
+    // -R; ebb never clears counters it does not own): count the whole time
+    // as waited, so the trigger errs toward links on.
+    if (before == nullptr || beforeAt < 0) return 0;
+    return before->xmitWait + std::max<TimePs>(0, sched_.now() - beforeAt);
+  }
+  double tick = static_cast<double>(opts_.xmitWaitTickPs);
+  if (tick <= 0) {
+    Result<double> lane = sw_[s.value()].ports[port].laneDataGbps(sw_[s.value()].extSpeeds);
+    if (!lane || *lane <= 0) return before ? before->xmitWait : 0;  // no speed: no news
+    tick = 8000.0 / *lane;                                          // a byte on one lane, in ps
+  }
+  return static_cast<TimePs>(static_cast<double>(ticks) * tick);
 }
 
 // A switch answers neither by LID nor by directed route. If the switch the

@@ -276,6 +276,12 @@ Result<double> PortInfo::dataGbps(bool extendedSpeeds) const {
   return lanes * lane;
 }
 
+Result<double> PortInfo::laneDataGbps(bool extendedSpeeds) const {
+  Result<double> d = dataGbps(extendedSpeeds);
+  if (!d) return d;
+  return *d / widestLanes(widthActive);
+}
+
 PortCountersExt parsePortCountersExt(const MadBytes& r) {
   PortCountersExt c;
   c.xmitDataWords = field64(r, kData, IB_PC_EXT_XMT_BYTES_F);

@@ -124,6 +124,9 @@ struct PortInfo {
   // it is non-zero, else of LinkSpeedActive. The table is in
   // docs/ib_agent.md. E_INVALID naming the field when a code is unknown.
   Result<double> dataGbps(bool extendedSpeeds) const;
+  // One lane's data rate (dataGbps over the active lanes): a byte on a lane,
+  // the IBA's symbol time, takes 8 / laneDataGbps ns.
+  Result<double> laneDataGbps(bool extendedSpeeds) const;
 };
 // Per-lane data rate in Gb/s of a LinkSpeedActive / LinkSpeedExtActive code
 // (one bit: the active speed); 0 for a code the IBA does not define.
@@ -139,8 +142,10 @@ NodeInfo parseNodeInfo(const MadBytes& reply);
 std::string parseNodeDesc(const MadBytes& reply);
 PortInfo parsePortInfo(const MadBytes& reply);
 PortCountersExt parsePortCountersExt(const MadBytes& reply);
-// PortXmitWait from PortCounters (32 bits, in ticks of the port's clock).
+// PortXmitWait from PortCounters (32 bits, in ticks of the port's clock;
+// it stops at kXmitWaitSaturated).
 std::uint32_t parsePortXmitWait(const MadBytes& reply);
+inline constexpr std::uint32_t kXmitWaitSaturated = 0xFFFFFFFFu;
 
 // Request payload setters.
 void setCounterPortSelect(MadBytes& request, std::uint8_t port);

@@ -90,6 +90,28 @@ TEST(AgentSettings, AnExplicitZeroRetryCountIsKept) {
   EXPECT_EQ(unset->transport.retries, 2);
 }
 
+// The congestion trigger makes the backend read PortXmitWait; its tick is
+// the IBA's unless given, and a bad tick is named.
+TEST(AgentSettings, WaitTriggerReadsPortXmitWait) {
+  auto off = settings("agent { }");
+  ASSERT_TRUE(off) << off.status().toString();
+  EXPECT_FALSE(off->backend.readXmitWait);
+  EXPECT_EQ(off->backend.xmitWaitTickPs, 0);
+  auto on = settings("agent { xmit_wait_tick_ns: 2.5 } gating { policy: DYNAMIC wait_on: 0.1 }");
+  ASSERT_TRUE(on) << on.status().toString();
+  EXPECT_TRUE(on->backend.readXmitWait);
+  EXPECT_EQ(on->backend.xmitWaitTickPs, 2500);
+  auto allOn = settings("gating { policy: ALL_ON wait_on: 0.1 }");
+  ASSERT_TRUE(allOn) << allOn.status().toString();
+  EXPECT_FALSE(allOn->backend.readXmitWait) << "nothing gated: nothing to read it for";
+  for (const char* bad : {"agent { xmit_wait_tick_ns: 0 }", "agent { xmit_wait_tick_ns: nan }"}) {
+    auto r = settings(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.status().message().find("agent.xmit_wait_tick_ns"), std::string::npos)
+        << r.status().message();
+  }
+}
+
 TEST(AgentSettings, OverridesTakeEffect) {
   auto s = settings(
       "agent { check_period_ms: 250 max_off_per_window: 3 rate_window_ms: 2000 min_dwell_ms: 900 "

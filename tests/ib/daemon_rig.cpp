@@ -102,6 +102,7 @@ std::vector<Decision> Daemon::parse(std::size_t& from) const {
     d.why = field(line, "refused");
     d.refused = !d.why.empty();
     d.source = field(line, "source");
+    d.rule = field(line, "rule");
     d.event = field(line, "event");
     d.phys = field(line, "phys_state");
     const std::string time = field(line, "time_ps");

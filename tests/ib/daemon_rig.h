@@ -37,6 +37,7 @@ struct Decision {
   bool refused = false;
   std::string why;  // the refusal, "" when accepted
   std::string source;
+  std::string rule;          // decisions: the policy's rule ("xmit-wait>W_on", ...)
   std::string event;         // "" for a decision
   std::string phys;          // port_set: "Disabled" or "Polling"
   std::string setAction;     // port_set: disable_port, enable_port, reduce_width, restore_width
