@@ -30,8 +30,7 @@ namespace {
 using namespace std::chrono_literals;
 
 const fabric::Topology& tree() {
-  static const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
-  return t;
+  return fourAryThreeTree();
 }
 
 // The daemon's config on the 4-ary 3-tree.

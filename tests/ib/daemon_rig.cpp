@@ -10,6 +10,8 @@
 #include <regex>
 #include <sstream>
 
+#include "fabric/kary_tree.h"
+
 namespace ebb::testing {
 
 using namespace std::chrono_literals;
@@ -328,6 +330,11 @@ void playUntilQuiet(Daemon& d, PhysicalLayer& phys, std::chrono::seconds limit) 
     phys.play(ds);
     ASSERT_TRUE(d.proc().running()) << d.out() << d.err();
   }
+}
+
+const fabric::Topology& fourAryThreeTree() {
+  static const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
+  return t;
 }
 
 IbsimFabric::Options withOsmEventPlugin() {

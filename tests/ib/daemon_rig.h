@@ -187,6 +187,9 @@ class PhysicalLayer {
 // set (a refusal is logged once), at most `limit`.
 void playUntilQuiet(Daemon& d, PhysicalLayer& phys, std::chrono::seconds limit);
 
+// The 4-ary 3-tree the daemon tests run on (built once).
+const fabric::Topology& fourAryThreeTree();
+
 // Fabric options with OpenSM loading ebb's event plugin (opensm_plugin/, on
 // LD_LIBRARY_PATH), which forwards to osm-events.sock in OpenSM's folder.
 IbsimFabric::Options withOsmEventPlugin();

@@ -43,8 +43,7 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 const fabric::Topology& tree() {
-  static const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
-  return t;
+  return fourAryThreeTree();
 }
 
 const fabric::MinimalTree& minimalTree() {

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
 #include "tests/harness/ibsim_fabric.h"
 #include "tests/ib/daemon_rig.h"
@@ -16,8 +15,7 @@ namespace {
 using namespace std::chrono_literals;
 
 const fabric::Topology& tree() {
-  static const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
-  return t;
+  return fourAryThreeTree();
 }
 
 // After gating settles at zero load, PortXmitWait rises on one leaf's up

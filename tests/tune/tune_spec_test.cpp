@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "tests/tune/tune_test_util.h"
@@ -220,6 +221,19 @@ TEST(TuneGrid, SkipsWhatDoesNotApplyAndFlagsPointsOutsideTheMap) {
   EXPECT_EQ(plan->workloads[0].name, "alonso-ramp");
 }
 
+// The labels of a plan's settings, each resolved to its config and checked.
+std::set<std::string> labelsResolved(
+    const TunePlan& plan, const std::function<void(const Setting&, const config::Config&)>& check) {
+  std::set<std::string> labels;
+  for (const Setting& s : plan.settings) {
+    labels.insert(s.label);
+    Result<config::Config> cfg = resolveConfig(plan, s, 0, 1.0);
+    EXPECT_TRUE(cfg) << cfg.status().toString();
+    if (cfg) check(s, *cfg);
+  }
+  return labels;
+}
+
 // The proportional policy's hysteresis is searched for it alone, and every
 // resolved config carries it only there.
 TEST(TuneGrid, SearchesTheProportionalPolicyAndItsHysteresis) {
@@ -229,15 +243,12 @@ TEST(TuneGrid, SearchesTheProportionalPolicyAndItsHysteresis) {
                                    "hysteresis { values: [0.5, 0.75] } }");
   ASSERT_TRUE(plan) << plan.status().toString();
   ASSERT_EQ(plan->settings.size(), 3u);  // dynamic once, proportional at each h
-  std::set<std::string> labels;
-  for (const Setting& s : plan->settings) {
-    labels.insert(s.label);
-    Result<config::Config> cfg = resolveConfig(*plan, s, 0, 1.0);
-    ASSERT_TRUE(cfg) << cfg.status().toString();
-    const bool proportional = cfg->gating().policy() == config::GatingSpec::PROPORTIONAL;
-    EXPECT_EQ(cfg->gating().has_hysteresis(), proportional) << s.label;
-    EXPECT_FALSE(baselineConfig(*cfg).gating().has_hysteresis());
-  }
+  const std::set<std::string> labels =
+      labelsResolved(*plan, [](const Setting& s, const config::Config& cfg) {
+        const bool proportional = cfg.gating().policy() == config::GatingSpec::PROPORTIONAL;
+        EXPECT_EQ(cfg.gating().has_hysteresis(), proportional) << s.label;
+        EXPECT_FALSE(baselineConfig(cfg).gating().has_hysteresis());
+      });
   EXPECT_EQ(labels, (std::set<std::string>{"policy=DYNAMIC u_on=0.15",
                                            "policy=PROPORTIONAL h=0.5 u_on=0.15",
                                            "policy=PROPORTIONAL h=0.75 u_on=0.15"}));
@@ -261,13 +272,11 @@ TEST(TuneGrid, SearchesTheAdaptiveHoldBudgetWithLowPowerIdleOnly) {
                                    "} }");
   ASSERT_TRUE(plan) << plan.status().toString();
   ASSERT_EQ(plan->settings.size(), 3u);  // off once, hybrid at each budget
-  std::set<std::string> labels;
-  for (const Setting& s : plan->settings) {
-    labels.insert(s.label);
-    Result<config::Config> cfg = resolveConfig(*plan, s, 0, 1.0);
-    ASSERT_TRUE(cfg) << cfg.status().toString();
-    EXPECT_EQ(cfg->lpi().has_adaptive_hold(), cfg->lpi().mode() == config::LpiSpec::HYBRID);
-  }
+  const std::set<std::string> labels =
+      labelsResolved(*plan, [](const Setting& s, const config::Config& cfg) {
+        EXPECT_EQ(cfg.lpi().has_adaptive_hold(), cfg.lpi().mode() == config::LpiSpec::HYBRID)
+            << s.label;
+      });
   EXPECT_EQ(labels,
             (std::set<std::string>{"lpi=OFF", "lpi=HYBRID budget=5", "lpi=HYBRID budget=20"}));
   Result<TunePlan> bad = planFrom(tinyRampBase(0.1) +
