@@ -279,6 +279,8 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   r.agent.gating = gating.gating;
   r.agent.thresholds = gating.thresholds;
   r.policyName = gating.gating ? gating.policyName : "all links on";
+  r.startAllOn = g.start() == config::GatingSpec::FROM_ALL_ON;
+  if (r.gating && r.startAllOn) r.policyName += ", from all on";
   if (r.gating) {
     if (Status s = r.agent.thresholds.validate(); !s.isOk()) {
       return invalidArgument("gating: " + s.message());

@@ -59,6 +59,13 @@ EnergyTotals energyNow(sim::FabricEmulator& emu, const policies::PowerModel& pm)
   return e;
 }
 
+// The link states a gated run starts from (gating.start).
+fabric::LinkStates startStates(const RunSpec& spec, const fabric::Topology& topo,
+                               const fabric::MinimalTree& mt) {
+  return spec.startAllOn ? fabric::LinkStates::allOn(topo)
+                         : fabric::LinkStates::onlyMinimalTree(topo, mt);
+}
+
 // What low-power idle cost the packets, over every direction of the fabric.
 void fillLpiReport(const sim::FabricEmulator& emu, const policies::LpiParams& p,
                    results::LpiReport& r) {
@@ -146,9 +153,9 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   std::unique_ptr<agent::AgentHost> host;
   std::uint64_t applied = 0, refused = 0;
   if (gated && spec.gating) {
-    const fabric::LinkStates initial = fabric::LinkStates::onlyMinimalTree(topo, mt);
+    const fabric::LinkStates initial = startStates(spec, topo, mt);
     for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
-      if (!mt.containsLink(LinkId(l))) {
+      if (!initial.isFullyOn(LinkId(l))) {
         emu.initDirection(LinkId(l), Direction::kUp, false);
         emu.initDirection(LinkId(l), Direction::kDown, false);
       }
@@ -184,12 +191,10 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   const fabric::FaultSet noFaults(topo);
   const TimePs recoveryBound = emCfg.faultDetectionPs + emCfg.turnOnPs + spec.agent.checkPeriodPs +
                                spec.faults.recoverySlackPs;
-  RecoveryMonitor monitor(topo,
-                          gated && spec.gating ? fabric::LinkStates::onlyMinimalTree(topo, mt)
-                                               : fabric::LinkStates::allOn(topo),
-                          sched, injector ? injector->truth() : noFaults,
-                          injector ? &injector->records() : nullptr, recoveryBound,
-                          spec.faults.violationsAreErrors);
+  RecoveryMonitor monitor(
+      topo, gated && spec.gating ? startStates(spec, topo, mt) : fabric::LinkStates::allOn(topo),
+      sched, injector ? injector->truth() : noFaults, injector ? &injector->records() : nullptr,
+      recoveryBound, spec.faults.violationsAreErrors);
   emu.onUsability([&](LinkId link, Direction dir, bool nowUsable) {
     monitor.onUsability(link, dir, nowUsable);
   });

@@ -213,6 +213,39 @@ TEST(Replay, AdaptiveHoldKeepsEachLinkWithinItsBudget) {
   EXPECT_EQ(b.summary.messages_delivered(), b.summary.messages_generated());
 }
 
+// gating.start: FROM_ALL_ON. A hot start pays no latency where starting from
+// the minimal tree does; a cold one sheds every leaf's surplus up links in
+// the first period with the proportional policy.
+TEST(Replay, StartingFromAllOnShedsInOnePeriodAndSparesAHotStart) {
+  Fixture f(8, 2);
+  const std::string hot = "workload { uniform { rate: 0.3 duration_cycles: 10000 } } ";
+  const auto run = [&](const std::string& text) {
+    return runEmulation(spec(text), f.topo, f.mt, true, {}).value().summary;
+  };
+  const results::RunSummary allOn = run(hot + "gating { policy: ALL_ON }");
+  const results::RunSummary fromAll =
+      run(hot + "gating { policy: PROPORTIONAL start: FROM_ALL_ON }");
+  const results::RunSummary fromTree = run(hot + "gating { policy: PROPORTIONAL }");
+  EXPECT_LE(fromAll.mean_latency_cycles(), 1.05 * allOn.mean_latency_cycles());
+  EXPECT_GT(fromTree.mean_latency_cycles(), 2 * allOn.mean_latency_cycles());
+  EXPECT_NE(fromAll.policy().find("from all on"), std::string::npos) << fromAll.policy();
+
+  const RunSpec cold = spec(
+      "workload { uniform { rate: 0.005 duration_cycles: 20000 } } "
+      "gating { policy: PROPORTIONAL start: FROM_ALL_ON }");
+  const RunOutput out = runEmulation(cold, f.topo, f.mt, true, {}).value();
+  ASSERT_FALSE(out.decisions.empty());
+  const TimePs first = out.decisions.front().time;
+  std::size_t leafOffs = 0;
+  for (const agent::DecisionRecord& r : out.decisions) {
+    const bool leaf = f.topo.sw(r.port.sw).level == f.topo.depth() - 1;
+    if (r.time == first && r.up && !r.turnOn && r.refused.empty() && leaf) ++leafOffs;
+  }
+  // 8 leaves of 8 up links, one of each in the minimal tree: 7 off each, at once.
+  EXPECT_EQ(leafOffs, 8u * 7u);
+  EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
+}
+
 TEST(Replay, DistributedSizesAndPoissonArrivals) {
   Fixture f(4, 2);
   const RunSpec s = spec(
