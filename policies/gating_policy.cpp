@@ -160,12 +160,19 @@ Decision proportional(const SwitchView& view, double uUp, const Thresholds& t, c
                       double wait, Decision d) {
   const bool congested = t.waitOn > 0 && wait > t.waitOn;
   const int k = d.reason.upLinks;
-  const double load = uUp * static_cast<double>(c.usable);
-  const auto need = [&](double u) {
+  const auto linksFor = [&](double load, double u) {
     const double n = std::ceil(load / u - 1e-9);
     return std::clamp(static_cast<int>(std::min<double>(n, k)), 1, k);
   };
-  const int nOn = std::max(need(t.uOn), congested ? std::min(c.on + 1, k) : 0);
+  const double load = uUp * static_cast<double>(c.usable);
+  const auto need = [&](double u) { return linksFor(load, u); };
+  // Waiting for credit, the links had data for at least the share of the
+  // period they sent or waited, whatever got through: size for that busy
+  // share (as in saturation, the links multiply each period it persists),
+  // and at least one link more.
+  const double busy = std::min(1.0, uUp + wait) * static_cast<double>(c.usable);
+  const int nOn = std::max(
+      need(t.uOn), congested ? std::max(std::min(c.on + 1, k), linksFor(busy, t.uOn)) : 0);
   if (nOn > c.on) {
     d.reason.rule = congested && need(t.uOn) <= c.on ? Rule::kCongested : Rule::kLoadNeedsMore;
     d.reason.threshold = t.uOn;

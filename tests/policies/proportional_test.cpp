@@ -106,6 +106,29 @@ TEST(Proportional, AStepAtK32HasEveryLinkItNeedsWithinTwoPeriods) {
   EXPECT_EQ(on, 32);
 }
 
+// Backpressure: a switch behind a saturated parent sends little (u_up 0.05)
+// and waits for credit most of the period. With the wait trigger the links
+// multiply each period the wait persists, as in saturation: 1 -> 7 -> 32.
+TEST(Proportional, APersistentWaitMultipliesTheLinksEachPeriod) {
+  Thresholds t = Thresholds::makeProportional(0.15, 0.75);
+  t.waitOn = 0.1;
+  const GatingPolicy p = GatingPolicy::create(t).value();
+  std::vector<UpLinkView> up(32, {S::kOff, false});
+  up[0] = {S::kOn, true};
+  std::vector<int> trace;
+  int on = 1;
+  for (int period = 0; period < 2; ++period) {
+    const Decision d = p.decide(SwitchView{up, false, true, true}, 0.05, 0.9);
+    EXPECT_EQ(d.reason.rule, Rule::kCongested);
+    for (int i : d.upIndices) {
+      up[static_cast<std::size_t>(i)].state = S::kOn;
+      ++on;
+    }
+    trace.push_back(on);
+  }
+  EXPECT_EQ(trace, (std::vector<int>{7, 32}));
+}
+
 TEST(Proportional, ChangesSeveralLinksByTheChoiceRules) {
   const GatingPolicy p = proportional(0.2, 0.5);
   // 8 up links, MT at 2; 0, 2 and 5 on; 7 turning off. Load 3 * 0.5 = 1.5
@@ -174,11 +197,15 @@ TEST(CongestionTrigger, WaitingForCreditBringsALinkOnAndHoldsTheRest) {
   EXPECT_EQ(d.action, Action::kHold);
   EXPECT_EQ(d.reason.rule, Rule::kNothingToTurnOn);
 
-  // Proportional: one link more than the load needs, and nothing off.
+  // Proportional: sized for the busy share (sending or waiting), at least one
+  // link more than it has, and nothing off.
   Thresholds prop = Thresholds::makeProportional(0.15, 0.75);
   prop.waitOn = 0.1;
   const GatingPolicy q = GatingPolicy::create(prop).value();
-  d = q.decide(view, 0.01, 0.3);  // load 0.02 needs 1; 2 are on
+  d = q.decide(view, 0.01, 0.3);  // load 0.02 needs 1; busy 0.31 x 2 links needs 5 (cap 4)
+  EXPECT_EQ(d.upIndices, (std::vector<int>{2, 3}));
+  EXPECT_EQ(d.reason.rule, Rule::kCongested);
+  d = q.decide(view, 0.01, 0.11);  // busy 0.12 x 2 = 0.24: 2 links, so one more than it has
   EXPECT_EQ(d.upIndices, std::vector<int>{2});
   EXPECT_EQ(d.reason.rule, Rule::kCongested);
   d = q.decide(view, 0.5, 0.3);  // load 1.0 needs 7 (capped at 4): needs more anyway
