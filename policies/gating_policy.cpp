@@ -171,8 +171,8 @@ Decision proportional(const SwitchView& view, double uUp, const Thresholds& t, c
   // share (as in saturation, the links multiply each period it persists),
   // and at least one link more.
   const double busy = std::min(1.0, uUp + wait) * static_cast<double>(c.usable);
-  const int nOn = std::max(
-      need(t.uOn), congested ? std::max(std::min(c.on + 1, k), linksFor(busy, t.uOn)) : 0);
+  const int nOn =
+      std::max(need(t.uOn), congested ? std::max(std::min(c.on + 1, k), linksFor(busy, t.uOn)) : 0);
   if (nOn > c.on) {
     d.reason.rule = congested && need(t.uOn) <= c.on ? Rule::kCongested : Rule::kLoadNeedsMore;
     d.reason.threshold = t.uOn;
