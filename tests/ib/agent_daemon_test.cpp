@@ -56,8 +56,9 @@ TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
   IbsimFabric fab(tree());
   const auto mt = fabric::MinimalTree::build(tree()).value();
   // Restore waves under the sanitizer build on a loaded 2-core CI machine took
-  // longer than the default 30 s: give the daemon (and the test) 120 s.
-  Daemon d(fab, kary("min_dwell_ms: 1500 restore_timeout_ms: 120000", "gating"));
+  // longer than the default 30 s, and once more than 120 s: give the daemon
+  // (and the test) 240 s; the ASan suite's timeout per test is 600 s.
+  Daemon d(fab, kary("min_dwell_ms: 1500 restore_timeout_ms: 240000", "gating"));
   // The test is the physical layer: a port Set Disabled loses its cable
   // (Unlink, after checking it reads Disabled), a port Set Polling gets it
   // back (ReLink, as link training would).
@@ -119,7 +120,7 @@ TEST(AgentDaemon, GatesRealPortsKeepsEveryPairReachableAndRestoresOnSigterm) {
   // waves (a dark switch is reached once a link before it has trained); the
   // test goes on playing the physical layer for the restore Sets it logs.
   d.proc().signal(SIGTERM);
-  for (int i = 0; i < 400 && d.proc().running(); ++i) {
+  for (int i = 0; i < 800 && d.proc().running(); ++i) {
     play(d.next(300ms));
   }
   play(d.next(0ms));
