@@ -249,12 +249,13 @@ class IbBackend final : public agent::Backend {
   MadAddress drTo(fabric::SwitchId s) const;
   // One direction's bandwidth in bytes/ps (docs/ib_agent.md, *Link speeds*).
   Result<double> bandwidthOf(fabric::SwitchId s, std::uint16_t port) const;
-  // PortXmitWait read at `now` as cumulative wait time, continuing `before`
-  // (the port's last sample): ticks at the port's tick time; a saturated
-  // counter counts the whole time since that sample as waited.
+  // Reads the port's PortXmitWait into `pc` (counters read a moment before).
   void readXmitWait(fabric::SwitchId sw, std::uint16_t p, const MadAddress& to,
                     agent::PortCounters pc,
                     std::function<void(Result<agent::PortCounters>)> answer);
+  // PortXmitWait read at `now` as cumulative wait time, continuing `before`
+  // (the port's last sample): ticks at the port's tick time; a saturated
+  // counter counts the whole time since that sample as waited.
   TimePs xmitWaitTime(fabric::SwitchId s, std::uint16_t port, std::uint32_t ticks,
                       const agent::PortCounters* before, TimePs beforeAt) const;
   // The data rate of a LinkUp port as read; E_INVALID naming the port.

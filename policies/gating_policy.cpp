@@ -155,7 +155,8 @@ int highestNonMtOn(std::span<const UpLinkView> up) {
 // down to n_off (never the MT link, never the last usable one). Since
 // h < 1, n_off >= n_on: under a constant T a turn-on is never followed by a
 // turn-off, nor a turn-off by a turn-on.
-// Congested (wait above W_on): at least one link more than on, and none off.
+// Congested (wait above W_on): sized for the busy share u_up + wait, at
+// least one link more than on, and none off.
 Decision proportional(const SwitchView& view, double uUp, const Thresholds& t, const Counts& c,
                       double wait, Decision d) {
   const bool congested = t.waitOn > 0 && wait > t.waitOn;
@@ -278,9 +279,8 @@ Decision GatingPolicy::decideOne(const SwitchView& view, double uUp, double wait
     d.reason.rule = d.upIndex >= 0 ? Rule::kInputsOff : Rule::kNothingToTurnOff;
     return d;
   }
-  const bool congested = t_.waitOn > 0 && wait > t_.waitOn;
   if (t_.kind == GatingKind::kProportional) return proportional(view, uUp, t_, c, wait, d);
-  if (congested) {
+  if (t_.waitOn > 0 && wait > t_.waitOn) {
     d.reason.rule = Rule::kCongested;
     d.reason.measured = wait;
     d.reason.threshold = t_.waitOn;

@@ -112,7 +112,8 @@ class LpiLink {
   void adapt(TimePs idle, TimePs delay);
   // An idle period begins (after a transmission or a resume).
   void startIdle();
-  // Adaptive hold: an idle period starting now stays at full power.
+  // Adaptive hold: the account is in debt, so an idle period starting now
+  // holds for max_hold.
   bool overBudget() const { return p_.adaptive.enabled && balance_ < 0; }
 
   LpiParams p_;

@@ -48,6 +48,12 @@ Status LpiParams::setLinkSpeed(const std::string& speed) {
           fmt::format("link speed '{}': expected 25GBASE-R, 40GBASE-R or 100GBASE-R", speed)};
 }
 
+Status checkDelayBudgetNs(double ns, std::string_view field) {
+  if (ns > 0 && ns < 1e9) return Status::ok();
+  return {ErrorCode::kInvalidArgument,
+          fmt::format("{}: {} breaks the rule 0 < budget < 1e9 ns", field, ns)};
+}
+
 Status LpiParams::validate() const {
   const auto bad = [](const char* field, const std::string& rule) {
     return Status(ErrorCode::kInvalidArgument, fmt::format("lpi.{}: {}", field, rule));

@@ -2,6 +2,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "common/time.h"
@@ -38,6 +39,10 @@ struct AdaptiveHold {
   TimePs maxHold = 0;
   static constexpr int kLongIdleHolds = 8;
 };
+
+// The rule on a delay budget as written in a config (ns per packet):
+// 0 < budget < 1e9. E_INVALID naming `field`.
+Status checkDelayBudgetNs(double ns, std::string_view field);
 
 // Timing and power of low-power idle on one link direction. Defaults: Table VI
 // (100GBASE-*R); T_q and T_r are not given by the paper: ebb's choice.

@@ -155,10 +155,9 @@ Result<const sim::LinkPreset*> linkPresetFromConfig(const config::Config& cfg) {
 // lpi.adaptive_hold: the budget in ns, the bounds in multiples of T_s.
 Status adaptiveHoldFromConfig(const config::AdaptiveHoldSpec& a, policies::LpiParams& lp) {
   const double budget = a.delay_budget_ns();
-  if (!(budget > 0 && budget < 1e9)) {
-    return invalidArgument(fmt::format(
-        "lpi.adaptive_hold.delay_budget_ns: {} breaks the rule 0 < budget < 1e9 ns", budget));
-  }
+  if (Status s = policies::checkDelayBudgetNs(budget, "lpi.adaptive_hold.delay_budget_ns");
+      !s.isOk())
+    return s;
   const double ts = static_cast<double>(lp.sleepSignal);
   const double holdTs = static_cast<double>(lp.hold) / ts;
   const double minTs = a.has_min_hold_ts() ? a.min_hold_ts() : 0.0;

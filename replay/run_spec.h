@@ -27,7 +27,7 @@ struct RunSpec {
   JobsDef jobs;  // when not empty: MPI traces and collective loops, replayed closed-loop
   std::string workloadName;
   bool baseline = true;
-  bool startAllOn = false;  // gating.start: ALL_ON (default: the minimal tree)
+  bool startAllOn = false;  // gating.start: FROM_ALL_ON (default: the minimal tree)
   // Something saves power (gating or low-power idle): a baseline with every
   // link on and active is worth running.
   bool savesPower() const { return gating || emulator.lpi.mode != policies::LpiMode::kOff; }

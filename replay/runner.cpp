@@ -152,8 +152,9 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
 
   std::unique_ptr<agent::AgentHost> host;
   std::uint64_t applied = 0, refused = 0;
+  const fabric::LinkStates initial =
+      gated && spec.gating ? startStates(spec, topo, mt) : fabric::LinkStates::allOn(topo);
   if (gated && spec.gating) {
-    const fabric::LinkStates initial = startStates(spec, topo, mt);
     for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
       if (!initial.isFullyOn(LinkId(l))) {
         emu.initDirection(LinkId(l), Direction::kUp, false);
@@ -191,10 +192,9 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   const fabric::FaultSet noFaults(topo);
   const TimePs recoveryBound = emCfg.faultDetectionPs + emCfg.turnOnPs + spec.agent.checkPeriodPs +
                                spec.faults.recoverySlackPs;
-  RecoveryMonitor monitor(
-      topo, gated && spec.gating ? startStates(spec, topo, mt) : fabric::LinkStates::allOn(topo),
-      sched, injector ? injector->truth() : noFaults, injector ? &injector->records() : nullptr,
-      recoveryBound, spec.faults.violationsAreErrors);
+  RecoveryMonitor monitor(topo, initial, sched, injector ? injector->truth() : noFaults,
+                          injector ? &injector->records() : nullptr, recoveryBound,
+                          spec.faults.violationsAreErrors);
   emu.onUsability([&](LinkId link, Direction dir, bool nowUsable) {
     monitor.onUsability(link, dir, nowUsable);
   });

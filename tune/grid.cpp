@@ -8,6 +8,7 @@
 
 #include "agent/gating_config.h"
 #include "configs/overrides.h"
+#include "policies/lpi_params.h"
 
 namespace ebb::tune {
 
@@ -138,10 +139,8 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
       expandRange(sp.lpi_delay_budget_ns(), "search_space.lpi_delay_budget_ns");
   if (!budgets) return budgets.status();
   for (double b : *budgets) {
-    if (!(b > 0 && b < 1e9)) {
-      return invalidArgument(fmt::format(
-          "search_space.lpi_delay_budget_ns: {} breaks the rule 0 < budget < 1e9 ns", b));
-    }
+    if (Status s = policies::checkDelayBudgetNs(b, "search_space.lpi_delay_budget_ns"); !s.isOk())
+      return s;
   }
   if (Status s = numbers(sp.lpi_delay_budget_ns(), "lpi.adaptive_hold.delay_budget_ns",
                          "lpi_delay_budget_ns");
