@@ -17,7 +17,7 @@ struct Thresholds {
   GatingKind kind = GatingKind::kDynamic;
   double uOff = 0.0;  // static only
   double uOn = 0.15;
-  double hysteresis = 0.75;  // proportional only: h, 0 < h < 1
+  double hysteresis = 0.9;  // proportional only: h, 0 < h < 1
   // Congestion trigger, any kind: with the up links waiting for credit more
   // than this share of the period, a link comes on whatever u_up says, and
   // none goes off (docs/mechanisms.md §2.8). 0: off.

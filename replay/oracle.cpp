@@ -10,9 +10,18 @@ namespace ebb::replay {
 
 using fabric::SwitchId;
 
+namespace {
+constexpr std::uint32_t kNoGroup = 0xFFFFFFFF;
+
+std::uint32_t ceilDiv(std::uint32_t a, std::uint32_t b) {
+  return b == 0 ? 0 : (a + b - 1) / b;
+}
+}  // namespace
+
 Result<OracleBound> OracleBound::make(const fabric::Topology& topo, const fabric::MinimalTree& mt,
-                                      double targetUtilization, double capacityBytes) {
+                                      double targetUtilization, double capacityBytes, Rules rules) {
   OracleBound o;
+  o.rules_ = rules;
   o.target_ = targetUtilization;
   o.capacity_ = capacityBytes;
   const int depth = topo.depth();
@@ -47,29 +56,52 @@ Result<OracleBound> OracleBound::make(const fabric::Topology& topo, const fabric
       members[it->second].push_back(s);
     }
   }
-  const std::size_t groups = members.size();
-  o.minimalLinks_.assign(groups, 0);
-  o.upLinks_.assign(groups, 0);
-  // The group above each group: every parent of its members must share one.
-  std::vector<std::uint32_t> parentGroup(groups, 0xFFFFFFFF);
-  for (std::uint32_t g = 0; g < groups; ++g) {
+  o.groups_.assign(members.size(), {});
+  for (std::uint32_t g = 0; g < members.size(); ++g) {
+    Group& grp = o.groups_[g];
+    grp.size = static_cast<std::uint32_t>(members[g].size());
+    // Its up links per parent switch: the same count is that switch's links
+    // down into this group.
+    std::map<std::uint32_t, std::uint32_t> onParent;
     for (SwitchId s : members[g]) {
       const fabric::Switch& sw = topo.sw(s);
-      o.upLinks_[g] += static_cast<std::uint32_t>(sw.upPorts.size());
-      if (mt.containsSwitch(s) && mt.upPort(s)) ++o.minimalLinks_[g];
+      grp.level = static_cast<std::uint32_t>(std::max(0, static_cast<int>(sw.level)));
+      grp.upLinks += static_cast<std::uint32_t>(sw.upPorts.size());
+      grp.upPerSwitch = std::max(grp.upPerSwitch, static_cast<std::uint32_t>(sw.upPorts.size()));
+      if (mt.containsSwitch(s)) ++grp.minimalSwitches;
+      if (mt.containsSwitch(s) && mt.upPort(s)) ++grp.minimalLinks;
+      std::uint32_t down = 0;
+      for (std::uint16_t p : sw.downPorts)
+        down += topo.link(sw.ports[p].link).lowerIsHost ? 0u : 1u;
+      grp.downCost.push_back(down);
       for (std::uint16_t p : sw.upPorts) {
-        const std::uint32_t above = groupOf[topo.link(sw.ports[p].link).upper.sw.value()];
-        if (parentGroup[g] != 0xFFFFFFFF && parentGroup[g] != above) {
+        const SwitchId upper = topo.link(sw.ports[p].link).upper.sw;
+        const std::uint32_t above = groupOf[upper.value()];
+        if (grp.parent != kNoGroup && grp.parent != above) {
           return Status(ErrorCode::kInvalidArgument,
                         fmt::format("oracle: the switches above {} (level {}) do not all have the "
                                     "same hosts below; the bound covers fat trees whose "
                                     "ancestors at each level form one group",
                                     sw.name, sw.level));
         }
-        parentGroup[g] = above;
+        grp.parent = above;
+        ++onParent[upper.value()];
       }
     }
+    std::sort(grp.downCost.begin(), grp.downCost.end());
+    if (grp.parent == kNoGroup) continue;
+    grp.intoMax = 0;
+    grp.intoMin = onParent.size() < members[grp.parent].size() ? 0 : 0xFFFFFFFF;
+    for (const auto& [upper, links] : onParent) {
+      grp.intoMax = std::max(grp.intoMax, links);
+      grp.intoMin = std::min(grp.intoMin, links);
+    }
   }
+  for (std::uint32_t g = 0; g < o.groups_.size(); ++g)
+    o.byLevel_.push_back(g);
+  std::stable_sort(o.byLevel_.begin(), o.byLevel_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return o.groups_[a].level < o.groups_[b].level;
+  });
   const auto& leaves = topo.switchesAtLevel(depth - 1);
   std::vector<std::uint32_t> leafIndex(topo.numSwitches(), 0);
   o.ancestor_.assign(leaves.size() * o.levels_, 0);
@@ -78,15 +110,16 @@ Result<OracleBound> OracleBound::make(const fabric::Topology& topo, const fabric
     std::uint32_t g = groupOf[leaves[i].value()];
     for (int level = depth - 1; level >= 0; --level) {
       o.ancestor_[i * o.levels_ + static_cast<std::size_t>(level)] = g;
-      if (level > 0) g = parentGroup[g];
+      if (level > 0) g = o.groups_[g].parent;
     }
   }
   o.leafIndexOfHost_.resize(topo.numHosts());
   for (std::size_t h = 0; h < topo.numHosts(); ++h)
     o.leafIndexOfHost_[h] =
         leafIndex[topo.leafOf(fabric::HostId(static_cast<fabric::HostId::rep_type>(h))).value()];
-  o.up_.assign(groups, 0);
-  o.down_.assign(groups, 0);
+  o.up_.assign(o.groups_.size(), 0);
+  o.down_.assign(o.groups_.size(), 0);
+  o.active_.assign(o.groups_.size(), 0);
   return o;
 }
 
@@ -106,25 +139,88 @@ void OracleBound::offer(fabric::HostId src, fabric::HostId dst, std::int64_t byt
 }
 
 double OracleBound::closePeriod() {
-  const double perDirection = target_ * capacity_;
-  double on = 0;
-  for (std::size_t g = 0; g < up_.size(); ++g) {
-    const auto need = [&](double load) {
-      const double byLoad = load > 0 ? std::ceil(load / perDirection - 1e-9) : 0;
-      return std::min<double>(upLinks_[g], std::max<double>(minimalLinks_[g], byLoad));
-    };
-    on += need(up_[g]) + need(down_[g]);
-  }
+  const double on = directionsOn();
+  const double free = freeDirectionsOn();
   std::fill(up_.begin(), up_.end(), 0.0);
   std::fill(down_.begin(), down_.end(), 0.0);
   const double power = switchDirections_ > 0 ? on / switchDirections_ : 0;
   sumPower_ += power;
+  sumFreePower_ += switchDirections_ > 0 ? free / switchDirections_ : 0;
   ++periods_;
   return power;
 }
 
+namespace {
+// Links a load needs at the target, at least the minimal tree's, at most all.
+std::uint32_t needed(double load, double perLink, std::uint32_t minimal, std::uint32_t all) {
+  const double byLoad = load > 0 ? std::ceil(load / perLink - 1e-9) : 0;
+  return static_cast<std::uint32_t>(std::min<double>(all, std::max<double>(minimal, byLoad)));
+}
+}  // namespace
+
+double OracleBound::freeDirectionsOn() const {
+  const double perLink = target_ * capacity_;
+  double on = 0;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const Group& grp = groups_[g];
+    if (grp.parent == kNoGroup) continue;
+    on += needed(up_[g], perLink, grp.minimalLinks, grp.upLinks) +
+          needed(down_[g], perLink, grp.minimalLinks, grp.upLinks);
+  }
+  return on;
+}
+
+double OracleBound::directionsOn() {
+  const double perLink = target_ * capacity_;
+  if (rules_ == Rules::kWholeLinks) {  // a link carries both ways at once
+    double on = 0;
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      const Group& grp = groups_[g];
+      if (grp.parent == kNoGroup) continue;
+      on += 2.0 * needed(std::max(up_[g], down_[g]), perLink, grp.minimalLinks, grp.upLinks);
+    }
+    return on;
+  }
+  // Per direction: the up directions each group needs, and the switches of
+  // each group that must be active (an input on). Up directions carrying
+  // load leave active switches, and every up direction lands on a parent
+  // switch and makes it active; so do the down directions a child's load
+  // needs, which only active parents send.
+  double on = 0;
+  for (std::size_t g = 0; g < groups_.size(); ++g)
+    active_[g] = groups_[g].minimalSwitches;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const Group& grp = groups_[g];
+    if (grp.parent == kNoGroup) continue;
+    const std::uint32_t up = needed(up_[g], perLink, grp.minimalLinks, grp.upLinks);
+    const std::uint32_t down = needed(down_[g], perLink, grp.minimalLinks, grp.upLinks);
+    on += up;
+    active_[g] =
+        std::max({active_[g], ceilDiv(up, grp.upPerSwitch), ceilDiv(down, grp.upPerSwitch)});
+    std::uint32_t& parent = active_[grp.parent];
+    parent = std::max({parent, ceilDiv(up, grp.intoMax), ceilDiv(down, grp.intoMax)});
+  }
+  // An active switch has every down link on (the down-link rule), and each
+  // makes the switch below it active: roots first.
+  for (std::uint32_t g : byLevel_) {
+    const Group& grp = groups_[g];
+    if (grp.parent != kNoGroup) {
+      active_[g] =
+          std::max(active_[g], ceilDiv(active_[grp.parent] * grp.intoMin, grp.upPerSwitch));
+    }
+    active_[g] = std::min(active_[g], grp.size);
+    for (std::uint32_t i = 0; i < active_[g]; ++i)
+      on += grp.downCost[i];  // the cheapest active switches
+  }
+  return on;
+}
+
 double OracleBound::switchLinkPower() const {
   return periods_ ? sumPower_ / static_cast<double>(periods_) : 1.0;
+}
+
+double OracleBound::freeDirectionsPower() const {
+  return periods_ ? sumFreePower_ / static_cast<double>(periods_) : 1.0;
 }
 
 double OracleBound::allLinkPower() const {

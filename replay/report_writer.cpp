@@ -218,9 +218,10 @@ std::string formatSummary(const results::Report& r) {
       out += fmt::format("  oracle bound: not available ({})\n", o.unavailable());
     } else {
       out += fmt::format(
-          "  oracle bound (at most {:.0f}% utilization): switch links {:.1f}%, all links {:.1f}% "
-          "of all on; {}\n",
-          100 * o.target_utilization(), 100 * o.switch_link_power(), 100 * o.all_link_power(),
+          "  oracle bound (at most {:.0f}% utilization): switch links {:.1f}% ({:.1f}% with every "
+          "direction free), all links {:.1f}% of all on; {}\n",
+          100 * o.target_utilization(), 100 * o.switch_link_power(),
+          100 * o.free_directions_power(), 100 * o.all_link_power(),
           o.has_efficiency()
               ? fmt::format("efficiency of {} {:.2f} (its switch-link saving / the bound's)",
                             r.run().policy(), o.efficiency())

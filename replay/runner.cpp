@@ -217,7 +217,9 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   const double periodBytes = static_cast<double>(spec.agent.checkPeriodPs) /
                              static_cast<double>(emCfg.cyclePs) *
                              static_cast<double>(emCfg.flitBytes);
-  Result<OracleBound> oracleMade = OracleBound::make(topo, mt, spec.oracleTarget, periodBytes);
+  Result<OracleBound> oracleMade = OracleBound::make(
+      topo, mt, spec.oracleTarget, periodBytes,
+      inBand ? OracleBound::Rules::kWholeLinks : OracleBound::Rules::kPerDirection);
   std::optional<OracleBound> oracle;
   if (oracleMade) {
     oracle = std::move(*oracleMade);
@@ -395,6 +397,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     o.set_target_utilization(oracle->targetUtilization());
     o.set_switch_link_power(oracle->switchLinkPower());
     o.set_all_link_power(oracle->allLinkPower());
+    o.set_free_directions_power(oracle->freeDirectionsPower());
     if (o.switch_link_power() < 1.0 - 1e-12) {
       o.set_efficiency((1.0 - s.relative_power_switch_links()) / (1.0 - o.switch_link_power()));
     }

@@ -58,7 +58,7 @@ TEST(GatingConfig, ProportionalTakesItsHysteresisAndOnlyIt) {
   GatingChoice c = gatingFromConfig(g);
   EXPECT_EQ(c.thresholds.kind, policies::GatingKind::kProportional);
   EXPECT_DOUBLE_EQ(c.thresholds.hysteresis, policies::Thresholds{}.hysteresis);
-  EXPECT_EQ(c.policyName, "proportional [U_on=0.2, h=0.75]");
+  EXPECT_EQ(c.policyName, "proportional [U_on=0.2, h=0.9]");
   g.set_hysteresis(0.5);
   c = gatingFromConfig(g);
   EXPECT_DOUBLE_EQ(c.thresholds.hysteresis, 0.5);

@@ -51,22 +51,29 @@ TEST(Oracle, AtZeroLoadItIsTheMinimalTree) {
 }
 
 // 4-ary 2-tree: 4 leaves of 4 hosts, 4 roots, 16 switch links (32 directions);
-// the minimal tree holds one up link per leaf.
+// the minimal tree holds one up link per leaf and one root. Per direction,
+// every up direction on lands on a root of its own (each leaf has one link to
+// each root) and makes it active, and an active root has its 4 down
+// directions on (the down-link rule).
 TEST(Oracle, OneLeafUnderKnownLoad) {
   const Tree t(4, 2);
   OracleBound o = bound(t);
   // 1600 bytes from leaf 0 to leaf 1: ceil(1600 / 500) = 4 directions up out
-  // of leaf 0 and 4 down into leaf 1; the other two leaves keep their tree
-  // link, both ways.
+  // of leaf 0 (the other leaves keep their tree link), so 4 active roots and
+  // 16 down directions, which also carry the 4 directions' worth into leaf 1.
   o.offer(HostId(0), HostId(4), 1000);
   o.offer(HostId(1), HostId(5), 600);
-  EXPECT_DOUBLE_EQ(o.closePeriod(), (4 + 1 + 1 + 4 + 2 + 2) / 32.0);
-  // 500 bytes fit one direction at the target; 501 need two.
+  EXPECT_DOUBLE_EQ(o.closePeriod(), (4 + 1 + 1 + 1 + 16) / 32.0);
+  // 500 bytes fit one direction at the target: the minimal tree; 501 need two
+  // up, two active roots and their 8 down directions.
   o.offer(HostId(0), HostId(4), 500);
   EXPECT_DOUBLE_EQ(o.closePeriod(), 8 / 32.0);
   o.offer(HostId(0), HostId(4), 501);
-  EXPECT_DOUBLE_EQ(o.closePeriod(), 10 / 32.0);
-  EXPECT_DOUBLE_EQ(o.switchLinkPower(), (14 + 8 + 10) / 32.0 / 3);
+  EXPECT_DOUBLE_EQ(o.closePeriod(), (2 + 1 + 1 + 1 + 8) / 32.0);
+  EXPECT_DOUBLE_EQ(o.switchLinkPower(), (23 + 8 + 13) / 32.0 / 3);
+  // Each direction on its own: 4 up and 4 down in the first period, 2 and 2
+  // in the third.
+  EXPECT_DOUBLE_EQ(o.freeDirectionsPower(), (14 + 8 + 10) / 32.0 / 3);
 }
 
 TEST(Oracle, AHotSpotNeedsEveryLinkIntoItsLeafAndNoMore) {
@@ -74,24 +81,67 @@ TEST(Oracle, AHotSpotNeedsEveryLinkIntoItsLeafAndNoMore) {
   OracleBound o = bound(t);
   for (std::uint32_t h = 0; h < 12; ++h)
     o.offer(HostId(h), HostId(12), 300);
-  // Into leaf 3: 3600 bytes, 8 directions' worth, but it has 4. Out of each
-  // other leaf: 1200 bytes, 3 directions.
-  EXPECT_DOUBLE_EQ(o.closePeriod(), (3 * (3 + 1) + (1 + 4)) / 32.0);
+  // Into leaf 3: 3600 bytes, 8 directions' worth, but it has 4: every root is
+  // active, 16 down directions. Out of each other leaf: 1200 bytes, 3
+  // directions; leaf 3 keeps its tree link.
+  EXPECT_DOUBLE_EQ(o.closePeriod(), (3 * 3 + 1 + 16) / 32.0);
   // The all-links power counts the 32 host-link directions as always on.
-  EXPECT_DOUBLE_EQ(o.allLinkPower(), (17 + 32) / 64.0);
+  EXPECT_DOUBLE_EQ(o.allLinkPower(), (26 + 32) / 64.0);
+  EXPECT_DOUBLE_EQ(o.freeDirectionsPower(), (3 * (3 + 1) + (1 + 4)) / 32.0);
 }
 
-// 2-ary 3-tree: a message from host 0 to host 7 climbs out of its leaf and its
-// level-1 pod, and descends into the other pod and leaf.
+// 2-ary 3-tree: 4 leaves, two pods of two level-1 switches, 4 roots; each
+// leaf has a link to both switches of its pod, each of those to two roots.
 TEST(Oracle, AMessageAcrossTheRootsCountsAtEveryLevelItCrosses) {
   const Tree t(2, 3);
   ASSERT_DOUBLE_EQ(t.minimalShare(), 12 / 32.0);
   OracleBound o = bound(t);
-  o.offer(HostId(0), HostId(7), 1000);  // 2 directions at each crossing
-  EXPECT_DOUBLE_EQ(o.closePeriod(), 16 / 32.0);
-  // Within one pod (hosts 0 and 2: leaves 0 and 1): only the leaves' links.
+  // Host 0 to host 7, 2 directions at each crossing: up out of leaf 0 and out
+  // of pod A (plus the tree links of leaves 1-3 and pod B: 8 up), so both
+  // switches of pod A and two roots are active, and for the 2 directions into
+  // leaf 3 both switches of pod B: 3 x 2 active switches x 2 down links.
+  o.offer(HostId(0), HostId(7), 1000);
+  EXPECT_DOUBLE_EQ(o.closePeriod(), (8 + 12) / 32.0);
+  // Within one pod (hosts 0 and 2: leaves 0 and 1): 2 up out of leaf 0 and 2
+  // down into leaf 1 make both switches of pod A active; pod B and the roots
+  // keep the tree.
   o.offer(HostId(0), HostId(2), 1000);
-  EXPECT_DOUBLE_EQ(o.closePeriod(), 14 / 32.0);
+  EXPECT_DOUBLE_EQ(o.closePeriod(), (7 + 2 + 4 + 2) / 32.0);
+  EXPECT_DOUBLE_EQ(o.freeDirectionsPower(), (16 + 14) / 32.0 / 2);
+}
+
+// In band (whole links), a link on carries both ways: a group needs the links
+// its larger direction needs, both directions of each.
+TEST(Oracle, WholeLinksCountTheLargerDirectionTwice) {
+  const Tree t(4, 2);
+  OracleBound o =
+      OracleBound::make(t.topo, t.mt, 0.5, 1000, OracleBound::Rules::kWholeLinks).value();
+  EXPECT_DOUBLE_EQ(o.closePeriod(), t.minimalShare());
+  o.offer(HostId(0), HostId(4), 1600);  // 4 links out of leaf 0 and 4 into leaf 1
+  o.offer(HostId(8), HostId(12), 700);  // 2 out of leaf 2, 2 into leaf 3
+  EXPECT_DOUBLE_EQ(o.closePeriod(), 2 * (4 + 4 + 2 + 2) / 32.0);
+  // Each direction on its own: leaves 0-3 need 4+1, 1+4, 2+1 and 1+2.
+  EXPECT_DOUBLE_EQ(o.freeDirectionsPower(), (8 + 16) / 32.0 / 2);
+}
+
+// On every shape the bound with the rules needs at least as much as the one
+// with every direction free, and both equal the minimal tree when idle.
+TEST(Oracle, TheRulesOnlyAddToTheFreeBound) {
+  for (auto [k, n] : {std::pair{4, 2}, std::pair{2, 4}, std::pair{3, 3}, std::pair{4, 3}}) {
+    const Tree t(k, n);
+    OracleBound o = bound(t);
+    const auto hosts = static_cast<std::uint32_t>(t.topo.numHosts());
+    double sum = 0;
+    for (std::uint32_t period = 0; period < 20; ++period) {
+      for (std::uint32_t m = 0; m < period * 3; ++m)  // more traffic each period
+        o.offer(HostId((m * 7 + period) % hosts), HostId((m * 13 + 5) % hosts), 150);
+      sum += o.closePeriod();
+    }
+    EXPECT_DOUBLE_EQ(o.switchLinkPower(), sum / 20);
+    EXPECT_GE(o.switchLinkPower(), o.freeDirectionsPower()) << k << "-ary " << n << "-tree";
+    EXPECT_GT(o.switchLinkPower(), t.minimalShare());
+    EXPECT_LE(o.switchLinkPower(), 1.0);
+  }
 }
 
 RunSpec oracleSpec(const std::string& text) {
