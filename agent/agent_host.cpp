@@ -37,7 +37,7 @@ void AgentHost::start(const std::vector<fabric::SwitchId>& switches) {
   for (fabric::SwitchId s : switches) {
     agents_.push_back(std::make_unique<SwitchAgent>(s, topo_, tree_, cfg_, backend_, sched_, guard_,
                                                     channel_, sink_));
-    agents_.back()->setFailSafeHook(failSafeHook_);
+    install(*agents_.back());
     bySwitch_[s.value()] = agents_.back().get();
   }
   for (std::size_t i = agents_.size() - switches.size(); i < agents_.size(); ++i) {
@@ -134,7 +134,7 @@ Status AgentHost::restartAgent(fabric::SwitchId sw) {
   old->stop();
   auto fresh = std::make_unique<SwitchAgent>(sw, topo_, tree_, cfg_, backend_, sched_, guard_,
                                              channel_, sink_);
-  fresh->setFailSafeHook(failSafeHook_);
+  install(*fresh);
   bySwitch_[sw.value()] = fresh.get();
   auto it = std::find_if(agents_.begin(), agents_.end(),
                          [old](const std::unique_ptr<SwitchAgent>& a) { return a.get() == old; });
@@ -142,6 +142,32 @@ Status AgentHost::restartAgent(fabric::SwitchId sw) {
   *it = std::move(fresh);
   (*it)->restart();
   return Status::ok();
+}
+
+void AgentHost::install(SwitchAgent& agent) {
+  agent.setFailSafeHook(
+      [this](fabric::SwitchId sw, const std::string& why) { onAgentFailedSafe(sw, why); });
+}
+
+// Links are all back on now; gating resumes from there after the wait, and
+// the fresh agent's first periods move to what the measured load needs. A
+// switch that keeps failing is tried ever more rarely.
+void AgentHost::onAgentFailedSafe(fabric::SwitchId sw, const std::string& why) {
+  if (failSafeHook_) failSafeHook_(sw, why);
+  if (cfg_.resumeAfterFailSafePs <= 0 || stopped_) return;
+  failSafes_.resize(topo_.numSwitches(), 0);
+  const std::uint32_t n = ++failSafes_[sw.value()];
+  const TimePs wait = cfg_.resumeAfterFailSafePs << std::min<std::uint32_t>(n - 1, 6);
+  SwitchAgent* failed = bySwitch_[sw.value()];
+  sched_.after(wait, Phase::kAgent, [this, sw, failed] { resume(sw, failed); });
+}
+
+void AgentHost::resume(fabric::SwitchId sw, SwitchAgent* failed) {
+  // Not after shutdown, nor if the agent was replaced meanwhile.
+  if (stopped_ || bySwitch_[sw.value()] != failed || !failed->stopped()) return;
+  ++resumes_;
+  if (resumeHook_) resumeHook_(sw, failSafes_[sw.value()]);
+  (void)restartAgent(sw);
 }
 
 void AgentHost::stopAll() {

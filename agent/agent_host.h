@@ -33,6 +33,9 @@ class AgentHost final : public BackendCallback {
     std::vector<fabric::HostId> cutOff;    // hosts the surviving cables cannot connect
   };
   using RecoveryHook = std::function<void(const Recovery&)>;
+  // A failed-safe agent starting again (AgentConfig::resumeAfterFailSafePs):
+  // the switch and how many times it has failed safe so far.
+  using ResumeHook = std::function<void(fabric::SwitchId, std::uint32_t failSafes)>;
 
   AgentHost(const fabric::Topology& topo, const fabric::MinimalTree& mt, const AgentConfig& cfg,
             Backend& backend, Scheduler& scheduler, fabric::LinkStates initial, DecisionSink sink);
@@ -56,6 +59,9 @@ class AgentHost final : public BackendCallback {
   void setRecoveryHook(RecoveryHook hook) { recoveryHook_ = std::move(hook); }
   // Installed on every agent started afterwards.
   void setFailSafeHook(SwitchAgent::FailSafeHook hook) { failSafeHook_ = std::move(hook); }
+  void setResumeHook(ResumeHook hook) { resumeHook_ = std::move(hook); }
+  // Failed-safe agents started again so far.
+  std::uint64_t resumes() const { return resumes_; }
   // Stops every agent, leaving links as they are; no re-homing after it.
   void stopAll();
   SafetyGuard& guard() { return guard_; }
@@ -77,6 +83,10 @@ class AgentHost final : public BackendCallback {
   void scheduleRehome(std::string cause);
   void rehome();
   void restoreLink(fabric::LinkId link, const std::string& why);
+  // An agent failed safe: tell the hook, and start it again later if set to.
+  void onAgentFailedSafe(fabric::SwitchId sw, const std::string& why);
+  void resume(fabric::SwitchId sw, SwitchAgent* failed);
+  void install(SwitchAgent& agent);
 
   const fabric::Topology& topo_;
   fabric::MinimalTree tree_;  // before guard_, which holds a reference to it
@@ -97,6 +107,9 @@ class AgentHost final : public BackendCallback {
   std::set<fabric::PortId> downPorts_;
   SwitchAgent::FailSafeHook failSafeHook_;
   RecoveryHook recoveryHook_;
+  ResumeHook resumeHook_;
+  std::vector<std::uint32_t> failSafes_;  // per switch, so far
+  std::uint64_t resumes_ = 0;
   fabric::Connectivity conn_;
   std::vector<fabric::HostId> cutOff_;
   bool rehomePending_ = false;

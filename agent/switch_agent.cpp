@@ -23,6 +23,9 @@ Status AgentConfig::validate() const {
   if (controlLatencyPs < 0) {
     return {ErrorCode::kInvalidArgument, "agent.control_latency_ps: must be >= 0"};
   }
+  if (resumeAfterFailSafePs < 0) {
+    return {ErrorCode::kInvalidArgument, "agent.resume_after_fail_safe_ps: must be >= 0"};
+  }
   return Status::ok();
 }
 

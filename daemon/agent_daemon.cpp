@@ -179,6 +179,14 @@ void AgentDaemon::startAgents() {
   host_->setFailSafeHook(
       [this](fabric::SwitchId sw, const std::string& why) { onFailSafe(sw, why); });
   host_->setRecoveryHook([this](const agent::AgentHost::Recovery& r) { onRehome(r); });
+  host_->setResumeHook([this](fabric::SwitchId sw, std::uint32_t failSafes) {
+    ++counters_.agentsResumed;
+    err_ << fmt::format(
+                "ebb agent: {} resumes gating after {} fail-safe(s): it reads its ports again "
+                "and moves to what the measured load needs\n",
+                topo_.sw(sw).name, failSafes)
+         << std::flush;
+  });
   ib::attachGuard(*backend_, host_->guard(), s_.resilience);
   if (Status c = host_->guard().checkAll(); !c.isOk()) {
     err_ << "ebb agent: warning: the fabric as read is not fully connected (" << c.message()
@@ -419,13 +427,16 @@ void AgentDaemon::restoreGated() {
 }
 
 void AgentDaemon::printSummary() {
-  out_ << fmt::format("ebb agent: {} MADs sent, {} failed; {} port Sets; {} agents failed safe{}\n",
-                      mad_->stats().sent, mad_->stats().failed, backend_->stats().setsSent,
-                      counters_.agentsFailedSafe,
-                      osmEvents_ ? fmt::format("; {} OpenSM events ({} malformed), {} re-reads",
-                                               osmEvents_->received(), osmEvents_->malformed(),
-                                               counters_.osmRereads)
-                                 : std::string())
+  out_ << fmt::format(
+              "ebb agent: {} MADs sent, {} failed; {} port Sets; {} agents failed safe{}{}\n",
+              mad_->stats().sent, mad_->stats().failed, backend_->stats().setsSent,
+              counters_.agentsFailedSafe,
+              counters_.agentsResumed > 0 ? fmt::format(" ({} resumed)", counters_.agentsResumed)
+                                          : std::string(),
+              osmEvents_ ? fmt::format("; {} OpenSM events ({} malformed), {} re-reads",
+                                       osmEvents_->received(), osmEvents_->malformed(),
+                                       counters_.osmRereads)
+                         : std::string())
        << std::flush;
 }
 

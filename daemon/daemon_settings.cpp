@@ -27,6 +27,10 @@ Result<std::uint64_t> parseGuid(const std::string& field, const std::string& tex
   return v;
 }
 
+// The longest wait before a failed-safe agent resumes (its backoff doubles
+// it up to 64 times, which must still fit in picoseconds).
+constexpr std::int64_t kMaxResumeMs = 86'400'000;
+
 Status nonNegative(const char* field, std::int64_t v) {
   return v < 0 ? invalidArgument(fmt::format("agent.{}: must be >= 0 (is {})", field, v))
                : Status::ok();
@@ -57,6 +61,7 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   for (auto [field, v] :
        {std::pair{"min_dwell_ms", a.min_dwell_ms()}, std::pair{"run_for_ms", a.run_for_ms()},
         std::pair{"max_off_per_window", std::int64_t{a.max_off_per_window()}},
+        std::pair{"resume_after_fail_safe_ms", a.resume_after_fail_safe_ms()},
         std::pair{"ca_port", std::int64_t{a.ca_port()}}}) {
     if (Status st = nonNegative(field, v); !st.isOk()) return st;
   }
@@ -66,6 +71,16 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   };
   s.port.caName = a.ca();
   s.port.port = a.ca_port();
+  if (a.resume_after_fail_safe_ms() > kMaxResumeMs) {
+    return invalidArgument(
+        fmt::format("agent.resume_after_fail_safe_ms: must be <= {} (one day; is {})", kMaxResumeMs,
+                    a.resume_after_fail_safe_ms()));
+  }
+  if (Result<TimePs> t = ms("resume_after_fail_safe_ms", a.resume_after_fail_safe_ms()); t) {
+    s.agent.resumeAfterFailSafePs = *t;
+  } else {
+    return t.status();
+  }
   if (a.has_mad_timeout_ms()) {
     Result<TimePs> t = ms("mad_timeout_ms", a.mad_timeout_ms());
     if (!t) return t.status();

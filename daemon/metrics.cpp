@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ebb::daemon {
 namespace {
 
@@ -68,7 +70,11 @@ void transportAndBackend(std::string& t, const DaemonMetrics& m) {
       "# HELP ebb_period_seconds Time of the last counter read of one switch.\n"
       "# TYPE ebb_period_seconds gauge\nebb_period_seconds {:.6f}\n"
       "# TYPE ebb_agents gauge\nebb_agents {}\n"
+      "# HELP ebb_agents_failed_safe Agents failed safe now (not resumed).\n"
       "# TYPE ebb_agents_failed_safe gauge\nebb_agents_failed_safe {}\n"
+      "# HELP ebb_agents_resumed_total Failed-safe agents started again "
+      "(agent.resume_after_fail_safe_ms).\n"
+      "# TYPE ebb_agents_resumed_total counter\nebb_agents_resumed_total {}\n"
       "# HELP ebb_smp_reroutes_total SMPs sent again on a new directed route after a timeout.\n"
       "# TYPE ebb_smp_reroutes_total counter\nebb_smp_reroutes_total {}\n"
       "# HELP ebb_counters_held_total Counter reads with no LID route while the switch answered "
@@ -77,7 +83,8 @@ void transportAndBackend(std::string& t, const DaemonMetrics& m) {
       "# HELP ebb_width_sets_total LinkWidthEnabled Sets by what they did.\n"
       "# TYPE ebb_width_sets_total counter\nebb_width_sets_total{{action=\"reduce\"}} {}\n"
       "ebb_width_sets_total{{action=\"restore\"}} {}\n",
-      m.portSets, m.portSetsSuppressed, m.periodSeconds, m.agents, m.agentsFailedSafe,
+      m.portSets, m.portSetsSuppressed, m.periodSeconds, m.agents,
+      m.agentsFailedSafe - std::min(m.agentsResumed, m.agentsFailedSafe), m.agentsResumed,
       m.smpReroutes, m.countersHeld, m.widthSetsReduce, m.widthSetsRestore);
   t += fmt::format(
       "# HELP ebb_rehomings_total Minimal-tree re-homings after ports went down or up.\n"

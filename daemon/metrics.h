@@ -53,6 +53,7 @@ struct DaemonMetrics {
   double periodSeconds = 0;  // the last counter read of one switch
   std::uint64_t agents = 0;
   std::uint64_t agentsFailedSafe = 0;
+  std::uint64_t agentsResumed = 0;  // failed-safe agents started again
   std::uint64_t smpReroutes = 0;
   std::uint64_t countersHeld = 0;
   std::uint64_t widthSetsReduce = 0;

@@ -56,6 +56,86 @@ TEST(AgentHost, FailSafeTurnsEverythingBackOn) {
   EXPECT_EQ(log.size(), before);
 }
 
+// With agent.resume_after_fail_safe: after a fail-safe every link is on; the
+// agents start again after the wait, read their ports (all on) and move to
+// what the measured load needs, the minimal tree at no load, as a run that
+// started from every link on would. A second fail-safe waits twice as long.
+TEST(AgentHost, AFailedSafeAgentResumesAndFallsBackToWhatTheLoadNeeds) {
+  const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(t).value();
+  VirtualScheduler sched;
+  sim::EmulatorConfig cfg;
+  sim::FabricEmulator emu(t, cfg, sched);
+  sim::SimBackend backend(emu);
+  AgentConfig acfg;
+  acfg.thresholds = policies::Thresholds::makeProportional(0.15, 0.9);
+  acfg.resumeAfterFailSafePs = 5 * acfg.checkPeriodPs;
+  std::vector<DecisionRecord> log;
+  AgentHost host(t, mt, acfg, backend, sched, fabric::LinkStates::allOn(t),
+                 [&](const DecisionRecord& r) { log.push_back(r); });
+  std::vector<std::pair<fabric::SwitchId, std::uint32_t>> resumed;
+  host.setResumeHook([&](fabric::SwitchId sw, std::uint32_t n) { resumed.emplace_back(sw, n); });
+  const auto upOff = [&] {
+    int off = 0;
+    for (LinkId::rep_type l = 0; l < t.numLinks(); ++l)
+      off += emu.usable(LinkId(l), Direction::kUp) ? 0 : 1;
+    return off;
+  };
+  int minimalOff = 0;  // switch links outside the minimal tree
+  for (LinkId::rep_type l = 0; l < t.numLinks(); ++l)
+    minimalOff += t.isSwitchLink(LinkId(l)) && !mt.containsLink(LinkId(l)) ? 1 : 0;
+  host.startAll();
+  sched.runUntil(4 * acfg.checkPeriodPs);
+  ASSERT_EQ(upOff(), minimalOff);  // proportional: the surplus went in one period
+  host.onBackendError(Status(ErrorCode::kUnavailable, "lost contact with the fabric"));
+  sched.runUntil(sched.now() + acfg.checkPeriodPs);
+  EXPECT_EQ(upOff(), 0);  // failed safe: every link on
+  EXPECT_TRUE(resumed.empty());
+  // Resumed 5 periods after the fail-safe, shed at the first period after.
+  sched.runUntil(sched.now() + 6 * acfg.checkPeriodPs);
+  EXPECT_EQ(resumed.size(), t.numSwitches());
+  EXPECT_EQ(host.resumes(), t.numSwitches());
+  for (const auto& [sw, n] : resumed)
+    EXPECT_EQ(n, 1u) << t.sw(sw).name;
+  EXPECT_EQ(upOff(), minimalOff);
+  for (const auto& a : host.agents())
+    EXPECT_FALSE(a->stopped()) << t.sw(a->id()).name;
+  // Fails safe again: this time the wait is 10 periods.
+  host.onBackendError(Status(ErrorCode::kUnavailable, "lost contact again"));
+  sched.runUntil(sched.now() + 9 * acfg.checkPeriodPs);
+  EXPECT_EQ(upOff(), 0);
+  EXPECT_EQ(host.resumes(), t.numSwitches());
+  sched.runUntil(sched.now() + 3 * acfg.checkPeriodPs);
+  EXPECT_EQ(host.resumes(), 2 * t.numSwitches());
+  EXPECT_EQ(resumed.back().second, 2u);
+  EXPECT_EQ(upOff(), minimalOff);
+  // After stopAll nothing resumes.
+  host.onBackendError(Status(ErrorCode::kUnavailable, "once more"));
+  host.stopAll();
+  sched.runUntil(sched.now() + 100 * acfg.checkPeriodPs);
+  EXPECT_EQ(host.resumes(), 2 * t.numSwitches());
+  EXPECT_EQ(upOff(), 0);
+}
+
+// Without the setting a failed-safe agent stays so.
+TEST(AgentHost, WithoutResumeAFailedSafeAgentStaysStopped) {
+  const fabric::Topology t = fabric::KAryNTree::make(2, 3).value().build();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(t).value();
+  VirtualScheduler sched;
+  sim::EmulatorConfig cfg;
+  sim::FabricEmulator emu(t, cfg, sched);
+  sim::SimBackend backend(emu);
+  AgentConfig acfg;
+  AgentHost host(t, mt, acfg, backend, sched, fabric::LinkStates::allOn(t), {});
+  host.startAll();
+  sched.runUntil(2 * acfg.checkPeriodPs);
+  host.onBackendError(Status(ErrorCode::kUnavailable, "lost"));
+  sched.runUntil(sched.now() + 200 * acfg.checkPeriodPs);
+  EXPECT_EQ(host.resumes(), 0u);
+  for (const auto& a : host.agents())
+    EXPECT_TRUE(a->stopped());
+}
+
 // A port that went down without ebb: the guard's view and the agent follow
 // (the link is off, in both directions); back up, on again. A backend error
 // is kept and fails every agent safe.

@@ -45,6 +45,7 @@ TEST(AgentSettings, DefaultsAndAllowList) {
   EXPECT_EQ(s->decisionLog, "/cfgdir/d.jsonl");
   EXPECT_EQ(s->backend.lostContactPs, 5'000'000'000'000);
   EXPECT_EQ(s->backend.restoreTimeoutPs, 30'000'000'000'000);
+  EXPECT_EQ(s->agent.resumeAfterFailSafePs, 0);  // a failed-safe agent stays so
 }
 
 // Anti-flap: on by default (3 turn-offs in 10 minutes, held 10 minutes), off
@@ -116,7 +117,8 @@ TEST(AgentSettings, OverridesTakeEffect) {
   auto s = settings(
       "agent { check_period_ms: 250 max_off_per_window: 3 rate_window_ms: 2000 min_dwell_ms: 900 "
       "mad_timeout_ms: 50 mad_retries: 4 max_outstanding: 8 m_key: \"0x10\" lost_contact_ms: 700 "
-      "restore_timeout_ms: 1200 dry_run: true keep_state_on_exit: true run_for_ms: 3000 } "
+      "restore_timeout_ms: 1200 dry_run: true keep_state_on_exit: true run_for_ms: 3000 "
+      "resume_after_fail_safe_ms: 60000 } "
       "gating { policy: STATIC u_off: 0.03 u_on: 0.15 }");
   ASSERT_TRUE(s) << s.status().toString();
   EXPECT_EQ(s->agent.checkPeriodPs, 250'000'000'000);
@@ -132,6 +134,7 @@ TEST(AgentSettings, OverridesTakeEffect) {
   EXPECT_TRUE(s->backend.dryRun);
   EXPECT_TRUE(s->keepStateOnExit);
   EXPECT_EQ(s->runForPs, 3'000'000'000'000);
+  EXPECT_EQ(s->agent.resumeAfterFailSafePs, 60'000'000'000'000);
   EXPECT_NE(s->policyName.find("static"), std::string::npos);
 }
 
@@ -171,6 +174,10 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"agent { max_outstanding: -2 }", "max_outstanding"},
         Bad{"agent { lost_contact_ms: -2 }", "lost_contact_ms"},
         Bad{"agent { restore_timeout_ms: -2 }", "restore_timeout_ms"},
+        Bad{"agent { resume_after_fail_safe_ms: -1 }",
+            "agent.resume_after_fail_safe_ms: must be >= 0 (is -1)"},
+        Bad{"agent { resume_after_fail_safe_ms: 86400001 }",
+            "agent.resume_after_fail_safe_ms: must be <= 86400000"},
         Bad{"agent { m_key: \"0xZZ\" }", "agent.m_key"},
         Bad{"lpi { mode: DEEP_SLEEP }", "lpi.mode: InfiniBand has no low-power idle"},
         Bad{"gating { policy: STATIC u_off: 0.1 u_on: 0.15 }", "U_on > 2"},

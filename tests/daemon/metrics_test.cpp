@@ -27,7 +27,8 @@ DaemonMetrics fixedMetrics() {
   m.portSetsSuppressed = 0;
   m.periodSeconds = 0.0125;
   m.agents = 12;
-  m.agentsFailedSafe = 1;
+  m.agentsFailedSafe = 3;  // fail-safes so far, of which 2 resumed: 1 failed safe now
+  m.agentsResumed = 2;
   m.smpReroutes = 7;
   m.countersHeld = 0;
   m.widthSetsReduce = 4;
@@ -88,8 +89,13 @@ const char* const kFixedText =
     "ebb_period_seconds 0.012500\n"
     "# TYPE ebb_agents gauge\n"
     "ebb_agents 12\n"
+    "# HELP ebb_agents_failed_safe Agents failed safe now (not resumed).\n"
     "# TYPE ebb_agents_failed_safe gauge\n"
     "ebb_agents_failed_safe 1\n"
+    "# HELP ebb_agents_resumed_total Failed-safe agents started again "
+    "(agent.resume_after_fail_safe_ms).\n"
+    "# TYPE ebb_agents_resumed_total counter\n"
+    "ebb_agents_resumed_total 2\n"
     "# HELP ebb_smp_reroutes_total SMPs sent again on a new directed route after a timeout.\n"
     "# TYPE ebb_smp_reroutes_total counter\n"
     "ebb_smp_reroutes_total 7\n"
