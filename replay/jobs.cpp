@@ -108,6 +108,57 @@ Result<JobDef> jobFromCollective(const config::CollectiveLoopSpec& c, const std:
   return j;
 }
 
+Result<JobDef> jobFromMotif(const config::MotifSpec& m, const std::string& field) {
+  JobDef j;
+  j.field = field;
+  j.source = JobDef::Source::kMotif;
+  Result<workload::Motif> motif = workload::parseMotif(m.name());
+  if (!motif) return invalidArgument(field + ".name: " + motif.status().message());
+  workload::MotifParams& p = j.motif;
+  p.motif = *motif;
+  p.ranks = m.ranks();
+  if (m.has_iterations()) p.iterations = m.iterations();
+  if (m.has_cells()) p.cells = m.cells();
+  if (m.has_bytes_per_cell()) {
+    if (m.bytes_per_cell() == 0 || m.bytes_per_cell() > (std::uint64_t{1} << 30)) {
+      return invalidArgument(fmt::format("{}.bytes_per_cell: must be in [1, {}] (is {})", field,
+                                         std::uint64_t{1} << 30, m.bytes_per_cell()));
+    }
+    p.bytesPerCell = static_cast<std::int64_t>(m.bytes_per_cell());
+  }
+  if (m.has_compute_us()) {
+    Result<TimePs> c = usToPs(field + ".compute_us", m.compute_us());
+    if (!c) return c.status();
+    p.computePerIteration = *c;
+  }
+  if (m.has_flops_per_cell()) p.flopsPerCell = m.flops_per_cell();
+  if (m.has_flops_per_s()) p.flopsPerS = m.flops_per_s();
+  if (m.has_levels()) p.levels = m.levels();
+  if (m.has_z_blocks()) p.zBlocks = m.z_blocks();
+  if (m.has_octants_in_flight()) p.octantsInFlight = m.octants_in_flight();
+  if (m.has_migrate_every()) p.migrateEvery = m.migrate_every();
+  if (!m.collectives().empty()) {
+    if (Status s = workload::parseAlgorithms(j.algos, m.collectives()); !s.isOk()) {
+      return invalidArgument(field + ".collectives: " + s.message());
+    }
+  }
+  j.randomRanks = m.placement() == config::TraceSpec::RANDOM;
+  j.ranks = m.ranks();
+  j.path = field;  // messages are named by the config field
+  // Checked now, so that a bad parameter fails before any run.
+  workload::MotifParams check = p;
+  check.iterations = 1;
+  check.cells = std::min<std::uint32_t>(p.cells, 1);
+  if (Status s = workload::generateMotif(check).status(); !s.isOk()) {
+    return invalidArgument(field + "." + s.message());
+  }
+  if (p.cells < 1 || p.cells > 4096) {
+    return invalidArgument(fmt::format("{}.cells: must be in [1, 4096] (is {})", field, p.cells));
+  }
+  j.name = fmt::format("{}-{}", workload::motifName(p.motif), p.ranks);
+  return j;
+}
+
 Status applyJobFields(JobDef& j, const config::JobSpec& s) {
   if (!s.name().empty()) j.name = s.name();
   Result<TimePs> start = usToPs(j.field + ".start_us", s.start_us());
@@ -179,6 +230,12 @@ Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::strin
       out.jobs.push_back(std::move(*j));
       break;
     }
+    case config::WorkloadSpec::kMotif: {
+      Result<JobDef> j = jobFromMotif(w.motif(), "workload.motif");
+      if (!j) return j.status();
+      out.jobs.push_back(std::move(*j));
+      break;
+    }
     case config::WorkloadSpec::kMix: {
       const auto& mix = w.mix();
       if (mix.jobs().empty())
@@ -189,10 +246,11 @@ Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::strin
         const config::JobSpec& s = mix.jobs(i);
         const std::string field = fmt::format("workload.mix.jobs[{}]", i);
         Result<JobDef> j =
-            s.has_trace() ? jobFromTrace(s.trace(), baseDir, field + ".trace")
-            : s.has_collective()
-                ? jobFromCollective(s.collective(), field + ".collective")
-                : Result<JobDef>(invalidArgument(field + ": needs a trace or a collective"));
+            s.has_trace()        ? jobFromTrace(s.trace(), baseDir, field + ".trace")
+            : s.has_collective() ? jobFromCollective(s.collective(), field + ".collective")
+            : s.has_motif()      ? jobFromMotif(s.motif(), field + ".motif")
+                                 : Result<JobDef>(invalidArgument(
+                                       field + ": needs a trace, a collective or a motif"));
         if (!j) return j.status();
         j->field = field;
         if (Status st = applyJobFields(*j, s); !st.isOk()) return st;
@@ -244,6 +302,15 @@ Result<workload::MpiTrace> collectiveLoopProgram(const JobDef& job) {
   return t;
 }
 
+Result<workload::MpiTrace> motifProgram(const JobDef& job, std::uint64_t seed) {
+  workload::MotifParams p = job.motif;
+  p.seed = seed;
+  p.algos = job.algos;
+  Result<workload::MpiTrace> t = workload::generateMotif(p);
+  if (!t) return invalidArgument(job.field + "." + t.status().message());
+  return t;
+}
+
 Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabricHosts,
                                         std::uint64_t seed) {
   std::vector<LoadedJob> out;
@@ -251,8 +318,10 @@ Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabric
   for (const JobDef& j : def.jobs) {
     LoadedJob l;
     l.def = j;
-    Result<workload::MpiTrace> prog =
-        j.source == JobDef::Source::kTrace ? readTrace(j) : collectiveLoopProgram(j);
+    Result<workload::MpiTrace> prog = j.source == JobDef::Source::kTrace ? readTrace(j)
+                                      : j.source == JobDef::Source::kMotif
+                                          ? motifProgram(j, seed)
+                                          : collectiveLoopProgram(j);
     if (!prog) return prog.status();
     l.program = std::move(*prog);
     if (l.program.ranks.empty()) {

@@ -13,6 +13,7 @@
 #include "sim_backend/mpi_replay.h"
 #include "workload/collectives.h"
 #include "workload/message_limit.h"
+#include "workload/motifs.h"
 #include "workload/mpi_trace.h"
 
 namespace ebb::sim {
@@ -27,7 +28,7 @@ namespace ebb::replay {
 // One closed-loop job of a run, checked and typed: an MPI trace or a
 // generated collective loop, with when it starts and whether it repeats.
 struct JobDef {
-  enum class Source : std::uint8_t { kTrace, kCollective };
+  enum class Source : std::uint8_t { kTrace, kCollective, kMotif };
   std::string name;
   std::string field;  // where it came from in the config, for errors
   Source source = Source::kTrace;
@@ -42,7 +43,9 @@ struct JobDef {
   std::int64_t bytes = 0;
   std::uint32_t iterations = 1;
   TimePs computePs = 0;
-  // Both.
+  // Motif (ranks, placement and algorithms as below).
+  workload::MotifParams motif;
+  // All.
   workload::CollectiveAlgos algos;
   std::uint32_t ranks = 0;  // hosts the job gets (trace: 0 = its own rank count)
   TimePs startPs = 0;
@@ -55,7 +58,7 @@ struct JobsDef {
   workload::MessageLimit messageLimit;  // checked on every message when the jobs load
 };
 
-// The workload's closed-loop jobs (a trace, a collective loop or a mix), or
+// The workload's closed-loop jobs (a trace, a collective loop, a motif or a mix), or
 // an empty list for open-loop workloads. Errors name the field and the rule;
 // relative trace paths are resolved against `baseDir`.
 Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::string& baseDir);
@@ -73,6 +76,8 @@ struct LoadedJob {
 Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabricHosts,
                                         std::uint64_t seed);
 
+// The program of a motif job, drawn with `seed` (also used by `ebb gen`).
+Result<workload::MpiTrace> motifProgram(const JobDef& job, std::uint64_t seed);
 // The program of a generated collective loop (also used by `ebb gen`).
 Result<workload::MpiTrace> collectiveLoopProgram(const JobDef& job);
 

@@ -68,6 +68,7 @@ Result<workload::Hotspot> hotspotFromConfig(const config::WorkloadSpec& w) {
     case config::WorkloadSpec::kTrace:
     case config::WorkloadSpec::kMix:
     case config::WorkloadSpec::kCollective:
+    case config::WorkloadSpec::kMotif:
       return invalidArgument(
           "workload.hotspot: applies to synthetic traffic only (alonso_ramp, uniform, "
           "rate_points), not to traffic files, traces or jobs");
@@ -410,6 +411,11 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
                       : w.trace().format() == config::TraceSpec::OTF2     ? "otf2"
                                                                           : "amg-csv",
                       j.randomRanks ? "random" : "linear");
+    } else if (j.source == JobDef::Source::kMotif) {
+      r.workloadName =
+          fmt::format("motif {} on {} ranks: {} iterations, {}^3 cells per rank ({} placement)",
+                      workload::motifName(j.motif.motif), j.ranks, j.motif.iterations,
+                      j.motif.cells, j.randomRanks ? "random" : "linear");
     } else {
       r.workloadName = fmt::format("collective loop: {} {} x {} B on {} ranks", j.iterations, j.op,
                                    j.bytes, j.ranks);

@@ -54,6 +54,8 @@ std::string defaultName(const config::WorkloadSpec& w) {
       return fmt::format("mix-{}", w.mix().jobs_size());
     case config::WorkloadSpec::kCollective:
       return fmt::format("{}-loop", w.collective().op());
+    case config::WorkloadSpec::kMotif:
+      return fmt::format("{}-{}", w.motif().name(), w.motif().ranks());
     case config::WorkloadSpec::kUniform:
       return fmt::format("uniform-{}", w.uniform().rate());
     default:
@@ -217,7 +219,8 @@ Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& 
     // Closed loop: an application runtime to compare.
     w.isTrace = w.spec.pattern_case() == config::WorkloadSpec::kTrace ||
                 w.spec.pattern_case() == config::WorkloadSpec::kMix ||
-                w.spec.pattern_case() == config::WorkloadSpec::kCollective;
+                w.spec.pattern_case() == config::WorkloadSpec::kCollective ||
+                w.spec.pattern_case() == config::WorkloadSpec::kMotif;
     anyTrace = anyTrace || w.isTrace;
   }
   if (Status s = checkBudget(spec.budget(), anyTrace, plan.budget); !s.isOk()) return s;

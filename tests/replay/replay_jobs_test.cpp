@@ -290,6 +290,25 @@ TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
       {"workload { trace { } }", "workload.trace.path: must name a trace"},
       {"workload { mix { jobs { trace { " + amg + " } start_us: -2 } } }",
        "workload.mix.jobs[0].start_us"},
+      {"workload { motif { name: \"lulesh\" ranks: 8 } }",
+       "workload.motif.name: unknown motif 'lulesh' (halo3d, halo3d26,"},
+      {"workload { motif { name: \"halo3d\" ranks: 1 } }", "workload.motif.ranks: must be in [2,"},
+      {"workload { motif { name: \"halo3d\" ranks: 8 cells: 0 } }",
+       "workload.motif.cells: must be in [1, 4096] (is 0)"},
+      {"workload { motif { name: \"halo3d\" ranks: 8 cells: 5000 } }",
+       "workload.motif.cells: must be in [1, 4096] (is 5000)"},
+      {"workload { motif { name: \"sweep3d\" ranks: 8 octants_in_flight: 0 } }",
+       "workload.motif.octants_in_flight"},
+      {"workload { motif { name: \"halo3d\" ranks: 8 bytes_per_cell: 0 } }",
+       "workload.motif.bytes_per_cell: must be in [1,"},
+      {"workload { motif { name: \"halo3d\" ranks: 8 compute_us: -3 } }",
+       "workload.motif.compute_us"},
+      {"workload { motif { name: \"halo3d\" ranks: 8 flops_per_s: 0 } }",
+       "workload.motif.flops_per_s: must be > 0"},
+      {"workload { motif { name: \"fft3d\" ranks: 8 collectives: \"alltoall=fast\" } }",
+       "workload.motif.collectives"},
+      {"workload { mix { jobs { motif { name: \"x\" ranks: 8 } } } }",
+       "workload.mix.jobs[0].motif.name"},
   };
   for (const BadWorkload& c : cases) {
     Result<RunSpec> s = specOf(c.text);
@@ -297,6 +316,41 @@ TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
     EXPECT_EQ(s.status().code(), ErrorCode::kInvalidArgument) << c.text;
     EXPECT_NE(s.status().message().find(c.expect), std::string::npos) << s.status().message();
   }
+}
+
+// A motif runs closed-loop like a trace: its messages are the generated
+// program's, seeded by the config, and a mix of motifs gives each its own
+// hosts and slowdown.
+TEST(ReplayJobs, MotifsRunClosedLoopAloneAndInAMix) {
+  Fixture f;
+  const RunSpec one = spec(
+      "workload { motif { name: \"halo3d\" ranks: 27 iterations: 3 cells: 8 compute_us: 5 } }");
+  ASSERT_EQ(one.jobs.jobs.size(), 1u);
+  EXPECT_EQ(one.jobs.jobs[0].name, "halo3d-27");
+  const Result<std::vector<LoadedJob>> loaded = loadJobs(one.jobs, 64, 1);
+  ASSERT_TRUE(loaded) << loaded.status().toString();
+  const RunOutput out = runEmulation(one, f.topo, f.mt, true, {}).value();
+  const results::RunSummary& s = out.summary;
+  ASSERT_EQ(s.jobs_size(), 1);
+  EXPECT_EQ(s.messages_delivered(), s.messages_generated());
+  EXPECT_EQ(static_cast<std::uint64_t>(s.messages_generated()), (*loaded)[0].program.sends);
+  EXPECT_GT(s.jobs(0).runtime_us(), 3 * 5.0);  // three compute phases and the messages
+  const RunSpec mix = spec(R"(workload { mix { placement: RANDOM
+      jobs { motif { name: "sweep3d" ranks: 16 iterations: 2 cells: 8 } }
+      jobs { motif { name: "fft3d" ranks: 16 iterations: 2 cells: 8 } }
+      jobs { motif { name: "particles" ranks: 16 iterations: 4 cells: 8 migrate_every: 2 } }
+      jobs { motif { name: "multigrid" ranks: 16 iterations: 2 cells: 8 levels: 3 } } } })");
+  const RunOutput m = runEmulation(mix, f.topo, f.mt, true, {}).value();
+  ASSERT_EQ(m.summary.jobs_size(), 4);
+  std::set<std::uint32_t> hosts;
+  for (const auto& j : m.summary.jobs()) {
+    EXPECT_GT(j.runtime_us(), 0) << j.name();
+    EXPECT_GT(j.messages(), 0u) << j.name();
+    EXPECT_FALSE(j.incomplete()) << j.name();
+    hosts.insert(j.hosts().begin(), j.hosts().end());
+  }
+  EXPECT_EQ(hosts.size(), 64u);  // four disjoint blocks of 16
+  EXPECT_EQ(m.summary.messages_delivered(), m.summary.messages_generated());
 }
 
 TEST(ReplayJobs, TooFewHostsOrRanksBeyondThePlacementAreErrors) {
