@@ -46,24 +46,43 @@ struct GenOptions {
   std::uint32_t ranks = 0;
   std::uint32_t iterations = 10;
   double computeUs = 10;
+  bool computeGiven = false;  // --compute-us on the command line
+  std::string motif = "halo3d";
+  std::uint32_t cells = 32;
+  std::string collectives;
   std::string out;
   bool binary = false;
 };
 
-// A collective loop: the program replayed closed-loop on the emulator with
-// every link on, and each message written at the time it was sent there, so
-// the file carries the algorithm's steps and the compute gaps at realistic
-// times (open loop from then on).
-int runCollectiveGen(const GenOptions& o, const fabric::KAryNTree& tree, std::ostream& out,
+// A collective loop or a motif: the program replayed closed-loop on the
+// emulator with every link on, and each message written at the time it was
+// sent there, so the file carries the algorithm's steps and the compute gaps
+// at realistic times (open loop from then on).
+int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::ostream& out,
                      std::ostream& err) {
   config::WorkloadSpec w;
-  auto* c = w.mutable_collective();
-  c->set_op(o.collective);
-  c->set_algorithm(o.algorithm);
-  c->set_bytes(o.messageBytes);
-  c->set_ranks(o.ranks == 0 ? static_cast<std::uint32_t>(tree.numHosts()) : o.ranks);
-  c->set_iterations(o.iterations);
-  c->set_compute_us(o.computeUs);
+  const auto ranks = o.ranks == 0 ? static_cast<std::uint32_t>(tree.numHosts()) : o.ranks;
+  std::string what;
+  if (o.pattern == "motif") {
+    auto* m = w.mutable_motif();
+    m->set_name(o.motif);
+    m->set_ranks(ranks);
+    m->set_iterations(o.iterations);
+    m->set_cells(o.cells);
+    m->set_collectives(o.collectives);
+    if (o.computeGiven) m->set_compute_us(o.computeUs);
+    what = fmt::format("{} x motif {}", o.iterations, o.motif);
+  } else {
+    auto* c = w.mutable_collective();
+    c->set_op(o.collective);
+    c->set_algorithm(o.algorithm);
+    c->set_bytes(o.messageBytes);
+    c->set_ranks(ranks);
+    c->set_iterations(o.iterations);
+    c->set_compute_us(o.computeUs);
+    what = fmt::format("{} x {}{}", o.iterations, o.collective,
+                       o.algorithm.empty() ? "" : " (" + o.algorithm + ")");
+  }
   Result<JobsDef> jobs = jobsFromWorkload(w, "");
   if (!jobs) {
     err << "ebb gen: " << jobs.status().toString() << "\n";
@@ -95,7 +114,8 @@ int runCollectiveGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
   runner.start();
   sched.runAll();
   if (!runner.done()) {
-    err << "ebb gen: the collective loop did not finish: " << runner.describeUnfinished() << "\n";
+    err << "ebb gen: the " << o.pattern << " did not finish: " << runner.describeUnfinished()
+        << "\n";
     return kExitError;
   }
   std::stable_sort(sent.begin(), sent.end(),
@@ -114,10 +134,8 @@ int runCollectiveGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
     err << "ebb gen: " << (st.isOk() ? closed : st).toString() << "\n";
     return kExitError;
   }
-  out << fmt::format("wrote {} messages ({} x {}{}, {} ranks, {:.1f} us with all links on) to {}\n",
-                     sent.size(), o.iterations, o.collective,
-                     o.algorithm.empty() ? "" : " (" + o.algorithm + ")", c->ranks(),
-                     toMicroseconds(runner.makespan()), o.out);
+  out << fmt::format("wrote {} messages ({}, {} ranks, {:.1f} us with all links on) to {}\n",
+                     sent.size(), what, ranks, toMicroseconds(runner.makespan()), o.out);
   return kExitOk;
 }
 
@@ -127,7 +145,8 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb gen: --k/--n: " << tree.status().toString() << "\n";
     return kExitError;
   }
-  if (o.pattern == "collective") return runCollectiveGen(o, *tree, out, err);
+  if (o.pattern == "collective" || o.pattern == "motif")
+    return runClosedLoopGen(o, *tree, out, err);
   static const std::map<std::string, workload::GenPattern> patterns = {
       {"uniform", workload::GenPattern::kUniform},
       {"ramp", workload::GenPattern::kUniform},
@@ -208,11 +227,15 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
   CLI::App* cmd = app.add_subcommand(
       "gen",
       "Write a native traffic file (docs/traffic.md) of a synthetic pattern for a k-ary n-tree: "
-      "uniform, ramp (the alonso-ramp), permutation, hotspot, incast, or a collective loop "
-      "(an MPI collective by a named algorithm, repeated with compute gaps, timed by a "
-      "closed-loop run with every link on). Replay it with 'ebb replay --traffic FILE'.");
+      "uniform, ramp (the alonso-ramp), permutation, hotspot, incast, a collective loop "
+      "(an MPI collective by a named algorithm, repeated with compute gaps) or a motif (an "
+      "application's communication skeleton: halo3d, halo3d26, sweep3d, multigrid, fft3d, "
+      "particles); the last two timed by a closed-loop run with every link on. Replay it with "
+      "'ebb replay --traffic FILE'; for closed-loop replay use workload.motif or "
+      "workload.collective in a config (docs/traffic.md).");
   cmd->add_option("--pattern", o->pattern, "Traffic pattern")
-      ->check(CLI::IsMember({"uniform", "ramp", "permutation", "hotspot", "incast", "collective"}))
+      ->check(CLI::IsMember(
+          {"uniform", "ramp", "permutation", "hotspot", "incast", "collective", "motif"}))
       ->capture_default_str();
   cmd->add_option("--k", o->k, "Arity of the k-ary n-tree")->capture_default_str();
   cmd->add_option("--n", o->n, "Levels of the k-ary n-tree")->capture_default_str();
@@ -251,11 +274,23 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
                   "collective: the algorithm, e.g. pairwise, socket-phased, binomial, "
                   "scatter-allgather, linear, segmented, ring, recursive-doubling, "
                   "reduce-scatter-allgather (docs/traffic.md)");
-  cmd->add_option("--ranks", o->ranks, "collective: ranks on hosts 0..ranks-1 (default: all)");
-  cmd->add_option("--iterations", o->iterations, "collective: how many times")
+  cmd->add_option("--motif", o->motif,
+                  "motif: halo3d, halo3d26, sweep3d, multigrid, fft3d or particles "
+                  "(docs/traffic.md, \"Motifs\")")
       ->capture_default_str();
-  cmd->add_option("--compute-us", o->computeUs, "collective: compute before each iteration")
+  cmd->add_option("--cells", o->cells, "motif: edge of each rank's cube of grid cells")
       ->capture_default_str();
+  cmd->add_option("--collectives", o->collectives,
+                  "motif: collective algorithms, \"op=name,...\" (e.g. allreduce=ring)");
+  cmd->add_option("--ranks", o->ranks,
+                  "collective, motif: ranks on hosts 0..ranks-1 (default: all)");
+  cmd->add_option("--iterations", o->iterations, "collective, motif: how many times")
+      ->capture_default_str();
+  cmd->add_option("--compute-us", o->computeUs,
+                  "collective: compute before each iteration; motif: per iteration (default: "
+                  "its flops model)")
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->computeGiven = true; });
   cmd->add_option("--out", o->out, "The traffic file to write")->required();
   cmd->add_flag("--binary", o->binary,
                 "Write the compact binary form (length-delimited protobuf records)");

@@ -103,6 +103,41 @@ TEST(ReplayCli, GenCollectiveWritesTheLoopAtClosedLoopTimes) {
   EXPECT_NE(err.find("unknown collective 'scan'"), std::string::npos) << err;
 }
 
+// `ebb gen --pattern motif`: the FFT motif on 8 ranks (4 x 2 pencils) writes
+// the messages of its generated program, pair by pair, at closed-loop times.
+TEST(ReplayCli, GenMotifWritesTheGeneratedProgram) {
+  const std::string dir =
+      (std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "gen_motif").string();
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/fft.txt";
+  std::string out, err;
+  ASSERT_EQ(ebb({"gen", "--pattern", "motif", "--motif", "fft3d", "--k", "4", "--n", "2",
+                 "--ranks", "8", "--cells", "4", "--iterations", "2", "--compute-us", "10",
+                 "--out", file.c_str()},
+                &out, &err),
+            kExitOk)
+      << err;
+  auto reader = workload::TrafficReader::open(file);
+  ASSERT_TRUE(reader) << reader.status().toString();
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::int64_t>> pairs;
+  for (;;) {
+    auto m = (*reader)->next();
+    ASSERT_TRUE(m) << m.status().toString();
+    if (!*m) break;
+    pairs[{(*m)->src, (*m)->dst}].push_back((*m)->bytes);
+  }
+  // Per iteration two row transposes (256 bytes to each of 3 row peers) and
+  // two column transposes (512 bytes to the column peer): 8 messages per rank.
+  EXPECT_EQ((pairs[{0, 1}]), (std::vector<std::int64_t>{256, 256, 256, 256}));
+  EXPECT_EQ((pairs[{0, 4}]), (std::vector<std::int64_t>{512, 512, 512, 512}));
+  EXPECT_EQ(pairs.count({0, 5}), 0u);
+  EXPECT_NE(out.find("wrote 128 messages (2 x motif fft3d, 8 ranks"), std::string::npos) << out;
+  EXPECT_EQ(ebb({"gen", "--pattern", "motif", "--motif", "lulesh", "--out", file.c_str()}, &out,
+                &err),
+            kExitError);
+  EXPECT_NE(err.find("unknown motif 'lulesh'"), std::string::npos) << err;
+}
+
 // The fault configs of configs/ as a user runs them: every message of the
 // minimal-tree cable failure arrives, report.json has the faults section, and
 // neither config breaks the guarantee (docs/faults.md).
