@@ -87,6 +87,9 @@ class Topology {
   int k() const { return kary_ ? kary_->first : 0; }
   int n() const { return kary_ ? kary_->second : 0; }
   const KAryLabel& label(SwitchId id) const { return labels_[id.value()]; }
+  // How the generator that built it names its shape ("XGFT(2; 8,4; 1,2)"),
+  // empty when read from a file or built as a k-ary n-tree.
+  const std::string& shape() const { return shape_; }
 
   // "S1_0_3[5]" or "H7[1]": a port named for humans (IB port numbers).
   std::string describePort(PortId p) const;
@@ -101,6 +104,7 @@ class Topology {
   int depth_ = 0;
   std::optional<std::pair<int, int>> kary_;
   std::vector<KAryLabel> labels_;
+  std::string shape_;
 };
 
 }  // namespace ebb::fabric

@@ -22,6 +22,8 @@ class TopologyBuilder {
   Status connectHost(HostId host, std::uint16_t hostPortIndex, PortId swPort);
   // Marks the result as a k-ary n-tree with the given per-switch labels.
   void setKAry(int k, int n, std::vector<KAryLabel> labels);
+  // Names the generated shape (Topology::shape).
+  void setShape(std::string shape) { topo_.shape_ = std::move(shape); }
 
   std::size_t numSwitches() const { return topo_.switches_.size(); }
   std::size_t numHosts() const { return topo_.hosts_.size(); }

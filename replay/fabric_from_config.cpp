@@ -6,6 +6,7 @@
 
 #include "fabric/ibnetdiscover.h"
 #include "fabric/kary_tree.h"
+#include "fabric/xgft.h"
 
 namespace ebb::replay {
 
@@ -31,6 +32,19 @@ Result<fabric::Topology> topologyFromConfig(const config::FabricConfig& cfg,
       }
       return tree->build();
     }
+    case config::FabricConfig::kXgft: {
+      const auto& spec = cfg.xgft();
+      if (spec.has_max_switches() && spec.max_switches() == 0) {
+        return {ErrorCode::kInvalidArgument, "fabric.xgft.max_switches: must be > 0"};
+      }
+      auto x = fabric::Xgft::make(
+          {spec.m().begin(), spec.m().end()}, {spec.w().begin(), spec.w().end()},
+          spec.has_ports() ? spec.ports() : 0,
+          spec.has_max_switches() ? spec.max_switches() : fabric::KAryNTree::kDefaultMaxSwitches,
+          "fabric.xgft.max_switches");
+      if (!x) return {x.status().code(), "fabric." + x.status().message()};
+      return x->build();
+    }
     case config::FabricConfig::kTopologyFile: {
       const auto& spec = cfg.topology_file();
       if (spec.path().empty()) {
@@ -44,7 +58,7 @@ Result<fabric::Topology> topologyFromConfig(const config::FabricConfig& cfg,
       break;
   }
   return {ErrorCode::kInvalidArgument,
-          "fabric: set exactly one of kary_n_tree { k n } or topology_file { path }"};
+          "fabric: set exactly one of kary_n_tree { k n }, xgft { m w } or topology_file { path }"};
 }
 
 }  // namespace ebb::replay

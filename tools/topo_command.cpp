@@ -9,6 +9,7 @@
 #include "fabric/ibnetdiscover.h"
 #include "fabric/ibsim_netfile.h"
 #include "fabric/kary_tree.h"
+#include "fabric/xgft.h"
 #include "replay/fabric_from_config.h"
 #include "tools/cli_checks.h"
 #include "tools/command.h"
@@ -27,6 +28,8 @@ struct TopoOptions {
   std::uint64_t maxSwitches = fabric::KAryNTree::kDefaultMaxSwitches;
   std::string configPath;
   std::string ibnetdiscoverPath;
+  std::string xgft;
+  std::uint32_t ports = 0;
   std::string exportFormat;
   bool json = false;
 };
@@ -39,6 +42,12 @@ Result<fabric::Topology> loadTopology(const TopoOptions& o) {
     const std::string dir = std::filesystem::path(o.configPath).parent_path().string();
     return topologyFromConfig(cfg->fabric(), dir);
   }
+  if (!o.xgft.empty()) {
+    auto x = fabric::Xgft::parse(o.xgft, o.ports, o.maxSwitches, "--max-switches");
+    if (!x) return {x.status().code(), "--xgft: " + x.status().message()};
+    return x->build();
+  }
+  if (o.ports != 0) return invalidArgument("--ports: applies to --xgft only");
   auto tree = fabric::KAryNTree::make(o.k, o.n, o.maxSwitches, "--max-switches");
   if (!tree) return {tree.status().code(), "--k/--n: " + tree.status().message()};
   return tree->build();
@@ -72,14 +81,22 @@ void addTopoCommand(CLI::App& app, CommandAction& action) {
   auto opts = std::make_shared<TopoOptions>();
   CLI::App* cmd = app.add_subcommand(
       "topo",
-      "Build or read a fat tree and print its summary (hosts, switches per level, links, minimal "
-      "tree), or export it as an ibsim net file or Graphviz dot.");
+      "Build or read a fat tree (a k-ary n-tree, an extended generalised fat tree, or a real "
+      "fabric) and print its summary (hosts, switches per level, links, minimal tree), or export "
+      "it as an ibsim net file or Graphviz dot.");
   auto* k =
       cmd->add_option("--k", opts->k, "Arity of the k-ary n-tree (>= 2)")->capture_default_str();
   auto* n =
       cmd->add_option("--n", opts->n, "Levels of the k-ary n-tree (>= 1)")->capture_default_str();
+  auto* xgft = cmd->add_option(
+      "--xgft", opts->xgft,
+      "An extended generalised fat tree H:m1,...,mH:w1,...,wH (level 1 = the leaves: m_i "
+      "children and w_(i+1) parents per switch, w1 = 1), e.g. 3:24,24,8:1,24,24 "
+      "(docs/fabric.md)");
+  cmd->add_option("--ports", opts->ports,
+                  "--xgft: ports of every switch (default: the most any level needs)");
   cmd->add_option("--max-switches", opts->maxSwitches,
-                  "Largest k-ary n-tree to build, in switches (about 1 KB of memory each)")
+                  "Largest k-ary n-tree or XGFT to build, in switches (about 1 KB of memory each)")
       ->check(wholeNumberAboveZero())
       ->capture_default_str();
   auto* config = cmd->add_option("--config", opts->configPath,
@@ -87,8 +104,9 @@ void addTopoCommand(CLI::App& app, CommandAction& action) {
   auto* ibnd =
       cmd->add_option("--from-ibnetdiscover", opts->ibnetdiscoverPath,
                       "Read a real fabric from ibnetdiscover output (or an ibsim net file)");
-  config->excludes(k)->excludes(n)->excludes(ibnd);
-  ibnd->excludes(k)->excludes(n);
+  config->excludes(k)->excludes(n)->excludes(ibnd)->excludes(xgft);
+  ibnd->excludes(k)->excludes(n)->excludes(xgft);
+  xgft->excludes(k)->excludes(n);
   cmd->add_option("--export", opts->exportFormat,
                   "Write the topology to stdout instead of the summary: ibsim (net file) or dot "
                   "(Graphviz, minimal tree highlighted)")

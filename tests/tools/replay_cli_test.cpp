@@ -111,11 +111,11 @@ TEST(ReplayCli, GenMotifWritesTheGeneratedProgram) {
   std::filesystem::create_directories(dir);
   const std::string file = dir + "/fft.txt";
   std::string out, err;
-  ASSERT_EQ(ebb({"gen", "--pattern", "motif", "--motif", "fft3d", "--k", "4", "--n", "2",
-                 "--ranks", "8", "--cells", "4", "--iterations", "2", "--compute-us", "10",
-                 "--out", file.c_str()},
-                &out, &err),
-            kExitOk)
+  ASSERT_EQ(
+      ebb({"gen", "--pattern", "motif", "--motif", "fft3d", "--k", "4", "--n", "2", "--ranks", "8",
+           "--cells", "4", "--iterations", "2", "--compute-us", "10", "--out", file.c_str()},
+          &out, &err),
+      kExitOk)
       << err;
   auto reader = workload::TrafficReader::open(file);
   ASSERT_TRUE(reader) << reader.status().toString();
@@ -132,9 +132,9 @@ TEST(ReplayCli, GenMotifWritesTheGeneratedProgram) {
   EXPECT_EQ((pairs[{0, 4}]), (std::vector<std::int64_t>{512, 512, 512, 512}));
   EXPECT_EQ(pairs.count({0, 5}), 0u);
   EXPECT_NE(out.find("wrote 128 messages (2 x motif fft3d, 8 ranks"), std::string::npos) << out;
-  EXPECT_EQ(ebb({"gen", "--pattern", "motif", "--motif", "lulesh", "--out", file.c_str()}, &out,
-                &err),
-            kExitError);
+  EXPECT_EQ(
+      ebb({"gen", "--pattern", "motif", "--motif", "lulesh", "--out", file.c_str()}, &out, &err),
+      kExitError);
   EXPECT_NE(err.find("unknown motif 'lulesh'"), std::string::npos) << err;
 }
 
