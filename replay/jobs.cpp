@@ -78,12 +78,12 @@ Result<JobDef> jobFromCollective(const config::CollectiveLoopSpec& c, const std:
   JobDef j;
   j.field = field;
   j.source = JobDef::Source::kCollective;
-  static const char* kOps[] = {"alltoall", "bcast",     "gather", "scatter",
-                               "reduce",   "allreduce", "barrier"};
+  static const char* kOps[] = {"alltoall", "alltoallv", "allgather", "reduce_scatter", "bcast",
+                               "gather",   "scatter",   "reduce",    "allreduce",      "barrier"};
   if (std::find(std::begin(kOps), std::end(kOps), c.op()) == std::end(kOps)) {
     return invalidArgument(fmt::format(
-        "{}.op: unknown collective '{}' (alltoall, bcast, gather, scatter, reduce, allreduce, "
-        "barrier)",
+        "{}.op: unknown collective '{}' (alltoall, alltoallv, allgather, reduce_scatter, bcast, "
+        "gather, scatter, reduce, allreduce, barrier)",
         field, c.op()));
   }
   j.op = c.op();

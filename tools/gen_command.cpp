@@ -267,13 +267,14 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--incast-period-cycles", o->incastPeriodCycles, "incast: cycles between rounds")
       ->capture_default_str();
   cmd->add_option("--collective", o->collective,
-                  "collective: alltoall, bcast, gather, scatter, reduce, allreduce or barrier "
-                  "(--message-bytes is its size)")
+                  "collective: alltoall, alltoallv, allgather, reduce_scatter, bcast, gather, "
+                  "scatter, reduce, allreduce or barrier (--message-bytes is its size)")
       ->capture_default_str();
   cmd->add_option("--algorithm", o->algorithm,
-                  "collective: the algorithm, e.g. pairwise, socket-phased, binomial, "
+                  "collective: the algorithm, e.g. pairwise, socket-phased, bruck, binomial, "
                   "scatter-allgather, linear, segmented, ring, recursive-doubling, "
-                  "reduce-scatter-allgather (docs/traffic.md)");
+                  "recursive-halving, reduce-scatter-allgather, ggas-read, ggas-write, "
+                  "ggas-allgather, ggas-work-share (docs/traffic.md)");
   cmd->add_option("--motif", o->motif,
                   "motif: halo3d, halo3d26, sweep3d, multigrid, fft3d or particles "
                   "(docs/traffic.md, \"Motifs\")")

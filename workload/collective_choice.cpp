@@ -32,7 +32,11 @@ const std::map<std::string, ReduceAlgo>& reduceNames() {
       {"binomial", ReduceAlgo::kBinomial},
       {"ring", ReduceAlgo::kRing},
       {"recursive-doubling", ReduceAlgo::kRecursiveDoubling},
-      {"reduce-scatter-allgather", ReduceAlgo::kReduceScatterAllgather}};
+      {"reduce-scatter-allgather", ReduceAlgo::kReduceScatterAllgather},
+      {"ggas-read", ReduceAlgo::kGgasRead},
+      {"ggas-write", ReduceAlgo::kGgasWrite},
+      {"ggas-allgather", ReduceAlgo::kGgasAllgather},
+      {"ggas-work-share", ReduceAlgo::kGgasWorkShare}};
   return m;
 }
 
@@ -40,7 +44,15 @@ const std::map<std::string, ReduceAlgo>& reduceNames() {
 
 Status setAlgorithm(CollectiveAlgos& a, const std::string& op, const std::string& name) {
   static const std::map<std::string, AlltoallAlgo> alltoall = {
-      {"pairwise", AlltoallAlgo::kPairwise}, {"socket-phased", AlltoallAlgo::kSocketPhased}};
+      {"pairwise", AlltoallAlgo::kPairwise},
+      {"socket-phased", AlltoallAlgo::kSocketPhased},
+      {"bruck", AlltoallAlgo::kBruck}};
+  static const std::map<std::string, AllgatherAlgo> allgather = {{"ring", AllgatherAlgo::kRing},
+                                                                 {"bruck", AllgatherAlgo::kBruck}};
+  static const std::map<std::string, ReduceScatterAlgo> reduceScatterNames = {
+      {"ring", ReduceScatterAlgo::kRing},
+      {"recursive-halving", ReduceScatterAlgo::kRecursiveHalving}};
+  static const std::map<std::string, int> alltoallv = {{"pairwise", 0}};
   static const std::map<std::string, BcastAlgo> bcast = {
       {"binomial", BcastAlgo::kBinomial}, {"scatter-allgather", BcastAlgo::kScatterAllgather}};
   static const std::map<std::string, RootedAlgo> rootedNames = {
@@ -51,9 +63,15 @@ Status setAlgorithm(CollectiveAlgos& a, const std::string& op, const std::string
   if (op == "scatter") return pick(rootedNames, op, name, a.scatter);
   if (op == "reduce") return pick(reduceNames(), op, name, a.reduce);
   if (op == "allreduce") return pick(reduceNames(), op, name, a.allreduce);
+  if (op == "allgather") return pick(allgather, op, name, a.allgather);
+  if (op == "reduce_scatter") return pick(reduceScatterNames, op, name, a.reduceScatter);
+  if (op == "alltoallv") {
+    int only = 0;
+    return pick(alltoallv, op, name, only);
+  }
   return {ErrorCode::kInvalidArgument,
-          fmt::format("unknown collective '{}' (alltoall, bcast, gather, scatter, reduce, "
-                      "allreduce)",
+          fmt::format("unknown collective '{}' (alltoall, alltoallv, allgather, reduce_scatter, "
+                      "bcast, gather, scatter, reduce, allreduce)",
                       op)};
 }
 
@@ -82,7 +100,19 @@ Status expandCollective(Programs& p, const CollectiveAlgos& a, const std::string
     if (a.alltoall == AlltoallAlgo::kSocketPhased) {
       return alltoallSocketPhased(p, bytes, a.coresPerNode, tag);
     }
-    alltoallPairwise(p, bytes, tag);
+    (a.alltoall == AlltoallAlgo::kBruck ? alltoallBruck : alltoallPairwise)(p, bytes, tag);
+  } else if (op == "alltoallv") {
+    // Sizes drawn per instance: the tag tells instances apart.
+    alltoallvDrawn(p, bytes, static_cast<std::uint64_t>(static_cast<std::int64_t>(tag)) * 7919u,
+                   tag);
+  } else if (op == "allgather") {
+    if (a.allgather == AllgatherAlgo::kBruck) {
+      allgatherBruck(p, bytes, tag);
+    } else {
+      allgatherRing(p, std::vector<std::int64_t>(p.size(), bytes), tag);
+    }
+  } else if (op == "reduce_scatter") {
+    reduceScatter(p, a.reduceScatter, bytes, tag);
   } else if (op == "bcast") {
     (a.bcast == BcastAlgo::kScatterAllgather ? bcastScatterAllgather : bcastBinomial)(p, root,
                                                                                       bytes, tag);
@@ -106,8 +136,8 @@ Status expandCollective(Programs& p, const CollectiveAlgos& a, const std::string
     barrier(p, tag);
   } else {
     return {ErrorCode::kInvalidArgument,
-            fmt::format("unknown collective '{}' (alltoall, bcast, gather, scatter, reduce, "
-                        "allreduce, barrier)",
+            fmt::format("unknown collective '{}' (alltoall, alltoallv, allgather, "
+                        "reduce_scatter, bcast, gather, scatter, reduce, allreduce, barrier)",
                         op)};
   }
   return Status::ok();

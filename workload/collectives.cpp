@@ -5,61 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "workload/collective_steps.h"
+
 namespace ebb::workload {
 
 namespace {
 
-MpiOp send(std::uint32_t peer, std::int64_t bytes, std::int32_t tag) {
-  return {MpiOpKind::kIsend, 0, peer, bytes, tag, 0};
-}
-MpiOp recv(std::uint32_t peer, std::int64_t bytes, std::int32_t tag) {
-  return {MpiOpKind::kIrecv, 0, peer, bytes, tag, 0};
-}
-MpiOp waitall(std::uint32_t n) {
-  return {MpiOpKind::kWaitall, 0, 0, 0, 0, n};
-}
-
-std::uint32_t size(const Programs& p) {
-  return static_cast<std::uint32_t>(p.size());
-}
-
-// Block i of `bytes` split over n ranks.
-std::int64_t block(std::int64_t bytes, std::uint32_t n, std::uint32_t i) {
-  const auto nn = static_cast<std::int64_t>(n);
-  return bytes / nn + (static_cast<std::int64_t>(i) < bytes % nn ? 1 : 0);
-}
-
-std::vector<std::int64_t> blocks(std::int64_t bytes, std::uint32_t n) {
-  std::vector<std::int64_t> b(n);
-  for (std::uint32_t i = 0; i < n; ++i)
-    b[i] = block(bytes, n, i);
-  return b;
-}
-
-std::uint32_t largestPowerOfTwo(std::uint32_t n) {
-  std::uint32_t p = 1;
-  while (p * 2 <= n)
-    p *= 2;
-  return p;
-}
-
-// One step of a rank: post sends and receives, then wait for all of them.
-struct Step {
-  std::vector<MpiOp> ops;
-  void to(std::uint32_t peer, std::int64_t bytes, std::int32_t tag) {
-    ops.push_back(send(peer, bytes, tag));
-  }
-  void from(std::uint32_t peer, std::int64_t bytes, std::int32_t tag) {
-    ops.push_back(recv(peer, bytes, tag));
-  }
-  void flush(std::vector<MpiOp>& prog) {
-    if (ops.empty()) return;
-    const auto n = static_cast<std::uint32_t>(ops.size());
-    prog.insert(prog.end(), ops.begin(), ops.end());
-    prog.push_back(waitall(n));
-    ops.clear();
-  }
-};
+using namespace steps;  // NOLINT(google-build-using-namespace): the shared building blocks
 
 // Binomial reduce toward `root` (the mirror of the bcast).
 void reduceBinomial(Programs& p, std::uint32_t root, std::int64_t bytes, std::int32_t tag) {
@@ -435,6 +387,12 @@ void reduce(Programs& p, ReduceAlgo algo, std::uint32_t root, std::int64_t bytes
     case ReduceAlgo::kRecursiveDoubling:
       allreduce(p, ReduceAlgo::kRecursiveDoubling, bytes, tag);
       return;
+    case ReduceAlgo::kGgasRead:
+    case ReduceAlgo::kGgasWrite:
+    case ReduceAlgo::kGgasAllgather:
+    case ReduceAlgo::kGgasWorkShare:
+      ggasReduce(p, algo, root, bytes, tag, false);
+      return;
     case ReduceAlgo::kReduceScatterAllgather:
       rooted(p, root, [&](Programs& v) {
         const std::uint32_t pof2 = largestPowerOfTwo(n);
@@ -491,6 +449,12 @@ void allreduce(Programs& p, ReduceAlgo algo, std::int64_t bytes, std::int32_t ta
       fold(p, pof2, bytes, tag, false);
       return;
     }
+    case ReduceAlgo::kGgasRead:
+    case ReduceAlgo::kGgasWrite:
+    case ReduceAlgo::kGgasAllgather:
+    case ReduceAlgo::kGgasWorkShare:
+      ggasReduce(p, algo, 0, bytes, tag, true);
+      return;
     case ReduceAlgo::kReduceScatterAllgather: {
       const std::uint32_t pof2 = largestPowerOfTwo(n);
       fold(p, pof2, bytes, tag, true);

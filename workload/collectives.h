@@ -38,6 +38,28 @@ void alltoallvPairwise(Programs& p, const std::vector<std::vector<std::int64_t>>
 Status alltoallSocketPhased(Programs& p, std::int64_t bytes, std::uint32_t coresPerNode,
                             std::int32_t tag);
 
+// Bruck's alltoall (Bruck et al., IEEE TPDS 8(11), 1997): ceil(log2 P)
+// rounds; in round k rank r sends to r + 2^k (mod P) every block whose index
+// (relative to r) has bit k set, `bytes` each, and receives as many from
+// r - 2^k. Fewer, larger messages than pairwise, more bytes in all.
+void alltoallBruck(Programs& p, std::int64_t bytes, std::int32_t tag);
+// Alltoallv with seeded per-pair sizes: each pair's size drawn once from
+// [bytes/2, 3 bytes/2] (rounded, at least 1) by a hash of (seed, src, dst), then
+// a pairwise exchange. The generated form of a trace's irregular alltoall.
+void alltoallvDrawn(Programs& p, std::int64_t bytes, std::uint64_t seed, std::int32_t tag);
+
+// ---- allgather / reduce_scatter ----
+// Bruck's allgather: ceil(log2 P) rounds; in round k rank r sends the
+// min(2^k, P - 2^k) blocks it has to r - 2^k and receives as many from r + 2^k.
+void allgatherBruck(Programs& p, std::int64_t bytes, std::int32_t tag);
+enum class ReduceScatterAlgo : std::uint8_t {
+  kRing,              // P-1 steps of M/P blocks
+  kRecursiveHalving,  // fold to a power of two, halve log2 P times, hand the folded ranks their
+                      // block
+};
+// Reduce-scatter of an M-byte vector: every rank ends with its M/P block reduced.
+void reduceScatter(Programs& p, ReduceScatterAlgo algo, std::int64_t bytes, std::int32_t tag);
+
 // ---- bcast ----
 // Binomial tree from `root`: ceil(log2 P) rounds.
 void bcastBinomial(Programs& p, std::uint32_t root, std::int64_t bytes, std::int32_t tag);
@@ -71,6 +93,16 @@ enum class ReduceAlgo : std::uint8_t {
   kRecursiveDoubling,       // log2 P exchanges of M (reduce: the root keeps the result)
   kReduceScatterAllgather,  // Rabenseifner: recursive halving, then recursive doubling
                             // allgather (reduce: + gather of the pieces to the root)
+  // Oden et al. (seed 003), GPUs writing to and reading from each other's
+  // memory (GGAS); every "sync" is a barrier:
+  kGgasRead,       // sync, then every reader (the root; allreduce: every rank) reads M
+                   // from every other rank (the data flows to the reader)
+  kGgasWrite,      // gather phase (every rank writes M to the root), sync; allreduce:
+                   // broadcast phase (the root writes M to every rank), sync
+  kGgasAllgather,  // every rank writes M to every other rank, sync (reduce: as ggas-write)
+  kGgasWorkShare,  // every rank writes block j (M/P) to rank j, sync, each reduces its
+                   // block; then allreduce: each writes its block to every rank, reduce:
+                   // to the root; sync
 };
 // Non-powers of two for the last two: the ranks beyond the largest power of
 // two first send M to rank (r - pof2) and at the end get M back from it
@@ -86,7 +118,8 @@ void allgatherRing(Programs& p, const std::vector<std::int64_t>& blockBytes, std
 void barrier(Programs& p, std::int32_t tag);
 
 // ---- named choice (trace replay and `ebb gen`) ----
-enum class AlltoallAlgo : std::uint8_t { kPairwise, kSocketPhased };
+enum class AlltoallAlgo : std::uint8_t { kPairwise, kSocketPhased, kBruck };
+enum class AllgatherAlgo : std::uint8_t { kRing, kBruck };
 enum class BcastAlgo : std::uint8_t { kBinomial, kScatterAllgather };
 enum class RootedAlgo : std::uint8_t { kLinear, kSegmented };  // gather and scatter
 struct CollectiveAlgos {
@@ -96,21 +129,28 @@ struct CollectiveAlgos {
   RootedAlgo scatter = RootedAlgo::kLinear;
   ReduceAlgo reduce = ReduceAlgo::kBinomial;
   ReduceAlgo allreduce = ReduceAlgo::kRecursiveDoubling;
+  AllgatherAlgo allgather = AllgatherAlgo::kRing;
+  ReduceScatterAlgo reduceScatter = ReduceScatterAlgo::kRing;
   std::uint32_t coresPerNode = 8;  // socket-phased alltoall
   std::int64_t m1 = 5 * 1024;      // seed 002's thresholds (its measured platforms)
   std::int64_t m2 = 64 * 1024;
   std::int64_t s = 64 * 1024;
 };
 // Sets the algorithm of one operation by name, e.g. ("allreduce", "ring").
-// Names: alltoall pairwise|socket-phased; bcast binomial|scatter-allgather;
+// Names: alltoall pairwise|socket-phased|bruck; bcast binomial|scatter-allgather;
 // gather, scatter linear|segmented; reduce, allreduce gather-to-root|binomial|
-// ring|recursive-doubling|reduce-scatter-allgather. E_INVALID lists the choices.
+// ring|recursive-doubling|reduce-scatter-allgather|ggas-read|ggas-write|
+// ggas-allgather|ggas-work-share; allgather ring|bruck; reduce_scatter ring|
+// recursive-halving; alltoallv pairwise. E_INVALID lists the choices.
 Status setAlgorithm(CollectiveAlgos& algos, const std::string& op, const std::string& name);
 // "op=name,op=name" (the command line's --collectives).
 Status parseAlgorithms(CollectiveAlgos& algos, const std::string& list);
 
-// One collective by name with the chosen algorithm (ops: alltoall, bcast,
-// gather, scatter, reduce, allreduce, barrier); root 0 where it has one.
+// One collective by name with the chosen algorithm (ops: alltoall, alltoallv,
+// allgather, reduce_scatter, bcast, gather, scatter, reduce, allreduce,
+// barrier); root 0 where it has one. `bytes`: per destination (alltoall, the
+// mean for alltoallv), per rank (allgather, bcast, gather, scatter), the
+// vector (reduce, allreduce, reduce_scatter).
 Status expandCollective(Programs& p, const CollectiveAlgos& algos, const std::string& op,
                         std::int64_t bytes, std::int32_t tag, std::uint32_t root = 0);
 
