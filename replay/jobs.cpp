@@ -159,6 +159,55 @@ Result<JobDef> jobFromMotif(const config::MotifSpec& m, const std::string& field
   return j;
 }
 
+// Draws jobs into `mix` until `fill.hosts` are taken: each job's size from
+// the sizes that still fit (uniformly), its motif uniformly.
+Status fillMix(const config::MixFillSpec& fill, config::JobMixSpec& mix) {
+  const std::string field = "workload.mix.fill";
+  if (fill.hosts() == 0) return invalidArgument(field + ".hosts: must be > 0");
+  static const std::uint32_t kSeedSizes[] = {256, 512, 1024};  // seed 004's job sizes
+  std::vector<std::uint32_t> sizes;
+  for (std::uint32_t s : fill.job_sizes())
+    sizes.push_back(s);
+  if (sizes.empty()) sizes.assign(std::begin(kSeedSizes), std::end(kSeedSizes));
+  for (std::uint32_t s : sizes) {
+    if (s < 2) return invalidArgument(fmt::format("{}.job_sizes: {} is below 2 ranks", field, s));
+  }
+  std::vector<std::string> motifs(fill.motifs().begin(), fill.motifs().end());
+  if (motifs.empty()) {
+    motifs = {"halo3d", "halo3d26", "sweep3d", "multigrid", "fft3d", "particles"};
+  }
+  for (const std::string& m : motifs) {
+    if (Result<workload::Motif> r = workload::parseMotif(m); !r) {
+      return invalidArgument(field + ".motifs: " + r.status().message());
+    }
+  }
+  const std::uint32_t smallest = *std::min_element(sizes.begin(), sizes.end());
+  if (smallest > fill.hosts()) {
+    return invalidArgument(fmt::format("{}: no job size fits in {} hosts (smallest {})", field,
+                                       fill.hosts(), smallest));
+  }
+  std::mt19937_64 rng(fill.has_seed() ? fill.seed() : 1);
+  std::uint32_t left = fill.hosts();
+  for (int n = 0; left >= smallest; ++n) {
+    std::vector<std::uint32_t> fit;
+    for (std::uint32_t s : sizes)
+      if (s <= left) fit.push_back(s);
+    const std::uint32_t size =
+        fit[std::uniform_int_distribution<std::size_t>(0, fit.size() - 1)(rng)];
+    const std::string& motif =
+        motifs[std::uniform_int_distribution<std::size_t>(0, motifs.size() - 1)(rng)];
+    config::JobSpec* j = mix.add_jobs();
+    j->set_name(fmt::format("{}-{}-{}", n, motif, size));
+    config::MotifSpec* m = j->mutable_motif();
+    m->set_name(motif);
+    m->set_ranks(size);
+    m->set_iterations(fill.has_iterations() ? fill.iterations() : 10);
+    m->set_cells(fill.has_cells() ? fill.cells() : 32);
+    left -= size;
+  }
+  return Status::ok();
+}
+
 Status applyJobFields(JobDef& j, const config::JobSpec& s) {
   if (!s.name().empty()) j.name = s.name();
   Result<TimePs> start = usToPs(j.field + ".start_us", s.start_us());
@@ -237,7 +286,14 @@ Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::strin
       break;
     }
     case config::WorkloadSpec::kMix: {
-      const auto& mix = w.mix();
+      config::JobMixSpec mix = w.mix();
+      if (mix.has_fill()) {
+        if (!mix.jobs().empty()) {
+          return invalidArgument("workload.mix: give jobs or fill, not both");
+        }
+        Status s = fillMix(mix.fill(), mix);
+        if (!s.isOk()) return s;
+      }
       if (mix.jobs().empty())
         return invalidArgument("workload.mix.jobs: a mix needs at least one job");
       out.randomHosts = mix.placement() == config::TraceSpec::RANDOM;

@@ -309,6 +309,13 @@ TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
        "workload.motif.collectives"},
       {"workload { mix { jobs { motif { name: \"x\" ranks: 8 } } } }",
        "workload.mix.jobs[0].motif.name"},
+      {"workload { mix { fill { hosts: 64 } jobs { motif { name: \"halo3d\" ranks: 8 } } } }",
+       "workload.mix: give jobs or fill, not both"},
+      {"workload { mix { fill { job_sizes: [8] } } }", "workload.mix.fill.hosts: must be > 0"},
+      {"workload { mix { fill { hosts: 64 job_sizes: [1] } } }", "job_sizes: 1 is below 2"},
+      {"workload { mix { fill { hosts: 4 job_sizes: [8] } } }", "no job size fits in 4 hosts"},
+      {"workload { mix { fill { hosts: 64 job_sizes: [8] motifs: [\"lulesh\"] } } }",
+       "workload.mix.fill.motifs: unknown motif 'lulesh'"},
   };
   for (const BadWorkload& c : cases) {
     Result<RunSpec> s = specOf(c.text);
@@ -351,6 +358,50 @@ TEST(ReplayJobs, MotifsRunClosedLoopAloneAndInAMix) {
   }
   EXPECT_EQ(hosts.size(), 64u);  // four disjoint blocks of 16
   EXPECT_EQ(m.summary.messages_delivered(), m.summary.messages_generated());
+}
+
+// A generated mix fills the machine with jobs of the given sizes and motifs,
+// drawn by its seed; each job runs its iterations once (equal work in every
+// mode) and gets its own slowdown.
+TEST(ReplayJobs, AFilledMixTakesEveryHostWithDrawnJobs) {
+  const auto jobsOf = [](const std::string& fill) {
+    return spec("workload { mix { fill { " + fill + " } } }").jobs.jobs;
+  };
+  const auto a = jobsOf("hosts: 64 job_sizes: [8, 16, 32] iterations: 2 cells: 8 seed: 3");
+  std::uint32_t ranks = 0;
+  std::set<std::string> motifs;
+  for (const JobDef& j : a) {
+    ranks += j.ranks;
+    EXPECT_TRUE(j.ranks == 8 || j.ranks == 16 || j.ranks == 32) << j.name;
+    EXPECT_EQ(j.source, JobDef::Source::kMotif);
+    EXPECT_EQ(j.motif.iterations, 2u);
+    EXPECT_FALSE(j.repeat);
+    motifs.insert(workload::motifName(j.motif.motif));
+  }
+  EXPECT_EQ(ranks, 64u);
+  EXPECT_GT(a.size(), 2u);
+  const auto b = jobsOf("hosts: 64 job_sizes: [8, 16, 32] iterations: 2 cells: 8 seed: 3");
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(a[i].name, b[i].name);  // the same draw
+  const auto c = jobsOf("hosts: 64 job_sizes: [8, 16, 32] iterations: 2 cells: 8 seed: 4");
+  std::string namesA, namesC;
+  for (const JobDef& j : a)
+    namesA += j.name;
+  for (const JobDef& j : c)
+    namesC += j.name;
+  EXPECT_NE(namesA, namesC);
+  const auto only = jobsOf("hosts: 40 job_sizes: [16] motifs: [\"fft3d\"]");
+  ASSERT_EQ(only.size(), 2u);  // 8 hosts left over: no size fits
+  EXPECT_EQ(only[0].motif.motif, workload::Motif::kFft3d);
+  Fixture f;
+  const RunSpec run = spec(
+      "workload { mix { placement: RANDOM fill { hosts: 64 job_sizes: [16, 32] iterations: 2 "
+      "cells: 6 } } }");
+  const RunOutput out = runEmulation(run, f.topo, f.mt, true, {}).value();
+  EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
+  for (const auto& j : out.summary.jobs())
+    EXPECT_EQ(j.runs(), 1u) << j.name();
 }
 
 TEST(ReplayJobs, TooFewHostsOrRanksBeyondThePlacementAreErrors) {

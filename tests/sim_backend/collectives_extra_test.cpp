@@ -156,8 +156,9 @@ TEST(CollectivesExtra, GgasReduceAndAllreducePairByPair) {
 
 TEST(CollectivesExtra, NamesReachEveryNewAlgorithm) {
   CollectiveAlgos a;
-  EXPECT_TRUE(parseAlgorithms(a, "alltoall=bruck,allgather=bruck,reduce_scatter=recursive-halving,"
-                                 "allreduce=ggas-work-share,reduce=ggas-read,alltoallv=pairwise")
+  EXPECT_TRUE(parseAlgorithms(a,
+                              "alltoall=bruck,allgather=bruck,reduce_scatter=recursive-halving,"
+                              "allreduce=ggas-work-share,reduce=ggas-read,alltoallv=pairwise")
                   .isOk());
   EXPECT_EQ(a.alltoall, AlltoallAlgo::kBruck);
   EXPECT_EQ(a.allgather, AllgatherAlgo::kBruck);
