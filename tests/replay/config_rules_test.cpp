@@ -3,9 +3,11 @@
 // unit conversions never wrap, and fields that do not apply are refused.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "configs/config_loader.h"
+#include "replay/fabric_from_config.h"
 #include "replay/run_spec.h"
 
 namespace ebb::replay {
@@ -34,6 +36,28 @@ RunSpec accepted(const std::string& text) {
   Result<RunSpec> s = buildRunSpec(*cfg);
   EXPECT_TRUE(s) << text << ": " << s.status().toString();
   return s ? *s : RunSpec{};
+}
+
+// Every replay config shipped in configs/ loads, checks and builds its fabric
+// (the daemon's agent_* and ebb tune's tune_* have tests of their own).
+TEST(ConfigRules, EveryShippedReplayConfigLoadsAndBuildsItsFabric) {
+  int checked = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(EBB_SOURCE_DIR) + "/configs")) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() != ".textproto" || name.rfind("agent_", 0) == 0 ||
+        name.rfind("tune_", 0) == 0) {
+      continue;
+    }
+    SCOPED_TRACE(name);
+    const auto cfg = config::loadConfigFile(e.path().string());
+    ASSERT_TRUE(cfg) << cfg.status().toString();
+    const auto spec = buildRunSpec(*cfg, e.path().parent_path().string());
+    EXPECT_TRUE(spec) << spec.status().toString();
+    const auto topo = topologyFromConfig(cfg->fabric(), e.path().parent_path().string());
+    EXPECT_TRUE(topo) << topo.status().toString();
+    ++checked;
+  }
+  EXPECT_GE(checked, 15);
 }
 
 TEST(ConfigRules, AnExplicitZeroIsRejectedWhereTheRuleIsAboveZero) {
