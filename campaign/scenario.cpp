@@ -1,4 +1,5 @@
 #include "campaign/scenario.h"
+#include "common/hash.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "agent/switch_agent.h"
+#include "common/hash.h"
 #include "fabric/faults.h"
 #include "fabric/minimal_tree.h"
 #include "sim_backend/emulator_config.h"
@@ -21,13 +23,6 @@ using config::FaultEventSpec;
 using fabric::Direction;
 using fabric::LinkId;
 using fabric::SwitchId;
-
-std::uint64_t splitmix64(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 // Draws from our own arithmetic rather than std:: distributions, whose
 // results differ between standard libraries: a scenario is the same config

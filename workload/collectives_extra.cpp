@@ -3,6 +3,7 @@
 // allreduce of Oden et al. (seed 003). docs/traffic.md, "collectives".
 #include <algorithm>
 
+#include "common/hash.h"
 #include "workload/collective_steps.h"
 #include "workload/collectives.h"
 
@@ -17,13 +18,6 @@ std::uint32_t roundsOf(std::uint32_t n) {
   while ((std::uint64_t{1} << k) < n)
     ++k;
   return k;
-}
-
-std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finalizer
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
 }
 
 // Every rank sends sizes[r][d] to every other rank d, one pairwise step each.
@@ -58,7 +52,7 @@ void alltoallvDrawn(Programs& p, std::int64_t bytes, std::uint64_t seed, std::in
   auto sizes = square(n, 0);
   for (std::uint32_t s = 0; s < n; ++s) {
     for (std::uint32_t d = 0; d < n; ++d) {
-      const double u = static_cast<double>(mix64(mix64(seed ^ s) ^ d) >> 11) * 0x1.0p-53;  // [0, 1)
+      const double u = unitDraw(splitmix64(splitmix64(seed ^ s) ^ d));
       sizes[s][d] = std::max<std::int64_t>(
           1, static_cast<std::int64_t>(static_cast<double>(bytes) * (0.5 + u) + 0.5));
     }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/hash.h"
+
 namespace ebb::workload {
 
 namespace {
@@ -32,18 +34,10 @@ const Named& named(Motif m) {
   return kMotifs[0];
 }
 
-std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finalizer
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // A deterministic draw in [0, 1) from the seed and what names the message,
 // so that sender and receiver agree without talking.
 double draw(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  const std::uint64_t h = mix64(mix64(mix64(seed ^ a) ^ b) ^ c);
-  return static_cast<double>(h >> 11) * 0x1.0p-53;
+  return unitDraw(splitmix64(splitmix64(splitmix64(seed ^ a) ^ b) ^ c));
 }
 
 void compute(std::vector<MpiOp>& ops, TimePs d) {

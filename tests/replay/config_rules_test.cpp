@@ -42,7 +42,8 @@ RunSpec accepted(const std::string& text) {
 // (the daemon's agent_* and ebb tune's tune_* have tests of their own).
 TEST(ConfigRules, EveryShippedReplayConfigLoadsAndBuildsItsFabric) {
   int checked = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(EBB_SOURCE_DIR) + "/configs")) {
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(EBB_SOURCE_DIR) + "/configs")) {
     const std::string name = e.path().filename().string();
     if (e.path().extension() != ".textproto" || name.rfind("agent_", 0) == 0 ||
         name.rfind("tune_", 0) == 0) {
