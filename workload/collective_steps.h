@@ -64,6 +64,36 @@ struct Step {
   }
 };
 
+// Gather of per-rank sizes to root (linear; sizes[r] from rank r).
+inline void gatherSizes(Programs& p, std::uint32_t root, const std::vector<std::int64_t>& sizes,
+                        std::int32_t tag) {
+  const std::uint32_t n = size(p);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    Step st;
+    if (r == root) {
+      for (std::uint32_t s = 0; s < n; ++s) {
+        if (s != root) st.from(s, sizes[s], tag);
+      }
+    } else {
+      st.to(root, sizes[r], tag);
+    }
+    st.flush(p[r]);
+  }
+}
+
+// Ring reduce-scatter: after P-1 steps rank r holds reduced block (r+1)%P.
+inline void reduceScatterRing(Programs& p, std::int64_t bytes, std::int32_t tag) {
+  const std::uint32_t n = size(p);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    for (std::uint32_t s = 0; s + 1 < n; ++s) {
+      Step st;
+      st.to((r + 1) % n, block(bytes, n, (r + n - s) % n), tag);
+      st.from((r + n - 1) % n, block(bytes, n, (r + 2 * n - s - 1) % n), tag);
+      st.flush(p[r]);
+    }
+  }
+}
+
 // The GGAS reduce (all = false) and allreduce (all = true) of seed 003
 // (collectives_extra.cpp); `algo` is one of the kGgas* values.
 void ggasReduce(Programs& p, ReduceAlgo algo, std::uint32_t root, std::int64_t bytes,

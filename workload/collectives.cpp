@@ -35,36 +35,6 @@ void reduceBinomial(Programs& p, std::uint32_t root, std::int64_t bytes, std::in
   }
 }
 
-// Gather of per-rank sizes to root (linear; sizes[r] from rank r).
-void gatherSizes(Programs& p, std::uint32_t root, const std::vector<std::int64_t>& sizes,
-                 std::int32_t tag) {
-  const std::uint32_t n = size(p);
-  for (std::uint32_t r = 0; r < n; ++r) {
-    Step st;
-    if (r == root) {
-      for (std::uint32_t s = 0; s < n; ++s) {
-        if (s != root) st.from(s, sizes[s], tag);
-      }
-    } else {
-      st.to(root, sizes[r], tag);
-    }
-    st.flush(p[r]);
-  }
-}
-
-// Ring reduce-scatter: after P-1 steps rank r holds reduced block (r+1)%P.
-void reduceScatterRing(Programs& p, std::int64_t bytes, std::int32_t tag) {
-  const std::uint32_t n = size(p);
-  for (std::uint32_t r = 0; r < n; ++r) {
-    for (std::uint32_t s = 0; s + 1 < n; ++s) {
-      Step st;
-      st.to((r + 1) % n, block(bytes, n, (r + n - s) % n), tag);
-      st.from((r + n - 1) % n, block(bytes, n, (r + 2 * n - s - 1) % n), tag);
-      st.flush(p[r]);
-    }
-  }
-}
-
 // The pof2 core of Rabenseifner's algorithm on ranks 0..pof2-1 (already
 // folded): recursive halving reduce-scatter; `pieces[r]` = bytes rank r holds.
 void reduceScatterHalving(Programs& p, std::uint32_t pof2, std::int64_t bytes, std::int32_t tag,

@@ -78,14 +78,7 @@ void reduceScatter(Programs& p, ReduceScatterAlgo algo, std::int64_t bytes, std:
   const std::uint32_t n = size(p);
   if (n < 2) return;
   if (algo == ReduceScatterAlgo::kRing) {
-    for (std::uint32_t r = 0; r < n; ++r) {
-      for (std::uint32_t s = 0; s + 1 < n; ++s) {
-        Step st;
-        st.to((r + 1) % n, block(bytes, n, (r + n - s) % n), tag);
-        st.from((r + n - 1) % n, block(bytes, n, (r + 2 * n - s - 1) % n), tag);
-        st.flush(p[r]);
-      }
-    }
+    reduceScatterRing(p, bytes, tag);
     return;
   }
   // Recursive halving on the largest power of two; the ranks beyond it
@@ -161,20 +154,7 @@ void steps::ggasReduce(Programs& p, ReduceAlgo algo, std::uint32_t root, std::in
             sizes[s][d] = block(bytes, n, s);  // rank s's reduced block to everyone
         pairwise(p, sizes, tag);
       } else {
-        std::vector<std::int64_t> held(n);
-        for (std::uint32_t r = 0; r < n; ++r)
-          held[r] = block(bytes, n, r);
-        for (std::uint32_t r = 0; r < n; ++r) {
-          Step st;
-          if (r == root) {
-            for (std::uint32_t s = 0; s < n; ++s) {
-              if (s != root) st.from(s, held[s], tag);
-            }
-          } else {
-            st.to(root, held[r], tag);
-          }
-          st.flush(p[r]);
-        }
+        gatherSizes(p, root, blocks(bytes, n), tag);  // each rank's reduced block
       }
       barrier(p, tag);
       return;

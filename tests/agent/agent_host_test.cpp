@@ -60,18 +60,30 @@ TEST(AgentHost, FailSafeTurnsEverythingBackOn) {
 // agents start again after the wait, read their ports (all on) and move to
 // what the measured load needs, the minimal tree at no load, as a run that
 // started from every link on would. A second fail-safe waits twice as long.
-TEST(AgentHost, AFailedSafeAgentResumesAndFallsBackToWhatTheLoadNeeds) {
-  const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
-  const fabric::MinimalTree mt = fabric::MinimalTree::build(t).value();
+// A k-ary n-tree on the emulator in virtual time, for an AgentHost.
+struct SimRig {
+  SimRig(int k, int n)
+      : t(fabric::KAryNTree::make(k, n).value().build()),
+        mt(fabric::MinimalTree::build(t).value()),
+        emu(t, sim::EmulatorConfig{}, sched),
+        backend(emu) {}
+  fabric::Topology t;
+  fabric::MinimalTree mt;
   VirtualScheduler sched;
-  sim::EmulatorConfig cfg;
-  sim::FabricEmulator emu(t, cfg, sched);
-  sim::SimBackend backend(emu);
+  sim::FabricEmulator emu;
+  sim::SimBackend backend;
+};
+
+TEST(AgentHost, AFailedSafeAgentResumesAndFallsBackToWhatTheLoadNeeds) {
+  SimRig rig(4, 3);
+  const fabric::Topology& t = rig.t;
+  VirtualScheduler& sched = rig.sched;
+  sim::FabricEmulator& emu = rig.emu;
   AgentConfig acfg;
   acfg.thresholds = policies::Thresholds::makeProportional(0.15, 0.9);
   acfg.resumeAfterFailSafePs = 5 * acfg.checkPeriodPs;
   std::vector<DecisionRecord> log;
-  AgentHost host(t, mt, acfg, backend, sched, fabric::LinkStates::allOn(t),
+  AgentHost host(t, rig.mt, acfg, rig.backend, sched, fabric::LinkStates::allOn(t),
                  [&](const DecisionRecord& r) { log.push_back(r); });
   std::vector<std::pair<fabric::SwitchId, std::uint32_t>> resumed;
   host.setResumeHook([&](fabric::SwitchId sw, std::uint32_t n) { resumed.emplace_back(sw, n); });
@@ -83,7 +95,7 @@ TEST(AgentHost, AFailedSafeAgentResumesAndFallsBackToWhatTheLoadNeeds) {
   };
   int minimalOff = 0;  // switch links outside the minimal tree
   for (LinkId::rep_type l = 0; l < t.numLinks(); ++l)
-    minimalOff += t.isSwitchLink(LinkId(l)) && !mt.containsLink(LinkId(l)) ? 1 : 0;
+    minimalOff += t.isSwitchLink(LinkId(l)) && !rig.mt.containsLink(LinkId(l)) ? 1 : 0;
   host.startAll();
   sched.runUntil(4 * acfg.checkPeriodPs);
   ASSERT_EQ(upOff(), minimalOff);  // proportional: the surplus went in one period
@@ -119,18 +131,13 @@ TEST(AgentHost, AFailedSafeAgentResumesAndFallsBackToWhatTheLoadNeeds) {
 
 // Without the setting a failed-safe agent stays so.
 TEST(AgentHost, WithoutResumeAFailedSafeAgentStaysStopped) {
-  const fabric::Topology t = fabric::KAryNTree::make(2, 3).value().build();
-  const fabric::MinimalTree mt = fabric::MinimalTree::build(t).value();
-  VirtualScheduler sched;
-  sim::EmulatorConfig cfg;
-  sim::FabricEmulator emu(t, cfg, sched);
-  sim::SimBackend backend(emu);
+  SimRig rig(2, 3);
   AgentConfig acfg;
-  AgentHost host(t, mt, acfg, backend, sched, fabric::LinkStates::allOn(t), {});
+  AgentHost host(rig.t, rig.mt, acfg, rig.backend, rig.sched, fabric::LinkStates::allOn(rig.t), {});
   host.startAll();
-  sched.runUntil(2 * acfg.checkPeriodPs);
+  rig.sched.runUntil(2 * acfg.checkPeriodPs);
   host.onBackendError(Status(ErrorCode::kUnavailable, "lost"));
-  sched.runUntil(sched.now() + 200 * acfg.checkPeriodPs);
+  rig.sched.runUntil(rig.sched.now() + 200 * acfg.checkPeriodPs);
   EXPECT_EQ(host.resumes(), 0u);
   for (const auto& a : host.agents())
     EXPECT_TRUE(a->stopped());
