@@ -75,19 +75,23 @@ PY
   echo "results_lpi: $study $workload $gating $mode hold $hold done" >&2
 }
 
+# Cheapest first, so that an interrupted study still has whole tables (the
+# runs with gating take longest: the agents tick through every slowed run).
 modes=(DEEP_SLEEP FAST_WAKE HYBRID)
 mkdir -p "$out/multi" "$out/single"
 for mode in "${modes[@]}"; do
   for hold in 0 1 2 4; do
     run multi mix ALL_ON "$mode" "$hold"
   done
-  run multi mix DYNAMIC "$mode" 1
 done
 for motif in halo3d halo3d26 sweep3d multigrid fft3d particles; do
   for mode in "${modes[@]}"; do
     run single "$motif" ALL_ON "$mode" 1 "workload.motif.name=$motif" "workload.motif.ranks=$ranks" \
       workload.motif.iterations=2 workload.motif.cells=16
   done
+done
+for mode in FAST_WAKE HYBRID DEEP_SLEEP; do
+  run multi mix DYNAMIC "$mode" 1
 done
 
 python3 - "$csv" "$out/results_lpi.md" <<'PY'
