@@ -6,11 +6,6 @@
 
 namespace ebb::fabric {
 
-namespace {
-constexpr std::uint64_t kSwitchGuidBase = 0x0002c90000000000ULL;
-constexpr std::uint64_t kHostGuidBase = 0x0002c90100000000ULL;
-}  // namespace
-
 Result<KAryNTree> KAryNTree::make(int k, int n, std::uint64_t maxSwitches,
                                   std::string_view raiseWith) {
   if (k < 2)
@@ -95,11 +90,11 @@ Topology KAryNTree::build() const {
     std::string name = fmt::format("S{}", lab.level);
     for (int d : lab.w)
       name += fmt::format("_{}", d);
-    b.addSwitch(std::move(name), kSwitchGuidBase + s + 1, 2 * k_);
+    b.addSwitch(std::move(name), kGeneratedSwitchGuidBase + s + 1, 2 * k_);
     labels.push_back(std::move(lab));
   }
   for (std::uint32_t h = 0; h < numHosts(); ++h) {
-    b.addHost(fmt::format("H{}", h), kHostGuidBase + h + 1);
+    b.addHost(fmt::format("H{}", h), kGeneratedHostGuidBase + h + 1);
   }
   const auto k16 = static_cast<std::uint16_t>(k_);
   // Switch (w, l) -- (w', l+1) iff w_i = w'_i for i != l: down port w'_l on the

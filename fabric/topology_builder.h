@@ -9,6 +9,11 @@
 
 namespace ebb::fabric {
 
+// GUIDs of generated fabrics (KAryNTree, Xgft): switch id s gets
+// kGeneratedSwitchGuidBase + s + 1, host id h kGeneratedHostGuidBase + h + 1.
+inline constexpr std::uint64_t kGeneratedSwitchGuidBase = 0x0002c90000000000ULL;
+inline constexpr std::uint64_t kGeneratedHostGuidBase = 0x0002c90100000000ULL;
+
 // Collects switches, hosts and cables in any order, then build() assigns levels
 // from the hosts upward, orients every port and checks that the graph is a fat
 // tree. Cabling errors are reported at once; structural ones by build().

@@ -6,14 +6,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fabric/kary_tree.h"
 #include "fabric/topology_builder.h"
 
 namespace ebb::fabric {
 
 namespace {
-constexpr std::uint64_t kSwitchGuidBase = 0x0002c90000000000ULL;  // as KAryNTree's
-constexpr std::uint64_t kHostGuidBase = 0x0002c90100000000ULL;
-constexpr std::uint64_t kMaxHosts = std::uint64_t{1} << 24;
 
 Result<std::vector<std::uint32_t>> parseList(std::string_view text, const char* what) {
   std::vector<std::uint32_t> out;
@@ -59,9 +57,9 @@ Result<Xgft> Xgft::make(std::vector<std::uint32_t> m, std::vector<std::uint32_t>
   std::uint64_t hosts = 1;
   for (std::uint32_t v : m) {
     hosts *= v;
-    if (hosts > kMaxHosts) {
+    if (hosts > KAryNTree::kMaxHosts) {
       return invalidArgument(
-          fmt::format("xgft: m_1 x .. x m_h exceeds the limit of {} hosts", kMaxHosts));
+          fmt::format("xgft: m_1 x .. x m_h exceeds the limit of {} hosts", KAryNTree::kMaxHosts));
     }
   }
   std::uint32_t widest = 0;
@@ -179,13 +177,13 @@ Topology Xgft::build() const {
       std::string name = fmt::format("S{}", h - level);
       for (std::uint32_t j = h; j >= 2; --j)
         name += fmt::format("_{}", d[j - 1]);
-      b.addSwitch(std::move(name), kSwitchGuidBase + first[level] + s + 1,
+      b.addSwitch(std::move(name), kGeneratedSwitchGuidBase + first[level] + s + 1,
                   static_cast<int>(ports_));
     }
   }
   const std::uint64_t hosts = numHosts();
   for (std::uint64_t host = 0; host < hosts; ++host)
-    b.addHost(fmt::format("H{}", host), kHostGuidBase + host + 1);
+    b.addHost(fmt::format("H{}", host), kGeneratedHostGuidBase + host + 1);
   const auto fail = [](const Status& st) {
     if (!st.isOk()) throw Error(ErrorCode::kInternal, st.message());
   };

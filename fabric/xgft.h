@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "fabric/kary_tree.h"
 #include "fabric/topology.h"
 
 namespace ebb::fabric {
@@ -35,12 +36,12 @@ class Xgft {
   // ports = 0: every switch gets as many as the widest level needs.
   static Result<Xgft> make(std::vector<std::uint32_t> m, std::vector<std::uint32_t> w,
                            std::uint32_t ports = 0,
-                           std::uint64_t maxSwitches = std::uint64_t{1} << 20,
+                           std::uint64_t maxSwitches = KAryNTree::kDefaultMaxSwitches,
                            std::string_view raiseWith = "");
   // "H:m1,...,mH:w1,...,wH", e.g. "3:24,24,8:1,24,24" (E_INVALID naming the
   // part that does not parse).
   static Result<Xgft> parse(std::string_view spec, std::uint32_t ports = 0,
-                            std::uint64_t maxSwitches = std::uint64_t{1} << 20,
+                            std::uint64_t maxSwitches = KAryNTree::kDefaultMaxSwitches,
                             std::string_view raiseWith = "");
 
   std::uint32_t height() const { return static_cast<std::uint32_t>(m_.size()); }

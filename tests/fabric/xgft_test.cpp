@@ -13,7 +13,7 @@
 namespace ebb::fabric {
 namespace {
 
-struct Shape {
+struct XgftShape {
   std::vector<std::uint32_t> m, w;
   std::uint64_t hosts;
   std::vector<std::uint64_t> perLevel;  // switches, ebb level 0 (roots) first
@@ -22,7 +22,7 @@ struct Shape {
 
 // Hand-counted: hosts = prod m; switches at XGFT level i = prod_{j>i} m_j x
 // prod_{j<=i} w_j; links between levels i-1 and i = switches(i) x m_i.
-std::vector<Shape> shapes() {
+std::vector<XgftShape> xgftShapes() {
   return {
       {{4, 4}, {1, 4}, 16, {4, 4}, 16},                // 4-ary 2-tree
       {{4, 4, 4}, {1, 4, 4}, 64, {16, 16, 16}, 128},   // 4-ary 3-tree
@@ -34,7 +34,7 @@ std::vector<Shape> shapes() {
 }
 
 TEST(Xgft, CountsHostsSwitchesAndLinksPerLevel) {
-  for (const Shape& s : shapes()) {
+  for (const XgftShape& s : xgftShapes()) {
     const Xgft x = Xgft::make(s.m, s.w).value();
     const Topology t = x.build();
     SCOPED_TRACE(x.describe());
