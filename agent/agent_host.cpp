@@ -157,7 +157,10 @@ void AgentHost::onAgentFailedSafe(fabric::SwitchId sw, const std::string& why) {
   if (cfg_.resumeAfterFailSafePs <= 0 || stopped_) return;
   failSafes_.resize(topo_.numSwitches(), 0);
   const std::uint32_t n = ++failSafes_[sw.value()];
-  const TimePs wait = cfg_.resumeAfterFailSafePs << std::min<std::uint32_t>(n - 1, 6);
+  // Doubling up to 64 x, and never beyond a week (keeps now + wait in range).
+  constexpr TimePs kWeekPs = TimePs{604'800} * 1'000'000'000'000;
+  const TimePs wait = std::min(cfg_.resumeAfterFailSafePs << std::min<std::uint32_t>(n - 1, 6),
+                               std::max(kWeekPs, cfg_.resumeAfterFailSafePs));
   SwitchAgent* failed = bySwitch_[sw.value()];
   sched_.after(wait, Phase::kAgent, [this, sw, failed] { resume(sw, failed); });
 }

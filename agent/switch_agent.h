@@ -23,7 +23,7 @@ struct AgentConfig {
   RateLimits rateLimits;             // turn-off limits (real fabrics)
   // A failed-safe agent starts again (SwitchAgent::restart) this long after
   // its fail-safe, twice as long after each further one of the same switch
-  // (at most 64 times as long); 0: it stays failed safe (AgentHost).
+  // (at most 64 x as long, and a week); 0: it stays failed safe (AgentHost).
   TimePs resumeAfterFailSafePs = 0;
   // E_INVALID naming the field: valid thresholds, a positive period.
   Status validate() const;

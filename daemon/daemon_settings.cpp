@@ -28,7 +28,7 @@ Result<std::uint64_t> parseGuid(const std::string& field, const std::string& tex
 }
 
 // The longest wait before a failed-safe agent resumes (its backoff doubles
-// it up to 64 times, which must still fit in picoseconds).
+// it to at most 64 x, which must still fit in picoseconds).
 constexpr std::int64_t kMaxResumeMs = 86'400'000;
 
 Status nonNegative(const char* field, std::int64_t v) {

@@ -72,6 +72,7 @@ Result<Xgft> Xgft::make(std::vector<std::uint32_t> m, std::vector<std::uint32_t>
     widest = std::max(widest, static_cast<std::uint32_t>(need));
   }
   if (ports == 0) ports = widest;
+  maxSwitches = std::min<std::uint64_t>(maxSwitches, 0xFFFFFFFFu);  // switch ids are 32-bit
   if (ports < widest || ports > 0xFFFF) {
     return invalidArgument(fmt::format(
         "xgft: ports = {}: every switch needs at least {} (m_i down + w_(i+1) up at the widest "

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
+#include "fabric/kary_tree.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/mpi_replay.h"
 #include "workload/otf2_trace.h"
@@ -146,14 +147,8 @@ Result<JobDef> jobFromMotif(const config::MotifSpec& m, const std::string& field
   j.ranks = m.ranks();
   j.path = field;  // messages are named by the config field
   // Checked now, so that a bad parameter fails before any run.
-  workload::MotifParams check = p;
-  check.iterations = 1;
-  check.cells = std::min<std::uint32_t>(p.cells, 1);
-  if (Status s = workload::generateMotif(check).status(); !s.isOk()) {
+  if (Status s = workload::checkMotif(p); !s.isOk()) {
     return invalidArgument(field + "." + s.message());
-  }
-  if (p.cells < 1 || p.cells > 4096) {
-    return invalidArgument(fmt::format("{}.cells: must be in [1, 4096] (is {})", field, p.cells));
   }
   j.name = fmt::format("{}-{}", workload::motifName(p.motif), p.ranks);
   return j;
@@ -163,7 +158,10 @@ Result<JobDef> jobFromMotif(const config::MotifSpec& m, const std::string& field
 // the sizes that still fit (uniformly), its motif uniformly.
 Status fillMix(const config::MixFillSpec& fill, config::JobMixSpec& mix) {
   const std::string field = "workload.mix.fill";
-  if (fill.hosts() == 0) return invalidArgument(field + ".hosts: must be > 0");
+  if (fill.hosts() == 0 || fill.hosts() > fabric::KAryNTree::kMaxHosts) {
+    return invalidArgument(fmt::format("{}.hosts: must be in [1, {}] (is {})", field,
+                                       fabric::KAryNTree::kMaxHosts, fill.hosts()));
+  }
   static const std::uint32_t kSeedSizes[] = {256, 512, 1024};  // seed 004's job sizes
   std::vector<std::uint32_t> sizes;
   for (std::uint32_t s : fill.job_sizes())
@@ -370,6 +368,13 @@ Result<workload::MpiTrace> motifProgram(const JobDef& job, std::uint64_t seed) {
 Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabricHosts,
                                         std::uint64_t seed) {
   std::vector<LoadedJob> out;
+  std::uint64_t known = 0;  // generated jobs' ranks, known before any program is built
+  for (const JobDef& j : def.jobs)
+    known += j.source == JobDef::Source::kTrace ? 0 : j.ranks;
+  if (known > fabricHosts) {
+    return invalidArgument(fmt::format(
+        "the generated jobs need {} hosts but the fabric has only {}", known, fabricHosts));
+  }
   std::uint32_t needed = 0;
   for (const JobDef& j : def.jobs) {
     LoadedJob l;

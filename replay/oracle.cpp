@@ -120,6 +120,7 @@ Result<OracleBound> OracleBound::make(const fabric::Topology& topo, const fabric
   o.up_.assign(o.groups_.size(), 0);
   o.down_.assign(o.groups_.size(), 0);
   o.active_.assign(o.groups_.size(), 0);
+  o.downNeed_.assign(o.groups_.size(), 0);
   return o;
 }
 
@@ -187,8 +188,10 @@ double OracleBound::directionsOn() {
   // switch and makes it active; so do the down directions a child's load
   // needs, which only active parents send.
   double on = 0;
-  for (std::size_t g = 0; g < groups_.size(); ++g)
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
     active_[g] = groups_[g].minimalSwitches;
+    downNeed_[g] = 0;
+  }
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     const Group& grp = groups_[g];
     if (grp.parent == kNoGroup) continue;
@@ -199,6 +202,7 @@ double OracleBound::directionsOn() {
         std::max({active_[g], ceilDiv(up, grp.upPerSwitch), ceilDiv(down, grp.upPerSwitch)});
     std::uint32_t& parent = active_[grp.parent];
     parent = std::max({parent, ceilDiv(up, grp.intoMax), ceilDiv(down, grp.intoMax)});
+    downNeed_[grp.parent] += down;
   }
   // An active switch has every down link on (the down-link rule), and each
   // makes the switch below it active: roots first.
@@ -209,8 +213,12 @@ double OracleBound::directionsOn() {
           std::max(active_[g], ceilDiv(active_[grp.parent] * grp.intoMin, grp.upPerSwitch));
     }
     active_[g] = std::min(active_[g], grp.size);
+    double down = 0;
     for (std::uint32_t i = 0; i < active_[g]; ++i)
-      on += grp.downCost[i];  // the cheapest active switches
+      down += grp.downCost[i];  // the cheapest active switches
+    // Never fewer than the children's own down needs (uneven trees, where
+    // the cheapest switches may not reach every child with enough links).
+    on += std::max(down, static_cast<double>(downNeed_[g]));
   }
   return on;
 }

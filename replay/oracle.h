@@ -80,9 +80,10 @@ class OracleBound {
   std::vector<std::uint32_t> ancestor_;
   std::vector<std::uint32_t> leafIndexOfHost_;
   std::vector<Group> groups_;
-  std::vector<std::uint32_t> byLevel_;  // group indices, roots first
-  std::vector<double> up_, down_;       // per group: bytes this period
-  std::vector<std::uint32_t> active_;   // scratch: active switches per group
+  std::vector<std::uint32_t> byLevel_;   // group indices, roots first
+  std::vector<double> up_, down_;        // per group: bytes this period
+  std::vector<std::uint32_t> active_;    // scratch: active switches per group
+  std::vector<std::uint32_t> downNeed_;  // scratch: down directions its children need
   double target_ = 0;
   double capacity_ = 0;
   double switchDirections_ = 0;

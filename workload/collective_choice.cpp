@@ -1,5 +1,6 @@
 // Collective algorithms chosen by name (config, command line) and the
 // expansion of one named collective into the ranks' programs.
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -95,6 +96,14 @@ Status parseAlgorithms(CollectiveAlgos& a, const std::string& list) {
 Status expandCollective(Programs& p, const CollectiveAlgos& a, const std::string& op,
                         std::int64_t bytes, std::int32_t tag, std::uint32_t root) {
   if (bytes < 0) return {ErrorCode::kInvalidArgument, "collective size must be >= 0"};
+  // Algorithms multiply the size by up to P (Bruck's rounds, gathers):
+  // refuse what would wrap long before any message limit could see it.
+  if (static_cast<double>(bytes) * static_cast<double>(std::max<std::size_t>(1, p.size())) >
+      0x1.0p62) {
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("collective size {} bytes on {} ranks is beyond any message ebb replays",
+                        bytes, p.size())};
+  }
   if (!p.empty()) root %= static_cast<std::uint32_t>(p.size());
   if (op == "alltoall") {
     if (a.alltoall == AlltoallAlgo::kSocketPhased) {

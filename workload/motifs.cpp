@@ -303,10 +303,10 @@ class Builder {
     };
     for (std::uint32_t l = 0; l < p_.levels; ++l)
       smooth(l);
-    const std::int64_t coarse =
-        std::max<std::int64_t>(1, (static_cast<std::int64_t>(p_.cells) >> p_.levels) *
-                                      (static_cast<std::int64_t>(p_.cells) >> p_.levels) *
-                                      (static_cast<std::int64_t>(p_.cells) >> p_.levels) * bpc_);
+    // The grid below the coarsest smoothed level: at least one cell per rank.
+    const std::int64_t c =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(p_.cells) >> p_.levels);
+    const std::int64_t coarse = c * c * c * bpc_;
     if (Status s = expandCollective(prog_, p_.algos, "gather", coarse, collectiveTag());
         !s.isOk()) {
       return s;
@@ -476,7 +476,7 @@ std::array<std::uint32_t, 2> grid2Of(std::uint32_t n) {
   return {n / a, a};
 }
 
-Result<MpiTrace> generateMotif(const MotifParams& p) {
+Status checkMotif(const MotifParams& p) {
   const auto rule = [](const char* field, std::int64_t v, std::int64_t lo, std::int64_t hi) {
     return v < lo || v > hi
                ? invalidArgument(fmt::format("{}: must be in [{}, {}] (is {})", field, lo, hi, v))
@@ -495,6 +495,30 @@ Result<MpiTrace> generateMotif(const MotifParams& p) {
   if (!(p.flopsPerCell >= 0) || !std::isfinite(p.flopsPerCell)) {
     return invalidArgument(fmt::format("flops_per_cell: must be >= 0 (is {})", p.flopsPerCell));
   }
+  // Sizes and times in doubles first: nothing derived from them may wrap.
+  const double cells3 = std::pow(static_cast<double>(p.cells), 3);
+  const double bpc =
+      static_cast<double>(p.bytesPerCell > 0 ? p.bytesPerCell : defaultBytesPerCell(p.motif));
+  if (cells3 * bpc > 0x1.0p52) {
+    return invalidArgument(fmt::format(
+        "cells^3 x bytes_per_cell: {:.3g} bytes per rank is beyond any message ebb replays",
+        cells3 * bpc));
+  }
+  if (p.computePerIteration < 0) {
+    const double flops = p.flopsPerCell > 0 ? p.flopsPerCell : defaultFlopsPerCell(p.motif);
+    const double ps = cells3 * flops / p.flopsPerS * 1e12;
+    if (!(ps < 9.2e18)) {
+      return invalidArgument(fmt::format(
+          "flops_per_cell: cells^3 x {} flops at {} flop/s is {:.3g} s per iteration, beyond "
+          "the time range",
+          flops, p.flopsPerS, ps * 1e-12));
+    }
+  }
+  return Status::ok();
+}
+
+Result<MpiTrace> generateMotif(const MotifParams& p) {
+  if (Status s = checkMotif(p); !s.isOk()) return s;
   MpiTrace t;
   t.ranks.resize(p.ranks);
   Builder b(p, t.ranks);

@@ -58,8 +58,11 @@ std::array<std::uint32_t, 3> gridOf(std::uint32_t n);
 // The same in 2-D (sweep and FFT pencils).
 std::array<std::uint32_t, 2> grid2Of(std::uint32_t n);
 
-// The motif's program, rank by rank. E_INVALID names the parameter and the
-// rule (ranks >= 2, cells >= 1, iterations >= 1, ...).
+// The parameters' rules, without generating anything: E_INVALID names the
+// parameter and the rule (ranks >= 2, cells >= 1, iterations >= 1, sizes and
+// compute times that fit, ...).
+Status checkMotif(const MotifParams& p);
+// The motif's program, rank by rank (checkMotif first).
 Result<MpiTrace> generateMotif(const MotifParams& p);
 
 }  // namespace ebb::workload

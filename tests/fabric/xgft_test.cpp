@@ -155,6 +155,11 @@ TEST(Xgft, BadShapesNameTheRule) {
   EXPECT_NE(big.status().message().find("more than 1000 switches"), std::string::npos)
       << big.status().message();
   EXPECT_NE(big.status().message().find("--max-switches"), std::string::npos);
+  // Ids are 32-bit: a raised limit stops there.
+  const Result<Xgft> ids = Xgft::make({2, 2, 2, 2}, {1, 2000, 2000, 2000}, 0, 10'000'000'000);
+  ASSERT_FALSE(ids);
+  EXPECT_NE(ids.status().message().find("more than 4294967295 switches"), std::string::npos)
+      << ids.status().message();
 }
 
 }  // namespace

@@ -311,7 +311,10 @@ TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
        "workload.mix.jobs[0].motif.name"},
       {"workload { mix { fill { hosts: 64 } jobs { motif { name: \"halo3d\" ranks: 8 } } } }",
        "workload.mix: give jobs or fill, not both"},
-      {"workload { mix { fill { job_sizes: [8] } } }", "workload.mix.fill.hosts: must be > 0"},
+      {"workload { mix { fill { job_sizes: [8] } } }", "workload.mix.fill.hosts: must be in [1,"},
+      {"workload { mix { fill { hosts: 4000000000 } } }", "(is 4000000000)"},
+      {"workload { motif { name: \"halo3d\" ranks: 8 flops_per_cell: 1e13 } }",
+       "workload.motif.flops_per_cell"},
       {"workload { mix { fill { hosts: 64 job_sizes: [1] } } }", "job_sizes: 1 is below 2"},
       {"workload { mix { fill { hosts: 4 job_sizes: [8] } } }", "no job size fits in 4 hosts"},
       {"workload { mix { fill { hosts: 64 job_sizes: [8] motifs: [\"lulesh\"] } } }",
@@ -391,6 +394,13 @@ TEST(ReplayJobs, AFilledMixTakesEveryHostWithDrawnJobs) {
   for (const JobDef& j : c)
     namesC += j.name;
   EXPECT_NE(namesA, namesC);
+  // Too many generated ranks for the fabric: said before any program is built.
+  const Result<std::vector<LoadedJob>> big =
+      loadJobs(spec("workload { mix { fill { hosts: 4096 } } }").jobs, 64, 1);
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.status().message().find("need 4096 hosts but the fabric has only 64"),
+            std::string::npos)
+      << big.status().message();
   const auto only = jobsOf("hosts: 40 job_sizes: [16] motifs: [\"fft3d\"]");
   ASSERT_EQ(only.size(), 2u);  // 8 hosts left over: no size fits
   EXPECT_EQ(only[0].motif.motif, workload::Motif::kFft3d);

@@ -167,6 +167,9 @@ TEST(CollectivesExtra, NamesReachEveryNewAlgorithm) {
   EXPECT_EQ(a.reduce, ReduceAlgo::kGgasRead);
   const Status bad = setAlgorithm(a, "allgather", "tree");
   EXPECT_NE(bad.message().find("choices: bruck, ring"), std::string::npos) << bad.message();
+  Programs huge(8);
+  const Status wraps = expandCollective(huge, a, "alltoall", std::int64_t{1} << 60, -9);
+  EXPECT_NE(wraps.message().find("beyond any message"), std::string::npos) << wraps.message();
   for (const char* op : {"alltoallv", "allgather", "reduce_scatter"}) {
     Programs p(6);
     ASSERT_TRUE(expandCollective(p, a, op, 300, -9).isOk()) << op;

@@ -170,6 +170,12 @@ TEST(Motifs, MultigridCoarsensItsHalosAndGathersTheCoarseGrid) {
   EXPECT_EQ((f.msgs.at({7, 0})), (std::vector<std::int64_t>{64}));  // gather only
   everySendIsReceived(p);
   testing::replay(p, 4, 2);
+  // More levels than halvings: the edge stays one cell, and so does the
+  // coarse grid each rank hands in (8 bytes, not 1).
+  mp.cells = 4;
+  mp.levels = 4;
+  const Traffic g = traffic(programOf(mp));
+  EXPECT_EQ((g.msgs.at({7, 0})), (std::vector<std::int64_t>{8}));
 }
 
 // 8 ranks on 4 x 2 pencils, 4^3 complex points each (1024 bytes): the row
@@ -241,40 +247,34 @@ TEST(Motifs, ComputeFollowsTheFlopsModel) {
 }
 
 TEST(Motifs, BadParametersNameTheRule) {
-  for (auto [bad, what] : {std::pair{[] {
-                                       MotifParams p;
-                                       p.ranks = 1;
-                                       return p;
-                                     }(),
-                                     "ranks: must be in [2,"},
-                           std::pair{[] {
-                                       MotifParams p;
-                                       p.cells = 0;
-                                       return p;
-                                     }(),
-                                     "cells: must be in [1,"},
-                           std::pair{[] {
-                                       MotifParams p;
-                                       p.iterations = 0;
-                                       return p;
-                                     }(),
-                                     "iterations"},
-                           std::pair{[] {
-                                       MotifParams p;
-                                       p.octantsInFlight = 9;
-                                       return p;
-                                     }(),
-                                     "octants_in_flight"},
-                           std::pair{[] {
-                                       MotifParams p;
-                                       p.flopsPerS = 0;
-                                       return p;
-                                     }(),
-                                     "flops_per_s: must be > 0"}}) {
-    const Result<MpiTrace> t = generateMotif(bad);
-    ASSERT_FALSE(t);
+  const auto expectRule = [](const MotifParams& p, const char* what) {
+    const Result<MpiTrace> t = generateMotif(p);
+    ASSERT_FALSE(t) << what;
     EXPECT_NE(t.status().message().find(what), std::string::npos) << t.status().message();
-  }
+  };
+  MotifParams p;
+  p.ranks = 1;
+  expectRule(p, "ranks: must be in [2,");
+  p = {};
+  p.cells = 0;
+  expectRule(p, "cells: must be in [1,");
+  p = {};
+  p.iterations = 0;
+  expectRule(p, "iterations");
+  p = {};
+  p.octantsInFlight = 9;
+  expectRule(p, "octants_in_flight");
+  p = {};
+  p.flopsPerS = 0;
+  expectRule(p, "flops_per_s: must be > 0");
+  p = {};
+  p.flopsPerCell = 1e13;  // 3.3e19 ps per iteration at 32^3 cells and 1e10 flop/s
+  expectRule(p, "beyond the time range");
+  p = {};
+  p.motif = Motif::kFft3d;
+  p.cells = 4096;
+  p.bytesPerCell = std::int64_t{1} << 28;  // 2^64 bytes per rank
+  expectRule(p, "beyond any message ebb replays");
   EXPECT_FALSE(parseMotif("lulesh"));
   EXPECT_NE(parseMotif("lulesh").status().message().find("halo3d26"), std::string::npos);
   EXPECT_EQ(parseMotif("sweep3d").value(), Motif::kSweep3d);
