@@ -19,6 +19,7 @@ AgentHost::AgentHost(const fabric::Topology& topo, const fabric::MinimalTree& mt
       channel_(scheduler, cfg.controlLatencyPs),
       sink_(std::move(sink)),
       bySwitch_(topo.numSwitches(), nullptr),
+      failSafes_(topo.numSwitches(), 0),
       conn_(topo) {
   if (Status s = cfg_.validate(); !s.isOk()) throw Error(s);
   guard_.setRateLimits(cfg_.rateLimits);
@@ -155,7 +156,6 @@ void AgentHost::install(SwitchAgent& agent) {
 void AgentHost::onAgentFailedSafe(fabric::SwitchId sw, const std::string& why) {
   if (failSafeHook_) failSafeHook_(sw, why);
   if (cfg_.resumeAfterFailSafePs <= 0 || stopped_) return;
-  failSafes_.resize(topo_.numSwitches(), 0);
   const std::uint32_t n = ++failSafes_[sw.value()];
   // Doubling up to 64 x, and never beyond a week (keeps now + wait in range).
   constexpr TimePs kWeekPs = TimePs{604'800} * 1'000'000'000'000;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/hash.h"
+#include "workload/collective_steps.h"
 
 namespace ebb::workload {
 
@@ -53,41 +54,32 @@ void computeAll(Programs& p, TimePs d) {
     compute(ops, d);
 }
 
-void post(std::vector<MpiOp>& ops, MpiOpKind kind, std::uint32_t peer, std::int64_t bytes,
-          std::int32_t tag) {
-  MpiOp op;
-  op.kind = kind;
-  op.peer = peer;
-  op.bytes = bytes;
-  op.tag = tag;
-  ops.push_back(op);
+// A blocking receive (the sweep's; collective_steps.h has the others).
+MpiOp blockingRecv(std::uint32_t peer, std::int64_t bytes, std::int32_t tag) {
+  return {MpiOpKind::kRecv, 0, peer, bytes, tag, 0};
 }
 
-void waitall(std::vector<MpiOp>& ops, std::uint32_t count) {
-  if (count == 0) return;
-  MpiOp op;
-  op.kind = MpiOpKind::kWaitall;
-  op.count = count;
-  ops.push_back(op);
+// What the parameters leave to the motif's defaults, resolved in one place.
+std::int64_t bytesPerCellOf(const MotifParams& p) {
+  return p.bytesPerCell > 0 ? p.bytesPerCell : defaultBytesPerCell(p.motif);
+}
+double flopsPerCellOf(const MotifParams& p) {
+  return p.flopsPerCell > 0 ? p.flopsPerCell : defaultFlopsPerCell(p.motif);
+}
+// The flops model's compute per iteration, in picoseconds (may exceed int64:
+// checkMotif refuses that).
+double modelComputePs(const MotifParams& p) {
+  return std::pow(static_cast<double>(p.cells), 3) * flopsPerCellOf(p) / p.flopsPerS * 1e12;
 }
 
 // One exchange step of a rank: receives posted first, then sends, then a
 // wait for all of them (the rank has nothing else outstanding).
 struct Exchange {
-  struct Msg {
-    std::uint32_t peer;
-    std::int64_t bytes;
-    std::int32_t tag;
-  };
-  std::vector<Msg> sends, recvs;
+  steps::Step sends, recvs;
   void flush(std::vector<MpiOp>& ops) {
-    for (const Msg& m : recvs)
-      post(ops, MpiOpKind::kIrecv, m.peer, m.bytes, m.tag);
-    for (const Msg& m : sends)
-      post(ops, MpiOpKind::kIsend, m.peer, m.bytes, m.tag);
-    waitall(ops, static_cast<std::uint32_t>(sends.size() + recvs.size()));
-    sends.clear();
-    recvs.clear();
+    recvs.ops.insert(recvs.ops.end(), sends.ops.begin(), sends.ops.end());
+    recvs.flush(ops);
+    sends.ops.clear();
   }
 };
 
@@ -151,9 +143,8 @@ void halo(Programs& p, const Grid3& g, const std::vector<Coord>& offs, bool peri
       const auto tag = static_cast<std::int32_t>(tagBase + static_cast<std::int32_t>(i));
       const std::int64_t to = g.rankAt(c, o, periodic);
       const std::int64_t from = g.rankAt(c, {-o[0], -o[1], -o[2]}, periodic);
-      if (to >= 0 && to != r) ex.sends.push_back({static_cast<std::uint32_t>(to), size(o), tag});
-      if (from >= 0 && from != r)
-        ex.recvs.push_back({static_cast<std::uint32_t>(from), size(o), tag});
+      if (to >= 0 && to != r) ex.sends.to(static_cast<std::uint32_t>(to), size(o), tag);
+      if (from >= 0 && from != r) ex.recvs.from(static_cast<std::uint32_t>(from), size(o), tag);
     }
     ex.flush(p[r]);
   }
@@ -182,13 +173,10 @@ class Builder {
   Builder(const MotifParams& p, Programs& prog)
       : p_(p),
         prog_(prog),
-        bpc_(p.bytesPerCell > 0 ? p.bytesPerCell : defaultBytesPerCell(p.motif)) {
-    const double flops = p.flopsPerCell > 0 ? p.flopsPerCell : defaultFlopsPerCell(p.motif);
-    const double cells3 = std::pow(static_cast<double>(p.cells), 3);
-    compute_ = p.computePerIteration >= 0
-                   ? p.computePerIteration
-                   : static_cast<TimePs>(std::llround(cells3 * flops / p.flopsPerS * 1e12));
-  }
+        bpc_(bytesPerCellOf(p)),
+        compute_(p.computePerIteration >= 0
+                     ? p.computePerIteration
+                     : static_cast<TimePs>(std::llround(modelComputePs(p)))) {}
 
   Status build() {
     for (std::uint32_t it = 0; it < p_.iterations; ++it) {
@@ -251,7 +239,8 @@ class Builder {
       auto& ops = prog_[r];
       for (std::uint32_t oct = 0; oct < 8; ++oct) {
         const std::int64_t sx = (oct & 1) ? -1 : 1, sy = (oct & 2) ? -1 : 1;
-        if (oct >= p_.octantsInFlight) waitall(ops, sendsOf[oct - p_.octantsInFlight]);
+        if (oct >= p_.octantsInFlight && sendsOf[oct - p_.octantsInFlight] > 0)
+          ops.push_back(steps::waitall(sendsOf[oct - p_.octantsInFlight]));
         std::uint32_t sends = 0;
         const auto tag = static_cast<std::int32_t>(oct);
         const auto rankOf = [&](std::int64_t cx, std::int64_t cy) -> std::int64_t {
@@ -261,15 +250,15 @@ class Builder {
         const std::int64_t upX = rankOf(x - sx, y), upY = rankOf(x, y - sy);
         const std::int64_t downX = rankOf(x + sx, y), downY = rankOf(x, y + sy);
         for (std::uint32_t b = 0; b < blocks; ++b) {
-          if (upX >= 0) post(ops, MpiOpKind::kRecv, static_cast<std::uint32_t>(upX), face, tag);
-          if (upY >= 0) post(ops, MpiOpKind::kRecv, static_cast<std::uint32_t>(upY), face, tag);
+          if (upX >= 0) ops.push_back(blockingRecv(static_cast<std::uint32_t>(upX), face, tag));
+          if (upY >= 0) ops.push_back(blockingRecv(static_cast<std::uint32_t>(upY), face, tag));
           compute(ops, perBlock);
           if (downX >= 0) {
-            post(ops, MpiOpKind::kIsend, static_cast<std::uint32_t>(downX), face, tag);
+            ops.push_back(steps::send(static_cast<std::uint32_t>(downX), face, tag));
             ++sends;
           }
           if (downY >= 0) {
-            post(ops, MpiOpKind::kIsend, static_cast<std::uint32_t>(downY), face, tag);
+            ops.push_back(steps::send(static_cast<std::uint32_t>(downY), face, tag));
             ++sends;
           }
         }
@@ -278,7 +267,7 @@ class Builder {
       std::uint32_t left = 0;
       for (std::uint32_t oct = 8 - std::min<std::uint32_t>(8, p_.octantsInFlight); oct < 8; ++oct)
         left += sendsOf[oct];
-      waitall(ops, left);
+      if (left > 0) ops.push_back(steps::waitall(left));
     }
     return allreduce8();  // the iteration's particle edit
   }
@@ -383,8 +372,8 @@ class Builder {
                                                        jitter(it, static_cast<std::uint64_t>(src),
                                                               static_cast<std::uint64_t>(tag))));
           };
-          if (to != r) ex.sends.push_back({static_cast<std::uint32_t>(to), bytes(r), tag});
-          if (from != r) ex.recvs.push_back({static_cast<std::uint32_t>(from), bytes(from), tag});
+          if (to != r) ex.sends.to(static_cast<std::uint32_t>(to), bytes(r), tag);
+          if (from != r) ex.recvs.from(static_cast<std::uint32_t>(from), bytes(from), tag);
         }
         ex.flush(prog_[r]);
       }
@@ -410,10 +399,9 @@ class Builder {
               1, std::llround(static_cast<double>(moved) *
                               jitter(it + 0x10000u, static_cast<std::uint64_t>(src), i)));
         };
-        if (to != r && sends(r))
-          ex.sends.push_back({static_cast<std::uint32_t>(to), bytes(r), tag});
+        if (to != r && sends(r)) ex.sends.to(static_cast<std::uint32_t>(to), bytes(r), tag);
         if (from != r && sends(from))
-          ex.recvs.push_back({static_cast<std::uint32_t>(from), bytes(from), tag});
+          ex.recvs.from(static_cast<std::uint32_t>(from), bytes(from), tag);
       }
       ex.flush(prog_[r]);
     }
@@ -497,21 +485,19 @@ Status checkMotif(const MotifParams& p) {
   }
   // Sizes and times in doubles first: nothing derived from them may wrap.
   const double cells3 = std::pow(static_cast<double>(p.cells), 3);
-  const double bpc =
-      static_cast<double>(p.bytesPerCell > 0 ? p.bytesPerCell : defaultBytesPerCell(p.motif));
+  const double bpc = static_cast<double>(bytesPerCellOf(p));
   if (cells3 * bpc > 0x1.0p52) {
     return invalidArgument(fmt::format(
         "cells^3 x bytes_per_cell: {:.3g} bytes per rank is beyond any message ebb replays",
         cells3 * bpc));
   }
   if (p.computePerIteration < 0) {
-    const double flops = p.flopsPerCell > 0 ? p.flopsPerCell : defaultFlopsPerCell(p.motif);
-    const double ps = cells3 * flops / p.flopsPerS * 1e12;
+    const double ps = modelComputePs(p);
     if (!(ps < 9.2e18)) {
       return invalidArgument(fmt::format(
           "flops_per_cell: cells^3 x {} flops at {} flop/s is {:.3g} s per iteration, beyond "
           "the time range",
-          flops, p.flopsPerS, ps * 1e-12));
+          flopsPerCellOf(p), p.flopsPerS, ps * 1e-12));
     }
   }
   return Status::ok();
