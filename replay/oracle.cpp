@@ -139,16 +139,23 @@ void OracleBound::offer(fabric::HostId src, fabric::HostId dst, std::int64_t byt
   }
 }
 
-double OracleBound::closePeriod() {
-  const double on = directionsOn();
-  const double free = freeDirectionsOn();
-  std::fill(up_.begin(), up_.end(), 0.0);
-  std::fill(down_.begin(), down_.end(), 0.0);
-  const double power = switchDirections_ > 0 ? on / switchDirections_ : 0;
-  sumPower_ += power;
-  sumFreePower_ += switchDirections_ > 0 ? free / switchDirections_ : 0;
-  ++periods_;
-  return power;
+double OracleBound::closePeriod(std::uint64_t periods) {
+  double power = 0;
+  for (std::uint64_t i = 0; i < std::min<std::uint64_t>(periods, 2); ++i) {
+    // The second pass is the idle period the remaining ones repeat.
+    const std::uint64_t weight = i == 0 ? 1 : periods - 1;
+    const double on = directionsOn();
+    const double free = freeDirectionsOn();
+    std::fill(up_.begin(), up_.end(), 0.0);
+    std::fill(down_.begin(), down_.end(), 0.0);
+    const double p = switchDirections_ > 0 ? on / switchDirections_ : 0;
+    sumPower_ += p * static_cast<double>(weight);
+    sumFreePower_ +=
+        (switchDirections_ > 0 ? free / switchDirections_ : 0) * static_cast<double>(weight);
+    power += p * static_cast<double>(weight);
+  }
+  periods_ += periods;
+  return periods > 0 ? power / static_cast<double>(periods) : 0;
 }
 
 namespace {

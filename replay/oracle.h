@@ -43,7 +43,9 @@ class OracleBound {
   // A message offered in the current period.
   void offer(fabric::HostId src, fabric::HostId dst, std::int64_t bytes);
   // Ends the period: the bound's switch-link directions on, relative to all.
-  double closePeriod();
+  // `periods` > 1 closes that many equal periods at once: the runner's idle
+  // fast-forward, where nothing was offered after the first.
+  double closePeriod(std::uint64_t periods = 1);
 
   // Means over the periods closed so far (1 when none was).
   double switchLinkPower() const;

@@ -9,18 +9,22 @@ void RowMerger::add(const PeriodRow& row) {
     sum_ = PeriodRow{};
     sum_.linksOnShare.assign(row.linksOnShare.size(), 0.0);
     latencyWeight_ = 0;
+    weight_ = 0;
   }
   ++count_;
+  const double w = row.spanCycles > 0 ? row.spanCycles : 1.0;
+  weight_ += w;
   sum_.timeCycles = row.timeCycles;
+  sum_.spanCycles += row.spanCycles;
   sum_.rising = row.rising;
-  sum_.injectedRate += row.injectedRate;
-  sum_.offered += row.offered;
-  sum_.accepted += row.accepted;
-  sum_.powerSwitchLinks += row.powerSwitchLinks;
-  sum_.oraclePowerSwitchLinks += row.oraclePowerSwitchLinks;
-  sum_.powerAllLinks += row.powerAllLinks;
+  sum_.injectedRate += w * row.injectedRate;
+  sum_.offered += w * row.offered;
+  sum_.accepted += w * row.accepted;
+  sum_.powerSwitchLinks += w * row.powerSwitchLinks;
+  sum_.oraclePowerSwitchLinks += w * row.oraclePowerSwitchLinks;
+  sum_.powerAllLinks += w * row.powerAllLinks;
   for (std::size_t i = 0; i < std::min(sum_.linksOnShare.size(), row.linksOnShare.size()); ++i)
-    sum_.linksOnShare[i] += row.linksOnShare[i];
+    sum_.linksOnShare[i] += w * row.linksOnShare[i];
   sum_.meanLatencyCycles += row.meanLatencyCycles * static_cast<double>(row.delivered);
   latencyWeight_ += static_cast<double>(row.delivered);
   sum_.delivered += row.delivered;
@@ -28,7 +32,7 @@ void RowMerger::add(const PeriodRow& row) {
 
 PeriodRow RowMerger::take() {
   PeriodRow r = std::move(sum_);
-  const double n = static_cast<double>(std::max<std::size_t>(count_, 1));
+  const double n = weight_ > 0 ? weight_ : 1.0;
   r.injectedRate /= n;
   r.offered /= n;
   r.accepted /= n;
@@ -39,6 +43,7 @@ PeriodRow RowMerger::take() {
     share /= n;
   r.meanLatencyCycles = latencyWeight_ > 0 ? r.meanLatencyCycles / latencyWeight_ : 0;
   count_ = 0;
+  weight_ = 0;
   sum_ = PeriodRow{};
   return r;
 }

@@ -20,14 +20,15 @@ namespace {
 std::string csv(const std::vector<PeriodRow>& rows, int levelPairs) {
   std::string s =
       "time_cycles,injected_rate,rising,offered,accepted,power_switch_links,power_all_links,mean_"
-      "latency_cycles,delivered,oracle_power_switch_links";
+      "latency_cycles,delivered,oracle_power_switch_links,span_cycles";
   for (int l = 0; l < levelPairs; ++l)
     s += fmt::format(",links_on_l{}_l{}", l, l + 1);
   s += "\n";
   for (const PeriodRow& r : rows) {
-    s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{},{:.6f}", r.timeCycles,
-                     r.injectedRate, r.rising ? 1 : 0, r.offered, r.accepted, r.powerSwitchLinks,
-                     r.powerAllLinks, r.meanLatencyCycles, r.delivered, r.oraclePowerSwitchLinks);
+    s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{},{:.6f},{:.0f}",
+                     r.timeCycles, r.injectedRate, r.rising ? 1 : 0, r.offered, r.accepted,
+                     r.powerSwitchLinks, r.powerAllLinks, r.meanLatencyCycles, r.delivered,
+                     r.oraclePowerSwitchLinks, r.spanCycles);
     for (double share : r.linksOnShare)
       s += fmt::format(",{:.4f}", share);
     s += "\n";

@@ -20,6 +20,9 @@ struct RunSpec {
   sim::EmulatorConfig emulator;
   agent::AgentConfig agent;
   bool gating = true;  // false: all links on (no agents acting)
+  // Runs without agents and faults skip idle check periods (replay/runner.cpp);
+  // tests turn it off to compare.
+  bool idleFastForward = true;
   workload::SyntheticSpec workload;
   std::string trafficFile;              // when set, the workload is this file, replayed open-loop
   workload::MessageLimit messageLimit;  // every message of the workload is checked against it

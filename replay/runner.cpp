@@ -261,11 +261,22 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
           : std::max<std::int64_t>(1, (end / std::max<TimePs>(period, 1) + kMaxTimeseriesRows - 1) /
                                           kMaxTimeseriesRows);
   RowMerger rows;
+  // Idle fast-forward: with no agents and no faults nothing happens between
+  // the scheduler's events, so a sample that finds the next event more than a
+  // period away moves to the last period boundary before it, and its row
+  // covers the idle periods in between (seconds of compute between phases
+  // cost one sample, not one per check period).
+  const bool fastForward = spec.idleFastForward && !host && !injector;
+  TimePs lastSampleAt = 0;
+  TimePs nextSampleAt = period;
   std::function<void()> sample = [&] {
     const TimePs now = sched.now();
     PeriodRow row;
-    const double periodCycles = static_cast<double>(period) / cycle;
+    const TimePs span = now - lastSampleAt;
+    lastSampleAt = now;
+    const double periodCycles = static_cast<double>(span) / cycle;
     row.timeCycles = static_cast<double>(now) / cycle;
+    row.spanCycles = periodCycles;
     const std::uint64_t bytesGenerated = source.bytesGenerated();
     row.offered =
         static_cast<double>(bytesGenerated - prevBytesGenerated) / flit / hosts / periodCycles;
@@ -292,15 +303,19 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     for (std::size_t i = 0; i < total.size(); ++i)
       row.linksOnShare[i] /= std::max(1.0, total[i]);
     const EnergyTotals e = energyNow(emu, pm);
-    const double dt = static_cast<double>(period);
+    const double dt = static_cast<double>(span);
     row.powerSwitchLinks = switchDirections ? (e.switchLinks - prev.switchLinks) /
                                                   (dt * static_cast<double>(switchDirections))
                                             : 0;
     row.powerAllLinks = (e.allLinks - prev.allLinks) / (dt * allDirections);
-    row.oraclePowerSwitchLinks = oracle ? oracle->closePeriod() : 0;
+    row.oraclePowerSwitchLinks =
+        oracle ? oracle->closePeriod(static_cast<std::uint64_t>(std::max<TimePs>(1, span / period)))
+               : 0;
     prev = e;
     rows.add(row);
-    if (static_cast<std::int64_t>(rows.count()) >= group) out.rows.push_back(rows.take());
+    if (rows.spanCycles() >=
+        (static_cast<double>(group) - 1e-6) * static_cast<double>(period) / cycle)
+      out.rows.push_back(rows.take());
     monitor.onPeriod();
     if (progress) {
       // Closed loop may run past the trace's span: 100% is said once.
@@ -311,8 +326,17 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
         progress(std::min(1.0, static_cast<double>(now) / static_cast<double>(end)));
       }
     }
-    if (source.closedLoop() ? !source.done() : now + period <= end) {
-      sched.at(now + period, agent::Phase::kControl, sample);
+    nextSampleAt = now + period;
+    if (fastForward) {
+      const TimePs nextEvent = sched.nextTime();
+      if (nextEvent > nextSampleAt) nextSampleAt = (nextEvent - 1) / period * period;
+      // An open-loop run samples up to its end as without the fast-forward.
+      if (!source.closedLoop()) {
+        nextSampleAt = std::max(now + period, std::min(nextSampleAt, end / period * period));
+      }
+    }
+    if (source.closedLoop() ? !source.done() : nextSampleAt <= end) {
+      sched.at(nextSampleAt, agent::Phase::kControl, sample);
     }
   };
   sched.at(period, agent::Phase::kControl, sample);
@@ -320,7 +344,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     // Closed loop: run until every rank finished (bounded against deadlock).
     const TimePs limit = 100 * end + kPsPerS;
     while (!source.done() && sched.now() < limit && !sched.stopped()) {
-      sched.runUntil(sched.now() + period);
+      sched.runUntil(std::max(sched.now() + period, nextSampleAt));
       // Caught at the first check period at which no rank can move again.
       if (std::string d = source.describeDeadlock(); !d.empty()) {
         return Status(

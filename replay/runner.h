@@ -21,6 +21,7 @@ inline constexpr std::int64_t kMaxTimeseriesRows = 20'000;
 // One row per check period of the time series (timeseries.csv).
 struct PeriodRow {
   double timeCycles = 0;             // end of the period
+  double spanCycles = 0;             // length: a check period, or more (idle fast-forward)
   double injectedRate = 0;           // the workload's rate, flits/cycle/node, mid-period
   bool rising = true;                // before the peak (the increasing curve)
   double offered = 0;                // generated in the period, flits/cycle/node

@@ -99,5 +99,68 @@ TEST(PeriodRows, ARunHasOneRowPerTimeseriesPeriod) {
   EXPECT_EQ(a, b);
 }
 
+TEST(PeriodRows, RowsAreWeighedByTheirSpans) {
+  RowMerger m;
+  PeriodRow busy = row(100, 1.0, 10, 1);
+  busy.spanCycles = 100;
+  PeriodRow idle = row(1000, 0.1, 0, 0);
+  idle.spanCycles = 900;  // nine idle periods fast-forwarded as one row
+  m.add(busy);
+  m.add(idle);
+  EXPECT_DOUBLE_EQ(m.spanCycles(), 1000);
+  const PeriodRow r = m.take();
+  EXPECT_DOUBLE_EQ(r.powerAllLinks, (100 * 1.0 + 900 * 0.1) / 1000);
+  EXPECT_DOUBLE_EQ(r.linksOnShare.at(0), (100 * 1.0 + 900 * 0.1) / 1000);
+  EXPECT_DOUBLE_EQ(r.spanCycles, 1000);
+  EXPECT_DOUBLE_EQ(r.meanLatencyCycles, 10);
+}
+
+// Seconds of compute between phases: the fast-forward skips the idle check
+// periods and changes nothing but the number of scheduler tasks run.
+TEST(PeriodRows, IdleFastForwardGivesTheSameResultsWithFewerSamples) {
+  const fabric::Topology topo = fabric::KAryNTree::make(4, 2).value().build();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
+  for (const char* mode : {"DEEP_SLEEP", "HYBRID"}) {
+    SCOPED_TRACE(mode);
+    const auto run = [&](bool fastForward) {
+      RunSpec s =
+          buildRunSpec(config::parseTextConfig(
+                           std::string("workload { motif { name: \"halo3d\" ranks: 16 "
+                                       "iterations: 3 cells: 4 compute_us: 3000 } } "
+                                       "gating { policy: ALL_ON } lpi { hold_ts: 1 mode: ") +
+                               mode + " } report { skip_baseline: true }",
+                           "t")
+                           .value())
+              .value();
+      s.idleFastForward = fastForward;
+      return runEmulation(s, topo, mt, true, {}).value();
+    };
+    const RunOutput each = run(false);
+    const RunOutput skipped = run(true);
+    const results::RunSummary& a = each.summary;
+    const results::RunSummary& b = skipped.summary;
+    EXPECT_EQ(a.messages_delivered(), b.messages_delivered());
+    EXPECT_GT(a.messages_delivered(), 0u);
+    EXPECT_EQ(a.mean_latency_cycles(), b.mean_latency_cycles());
+    EXPECT_EQ(a.p99_latency_cycles(), b.p99_latency_cycles());
+    EXPECT_DOUBLE_EQ(a.relative_power_all_links(), b.relative_power_all_links());
+    EXPECT_LT(b.relative_power_all_links(), 0.5);  // the links slept through the compute
+    EXPECT_DOUBLE_EQ(a.oracle().switch_link_power(), b.oracle().switch_link_power());
+    EXPECT_EQ(a.lpi().wakeups(), b.lpi().wakeups());
+    EXPECT_LT(b.events() * 5, a.events());  // most samples skipped
+    // The rows cover the same time, and their span-weighted power is the run's.
+    double spanA = 0, spanB = 0, energyB = 0;
+    for (const PeriodRow& r : each.rows)
+      spanA += r.spanCycles;
+    for (const PeriodRow& r : skipped.rows) {
+      spanB += r.spanCycles;
+      energyB += r.spanCycles * r.powerAllLinks;
+    }
+    EXPECT_DOUBLE_EQ(spanA, spanB);
+    EXPECT_LT(skipped.rows.size(), each.rows.size());
+    EXPECT_NEAR(energyB / spanB, b.relative_power_all_links(), 1e-9);
+  }
+}
+
 }  // namespace
 }  // namespace ebb::replay

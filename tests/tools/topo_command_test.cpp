@@ -202,11 +202,11 @@ TEST(ReplayCommand, SeparateProcessesWriteIdenticalReportsAndPlots) {
   EXPECT_NE(report.find("\"baseline\""), std::string::npos);
   const std::string series = slurpFile(a / "timeseries.csv");
   EXPECT_EQ(series, slurpFile(b / "timeseries.csv"));
-  EXPECT_EQ(
-      series.substr(0, series.find('\n')),
-      "time_cycles,injected_rate,rising,offered,accepted,power_switch_links,"
-      "power_all_links,mean_latency_cycles,delivered,oracle_power_switch_links,links_on_l0_l1,"
-      "links_on_l1_l2");
+  EXPECT_EQ(series.substr(0, series.find('\n')),
+            "time_cycles,injected_rate,rising,offered,accepted,power_switch_links,"
+            "power_all_links,mean_latency_cycles,delivered,oracle_power_switch_links,span_cycles,"
+            "links_on_l0_l1,"
+            "links_on_l1_l2");
   EXPECT_GT(std::count(series.begin(), series.end(), '\n'), 10);
   for (const char* plot : {"power_vs_rate", "latency_vs_rate", "power_over_time"}) {
     const std::string png = slurpFile(a / "plots" / (std::string(plot) + ".png"));
