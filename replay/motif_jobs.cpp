@@ -83,6 +83,9 @@ Status fillMix(const config::MixFillSpec& fill, config::JobMixSpec& mix) {
       return invalidArgument(field + ".motifs: " + r.status().message());
     }
   }
+  if (fill.has_compute_us()) {
+    if (Result<TimePs> c = usToPs(field + ".compute_us", fill.compute_us()); !c) return c.status();
+  }
   const std::uint32_t smallest = *std::min_element(sizes.begin(), sizes.end());
   if (smallest > fill.hosts()) {
     return invalidArgument(fmt::format("{}: no job size fits in {} hosts (smallest {})", field,
@@ -105,6 +108,7 @@ Status fillMix(const config::MixFillSpec& fill, config::JobMixSpec& mix) {
     m->set_ranks(size);
     m->set_iterations(fill.has_iterations() ? fill.iterations() : 10);
     m->set_cells(fill.has_cells() ? fill.cells() : 32);
+    if (fill.has_compute_us()) m->set_compute_us(fill.compute_us());
     left -= size;
   }
   return Status::ok();

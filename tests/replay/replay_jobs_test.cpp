@@ -319,6 +319,10 @@ TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
       {"workload { mix { fill { hosts: 4 job_sizes: [8] } } }", "no job size fits in 4 hosts"},
       {"workload { mix { fill { hosts: 64 job_sizes: [8] motifs: [\"lulesh\"] } } }",
        "workload.mix.fill.motifs: unknown motif 'lulesh'"},
+      {"workload { mix { fill { hosts: 64 job_sizes: [8] compute_us: -1 } } }",
+       "workload.mix.fill.compute_us: must be >= 0 (is -1)"},
+      {"workload { mix { fill { hosts: 64 job_sizes: [8] compute_us: nan } } }",
+       "workload.mix.fill.compute_us: must be >= 0"},
   };
   for (const BadWorkload& c : cases) {
     Result<RunSpec> s = specOf(c.text);
@@ -401,6 +405,10 @@ TEST(ReplayJobs, AFilledMixTakesEveryHostWithDrawnJobs) {
   EXPECT_NE(big.status().message().find("need 4096 hosts but the fabric has only 64"),
             std::string::npos)
       << big.status().message();
+  for (const JobDef& j : jobsOf("hosts: 64 job_sizes: [16] compute_us: 2500"))
+    EXPECT_EQ(j.motif.computePerIteration, 2500 * kPsPerUs) << j.name;  // every job's
+  for (const JobDef& j : a)
+    EXPECT_LT(j.motif.computePerIteration, 0) << j.name;  // the flops model's
   const auto only = jobsOf("hosts: 40 job_sizes: [16] motifs: [\"fft3d\"]");
   ASSERT_EQ(only.size(), 2u);  // 8 hosts left over: no size fits
   EXPECT_EQ(only[0].motif.motif, workload::Motif::kFft3d);
