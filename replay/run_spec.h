@@ -14,6 +14,10 @@
 
 namespace ebb::replay {
 
+// Rows of timeseries.csv a run has at most unless report.timeseries_period_cycles
+// says otherwise: check periods are merged (replay/period_rows.h) beyond it.
+inline constexpr std::int64_t kMaxTimeseriesRows = 20'000;
+
 // A validated emulator run: the config turned into typed structs, once.
 struct RunSpec {
   std::string name;
@@ -23,6 +27,7 @@ struct RunSpec {
   // Runs without agents and faults skip idle check periods (replay/runner.cpp);
   // tests turn it off to compare.
   bool idleFastForward = true;
+  std::int64_t maxTimeseriesRows = kMaxTimeseriesRows;  // tests lower it
   workload::SyntheticSpec workload;
   std::string trafficFile;              // when set, the workload is this file, replayed open-loop
   workload::MessageLimit messageLimit;  // every message of the workload is checked against it

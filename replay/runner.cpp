@@ -254,26 +254,65 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   std::uint64_t prevBytesGenerated = 0;
   int lastProgress = -1;
   // Check periods per timeseries row: as configured, or enough to stay within
-  // kMaxTimeseriesRows over the workload's span.
-  const std::int64_t group =
-      spec.timeseriesGroup > 0
-          ? spec.timeseriesGroup
-          : std::max<std::int64_t>(1, (end / std::max<TimePs>(period, 1) + kMaxTimeseriesRows - 1) /
-                                          kMaxTimeseriesRows);
+  // kMaxTimeseriesRows over the workload's span (doubled, the rows so far
+  // merged in pairs, when a closed-loop run outlasts its estimated span).
+  std::int64_t group = spec.timeseriesGroup > 0
+                           ? spec.timeseriesGroup
+                           : std::max<std::int64_t>(1, (end / std::max<TimePs>(period, 1) +
+                                                        spec.maxTimeseriesRows - 1) /
+                                                           spec.maxTimeseriesRows);
   RowMerger rows;
   // Idle fast-forward: with no agents and no faults nothing happens between
   // the scheduler's events, so a sample that finds the next event more than a
   // period away moves to the last period boundary before it, and its row
   // covers the idle periods in between (seconds of compute between phases
-  // cost one sample, not one per check period).
+  // cost one sample, not one per check period). Such a run also measures the
+  // links (energy, share on: O(links)) once per timeseries row rather than
+  // once per check period: nothing but low-power idle changes them, and the
+  // energy over a row is the same either way.
   const bool fastForward = spec.idleFastForward && !host && !injector;
   TimePs lastSampleAt = 0;
   TimePs nextSampleAt = period;
+  TimePs rowStartAt = 0;
+  // The links' part of a row: its power over [from, now] and the share on now.
+  const auto measureLinks = [&](PeriodRow& row, TimePs from) {
+    row.linksOnShare.assign(static_cast<std::size_t>(std::max(pairs, 0)), 0.0);
+    std::vector<double> total(row.linksOnShare.size(), 0.0);
+    for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
+      if (!topo.isSwitchLink(LinkId(l))) continue;
+      const auto level = static_cast<std::size_t>(topo.sw(topo.link(LinkId(l)).upper.sw).level);
+      for (Direction d : {Direction::kUp, Direction::kDown}) {
+        total[level] += 1;
+        row.linksOnShare[level] += emu.usable(LinkId(l), d) ? 1.0 : 0.0;
+      }
+    }
+    for (std::size_t i = 0; i < total.size(); ++i)
+      row.linksOnShare[i] /= std::max(1.0, total[i]);
+    const EnergyTotals e = energyNow(emu, pm);
+    const double dt = static_cast<double>(std::max<TimePs>(1, sched.now() - from));
+    row.powerSwitchLinks = switchDirections ? (e.switchLinks - prev.switchLinks) /
+                                                  (dt * static_cast<double>(switchDirections))
+                                            : 0;
+    row.powerAllLinks = (e.allLinks - prev.allLinks) / (dt * allDirections);
+    prev = e;
+  };
+  const auto emitRow = [&] {
+    PeriodRow merged = rows.take();
+    if (fastForward) measureLinks(merged, rowStartAt);
+    rowStartAt = sched.now();
+    out.rows.push_back(std::move(merged));
+    if (spec.timeseriesGroup > 0 ||
+        out.rows.size() <
+            2 * static_cast<std::size_t>(std::max<std::int64_t>(1, spec.maxTimeseriesRows)))
+      return;
+    std::vector<PeriodRow> halved = downsample(out.rows, out.rows.size() / 2);
+    out.rows = std::move(halved);
+    group *= 2;
+  };
   std::function<void()> sample = [&] {
     const TimePs now = sched.now();
     PeriodRow row;
     const TimePs span = now - lastSampleAt;
-    lastSampleAt = now;
     const double periodCycles = static_cast<double>(span) / cycle;
     row.timeCycles = static_cast<double>(now) / cycle;
     row.spanCycles = periodCycles;
@@ -290,32 +329,12 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     periodDelivered = 0;
     periodLatencySum = 0;
     periodBytesDelivered = 0;
-    row.linksOnShare.assign(static_cast<std::size_t>(std::max(pairs, 0)), 0.0);
-    std::vector<double> total(row.linksOnShare.size(), 0.0);
-    for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
-      if (!topo.isSwitchLink(LinkId(l))) continue;
-      const auto level = static_cast<std::size_t>(topo.sw(topo.link(LinkId(l)).upper.sw).level);
-      for (Direction d : {Direction::kUp, Direction::kDown}) {
-        total[level] += 1;
-        row.linksOnShare[level] += emu.usable(LinkId(l), d) ? 1.0 : 0.0;
-      }
-    }
-    for (std::size_t i = 0; i < total.size(); ++i)
-      row.linksOnShare[i] /= std::max(1.0, total[i]);
-    const EnergyTotals e = energyNow(emu, pm);
-    const double dt = static_cast<double>(span);
-    row.powerSwitchLinks = switchDirections ? (e.switchLinks - prev.switchLinks) /
-                                                  (dt * static_cast<double>(switchDirections))
-                                            : 0;
-    row.powerAllLinks = (e.allLinks - prev.allLinks) / (dt * allDirections);
+    if (!fastForward) measureLinks(row, lastSampleAt);
+    lastSampleAt = now;
     row.oraclePowerSwitchLinks =
         oracle ? oracle->closePeriod(static_cast<std::uint64_t>(std::max<TimePs>(1, span / period)))
                : 0;
-    prev = e;
     rows.add(row);
-    if (rows.spanCycles() >=
-        (static_cast<double>(group) - 1e-6) * static_cast<double>(period) / cycle)
-      out.rows.push_back(rows.take());
     monitor.onPeriod();
     if (progress) {
       // Closed loop may run past the trace's span: 100% is said once.
@@ -335,9 +354,12 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
         nextSampleAt = std::max(now + period, std::min(nextSampleAt, end / period * period));
       }
     }
-    if (source.closedLoop() ? !source.done() : nextSampleAt <= end) {
-      sched.at(nextSampleAt, agent::Phase::kControl, sample);
+    const bool more = source.closedLoop() ? !source.done() : nextSampleAt <= end;
+    if (!more || rows.spanCycles() >=
+                     (static_cast<double>(group) - 1e-6) * static_cast<double>(period) / cycle) {
+      emitRow();
     }
+    if (more) sched.at(nextSampleAt, agent::Phase::kControl, sample);
   };
   sched.at(period, agent::Phase::kControl, sample);
   if (source.closedLoop()) {
@@ -363,7 +385,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   } else {
     sched.runUntil(end);
   }
-  if (!rows.empty()) out.rows.push_back(rows.take());
+  if (!rows.empty()) emitRow();
   if (!monitor.failure().isOk()) return monitor.failure();
   // Accepted load counts what arrived within the workload's window only.
   const std::uint64_t bytesDeliveredInWindow = emu.stats().bytesDelivered;

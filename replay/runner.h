@@ -14,10 +14,6 @@
 
 namespace ebb::replay {
 
-// Rows of timeseries.csv a run has at most unless report.timeseries_period_cycles
-// says otherwise: check periods are merged (replay/period_rows.h) beyond it.
-inline constexpr std::int64_t kMaxTimeseriesRows = 20'000;
-
 // One row per check period of the time series (timeseries.csv).
 struct PeriodRow {
   double timeCycles = 0;             // end of the period

@@ -158,8 +158,44 @@ TEST(PeriodRows, IdleFastForwardGivesTheSameResultsWithFewerSamples) {
     }
     EXPECT_DOUBLE_EQ(spanA, spanB);
     EXPECT_LT(skipped.rows.size(), each.rows.size());
+    for (const PeriodRow& r : skipped.rows)
+      EXPECT_EQ(r.linksOnShare, each.rows.front().linksOnShare);  // measured per row
+    EXPECT_EQ(each.rows.front().linksOnShare, std::vector<double>({1.0}));
     EXPECT_NEAR(energyB / spanB, b.relative_power_all_links(), 1e-9);
   }
+}
+
+// A closed-loop run that outlasts its estimated span keeps at most twice the
+// row limit: the rows so far merge in pairs and the row period doubles.
+TEST(PeriodRows, ALongClosedLoopRunStaysWithinTheRowLimit) {
+  const fabric::Topology topo = fabric::KAryNTree::make(4, 2).value().build();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
+  RunSpec s = buildRunSpec(config::parseTextConfig(
+                               "workload { motif { name: \"sweep3d\" ranks: 16 iterations: 4 "
+                               "cells: 8 compute_us: 40 } } gating { policy: ALL_ON } "
+                               "lpi { mode: FAST_WAKE } report { skip_baseline: true }",
+                               "t")
+                               .value())
+                  .value();
+  const RunOutput all = runEmulation(s, topo, mt, true, {}).value();
+  s.maxTimeseriesRows = 8;
+  const RunOutput few = runEmulation(s, topo, mt, true, {}).value();
+  ASSERT_GT(all.rows.size(), 16u);
+  EXPECT_LE(few.rows.size(), 16u);
+  EXPECT_GE(few.rows.size(), 8u);
+  double spanAll = 0, spanFew = 0, energyFew = 0;
+  std::uint64_t delivered = 0;
+  for (const PeriodRow& r : all.rows)
+    spanAll += r.spanCycles;
+  for (const PeriodRow& r : few.rows) {
+    spanFew += r.spanCycles;
+    energyFew += r.spanCycles * r.powerAllLinks;
+    delivered += r.delivered;
+  }
+  EXPECT_DOUBLE_EQ(spanAll, spanFew);
+  EXPECT_EQ(delivered, few.summary.messages_delivered());
+  EXPECT_NEAR(energyFew / spanFew, few.summary.relative_power_all_links(), 1e-9);
+  EXPECT_EQ(all.summary.relative_power_all_links(), few.summary.relative_power_all_links());
 }
 
 }  // namespace
