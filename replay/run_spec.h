@@ -17,6 +17,8 @@ namespace ebb::replay {
 // Rows of timeseries.csv a run has at most unless report.timeseries_period_cycles
 // says otherwise: check periods are merged (replay/period_rows.h) beyond it.
 inline constexpr std::int64_t kMaxTimeseriesRows = 20'000;
+// Runs without agents (replay/runner.cpp, idle fast-forward) keep fewer.
+inline constexpr std::int64_t kFastForwardRows = 1'000;
 
 // A validated emulator run: the config turned into typed structs, once.
 struct RunSpec {

@@ -59,6 +59,24 @@ EnergyTotals energyNow(sim::FabricEmulator& emu, const policies::PowerModel& pm)
   return e;
 }
 
+// Per pair of levels (l, l+1): the share of switch-link directions usable now.
+std::vector<double> linkSharesOn(sim::FabricEmulator& emu) {
+  const auto& topo = emu.topology();
+  std::vector<double> on(static_cast<std::size_t>(std::max(topo.depth() - 1, 0)), 0.0);
+  std::vector<double> total(on.size(), 0.0);
+  for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
+    if (!topo.isSwitchLink(LinkId(l))) continue;
+    const auto level = static_cast<std::size_t>(topo.sw(topo.link(LinkId(l)).upper.sw).level);
+    for (Direction d : {Direction::kUp, Direction::kDown}) {
+      total[level] += 1;
+      on[level] += emu.usable(LinkId(l), d) ? 1.0 : 0.0;
+    }
+  }
+  for (std::size_t i = 0; i < total.size(); ++i)
+    on[i] /= std::max(1.0, total[i]);
+  return on;
+}
+
 // The link states a gated run starts from (gating.start).
 fabric::LinkStates startStates(const RunSpec& spec, const fabric::Topology& topo,
                                const fabric::MinimalTree& mt) {
@@ -245,7 +263,6 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   const double cycle = static_cast<double>(emCfg.cyclePs);
   const double hosts = static_cast<double>(topo.numHosts());
   const double flit = static_cast<double>(emCfg.flitBytes);
-  const int pairs = topo.depth() - 1;
   std::size_t switchDirections = 0;
   for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l)
     switchDirections += topo.isSwitchLink(LinkId(l)) ? 2u : 0u;
@@ -253,15 +270,6 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   EnergyTotals prev;
   std::uint64_t prevBytesGenerated = 0;
   int lastProgress = -1;
-  // Check periods per timeseries row: as configured, or enough to stay within
-  // kMaxTimeseriesRows over the workload's span (doubled, the rows so far
-  // merged in pairs, when a closed-loop run outlasts its estimated span).
-  std::int64_t group = spec.timeseriesGroup > 0
-                           ? spec.timeseriesGroup
-                           : std::max<std::int64_t>(1, (end / std::max<TimePs>(period, 1) +
-                                                        spec.maxTimeseriesRows - 1) /
-                                                           spec.maxTimeseriesRows);
-  RowMerger rows;
   // Idle fast-forward: with no agents and no faults nothing happens between
   // the scheduler's events, so a sample that finds the next event more than a
   // period away moves to the last period boundary before it, and its row
@@ -269,25 +277,32 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   // cost one sample, not one per check period). Such a run also measures the
   // links (energy, share on: O(links)) once per timeseries row rather than
   // once per check period: nothing but low-power idle changes them, and the
-  // energy over a row is the same either way.
+  // energy over a row is the same either way; and it keeps at most
+  // kFastForwardRows rows (the plots' resolution), so that a long run on a big
+  // fabric measures its links a few thousand times, not tens of thousands.
   const bool fastForward = spec.idleFastForward && !host && !injector;
+  const std::int64_t rowLimit = std::max<std::int64_t>(
+      1, fastForward ? std::min(spec.maxTimeseriesRows, kFastForwardRows) : spec.maxTimeseriesRows);
+  // Check periods per timeseries row: as configured, or enough to stay within
+  // the row limit over the workload's span (doubled, the rows so far merged
+  // in pairs, when a closed-loop run outlasts its estimated span).
+  std::int64_t group = spec.timeseriesGroup > 0
+                           ? spec.timeseriesGroup
+                           : std::max<std::int64_t>(
+                                 1, (end / std::max<TimePs>(period, 1) + rowLimit - 1) / rowLimit);
+  RowMerger rows;
   TimePs lastSampleAt = 0;
   TimePs nextSampleAt = period;
   TimePs rowStartAt = 0;
   // The links' part of a row: its power over [from, now] and the share on now.
+  std::vector<double> sharesOn;  // fast-forward: nothing turns a link off, so measured once
   const auto measureLinks = [&](PeriodRow& row, TimePs from) {
-    row.linksOnShare.assign(static_cast<std::size_t>(std::max(pairs, 0)), 0.0);
-    std::vector<double> total(row.linksOnShare.size(), 0.0);
-    for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
-      if (!topo.isSwitchLink(LinkId(l))) continue;
-      const auto level = static_cast<std::size_t>(topo.sw(topo.link(LinkId(l)).upper.sw).level);
-      for (Direction d : {Direction::kUp, Direction::kDown}) {
-        total[level] += 1;
-        row.linksOnShare[level] += emu.usable(LinkId(l), d) ? 1.0 : 0.0;
-      }
+    if (fastForward && !sharesOn.empty()) {
+      row.linksOnShare = sharesOn;
+    } else {
+      row.linksOnShare = linkSharesOn(emu);
+      if (fastForward) sharesOn = row.linksOnShare;
     }
-    for (std::size_t i = 0; i < total.size(); ++i)
-      row.linksOnShare[i] /= std::max(1.0, total[i]);
     const EnergyTotals e = energyNow(emu, pm);
     const double dt = static_cast<double>(std::max<TimePs>(1, sched.now() - from));
     row.powerSwitchLinks = switchDirections ? (e.switchLinks - prev.switchLinks) /
@@ -301,9 +316,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     if (fastForward) measureLinks(merged, rowStartAt);
     rowStartAt = sched.now();
     out.rows.push_back(std::move(merged));
-    if (spec.timeseriesGroup > 0 ||
-        out.rows.size() <
-            2 * static_cast<std::size_t>(std::max<std::int64_t>(1, spec.maxTimeseriesRows)))
+    if (spec.timeseriesGroup > 0 || out.rows.size() < 2 * static_cast<std::size_t>(rowLimit))
       return;
     std::vector<PeriodRow> halved = downsample(out.rows, out.rows.size() / 2);
     out.rows = std::move(halved);
