@@ -275,8 +275,14 @@ class FabricEmulator {
   void iqActivate(fabric::HostId host);
   void iqArm();
   void iqTick();
-  void iqWire(std::int64_t cycle, const iq::WireFlit& flit);
-  void iqCredit(std::int64_t cycle, std::uint32_t slot);
+  void iqWire(std::int64_t cycle, const iq::WireFlit& flit) {
+    iqFlitWheel_[static_cast<std::size_t>(cycle) & iqWheelMask_].push_back(flit);
+    ++iqOnWire_;
+  }
+  void iqCredit(std::int64_t cycle, std::uint32_t slot) {
+    iqCreditWheel_[static_cast<std::size_t>(cycle) & iqWheelMask_].push_back(slot);
+    ++iqOnWire_;
+  }
   void iqReceive(const iq::WireFlit& flit);
   std::uint32_t iqSlot(std::uint32_t ch, std::uint32_t vc) const { return ch << iqShift_ | vc; }
   // The switch input holding `slot` (its index in iqInputs_ and iqStages_),
@@ -371,8 +377,9 @@ class FabricEmulator {
   // Timing wheels (a power of two cycles long): flits, and credits as slots.
   std::vector<std::vector<iq::WireFlit>> iqFlitWheel_;
   std::vector<std::vector<std::uint32_t>> iqCreditWheel_;
-  std::vector<std::uint32_t> iqRequests_;  // scratch: slots asking for the switch
-  std::vector<std::uint32_t> iqWinners_;   // scratch: slots the switch allocator matched
+  std::size_t iqWheelMask_ = 0;            // their length - 1
+  std::vector<std::uint32_t> iqRequests_;  // scratch: slots asking for an output VC
+  std::vector<iq::Request> iqSaRequests_;  // scratch: the switch allocator's, sized once
   EventQueue events_;
   agent::TaskId armed_;                  // the scheduler task that runs the next events
   TimePs armedAt_ = EventQueue::kNever;  // its time

@@ -71,7 +71,7 @@ void FabricEmulator::iqInit() {
       const fabric::Link& l = topo_.link(port.link);
       const bool upper = l.upper.sw == SwitchId(sw);  // else the link's lower (child) end
       const std::uint32_t in = index(port.link, upper ? Direction::kUp : Direction::kDown);
-      iqPorts_[in].inPos = ports.inputs++;
+      iqPorts_[in].inPos = static_cast<std::uint16_t>(ports.inputs++);
       iqPorts_[in].input = static_cast<std::uint32_t>(iqInputs_.size());
       iqInputs_.push_back(in);
     }
@@ -80,6 +80,10 @@ void FabricEmulator::iqInit() {
   for (const iq::SwitchPorts& s : iqSwitches_)
     inputs.push_back(s.inputs);
   iqStages_.init(inputs);
+  for (std::uint32_t ch = 0; ch < nCh; ++ch)  // an output's place: that of its link's input
+    iqPorts_[ch].outPos = iqPorts_[ch ^ 1u].inPos;
+  const std::uint32_t most = inputs.empty() ? 0 : *std::max_element(inputs.begin(), inputs.end());
+  iqSaRequests_.assign(static_cast<std::size_t>(most) * vcs, {});
   iqSources_.assign(topo_.numHosts(), {});
   // Long enough for the longest wire delay, a power of two to index by a mask.
   const std::int64_t span = cfg_.swAllocCycles + cfg_.crossbarCycles + cfg_.creditCycles +
@@ -89,6 +93,7 @@ void FabricEmulator::iqInit() {
     size *= 2;
   iqFlitWheel_.assign(size, {});
   iqCreditWheel_.assign(size, {});
+  iqWheelMask_ = size - 1;
 }
 
 void FabricEmulator::iqActivate(HostId host) {
@@ -109,25 +114,16 @@ void FabricEmulator::iqArm() {
   post(cycle * cfg_.cyclePs, kIqTick, 0);
 }
 
-void FabricEmulator::iqWire(std::int64_t cycle, const iq::WireFlit& flit) {
-  iqFlitWheel_[static_cast<std::size_t>(cycle) & (iqFlitWheel_.size() - 1)].push_back(flit);
-  ++iqOnWire_;
-}
-
-void FabricEmulator::iqCredit(std::int64_t cycle, std::uint32_t slot) {
-  iqCreditWheel_[static_cast<std::size_t>(cycle) & (iqCreditWheel_.size() - 1)].push_back(slot);
-  ++iqOnWire_;
-}
-
 // iqArmed_ stays set while the tick runs: a send it causes (a delivery's
 // callback) joins this cycle's injection instead of posting a second tick.
 void FabricEmulator::iqTick() {
   iqCycle_ = sched_.now() / cfg_.cyclePs;
-  const std::size_t now = static_cast<std::size_t>(iqCycle_) & (iqFlitWheel_.size() - 1);
+  const std::size_t now = static_cast<std::size_t>(iqCycle_) & iqWheelMask_;
   // Items may be added to other slots while these are handled, never to these.
   std::vector<std::uint32_t>& credits = iqCreditWheel_[now];
+  iq::OutputVc* const outVcs = iqOut_.data();
   for (std::uint32_t slot : credits) {
-    iq::OutputVc& o = iqOut_[slot];
+    iq::OutputVc& o = outVcs[slot];
     // The first credit back unblocks the input VC whose packet holds this VC.
     if (o.credits++ == 0) {
       iqUnblock(slot);
@@ -142,11 +138,14 @@ void FabricEmulator::iqTick() {
   credits.clear();
   flits.clear();
   bool buffered = false;
-  for (std::uint32_t sw = 0; sw < iqSwitches_.size(); ++sw) {
+  const auto nSw = static_cast<std::uint32_t>(iqSwitches_.size());
+  for (std::uint32_t sw = 0; sw < nSw; ++sw) {
     if (iqSwitches_[sw].buffered == 0) continue;
-    iqRoute(sw);
-    iqAllocateVcs(sw);
-    iqAllocateSwitch(sw);
+    // Each stage only where some input VC is in it (the previous stage may
+    // have just moved one there).
+    if (iqStages_.any(sw, Stages::kRouting)) iqRoute(sw);
+    if (iqStages_.any(sw, Stages::kVcAlloc)) iqAllocateVcs(sw);
+    if (iqStages_.any(sw, Stages::kReady)) iqAllocateSwitch(sw);
     buffered = buffered || iqSwitches_[sw].buffered > 0;
   }
   // Injection only puts flits on the wire: the buffers counted above stand.
@@ -160,7 +159,7 @@ void FabricEmulator::iqTick() {
 
 void FabricEmulator::iqReceive(const iq::WireFlit& f) {
   const std::uint32_t ch = f.slot >> iqShift_;
-  iq::Port& port = iqPorts_[ch];
+  const iq::Port& port = iqPorts_[ch];
   if (port.receiver == iq::kNone) {
     // The host takes the flit at once; its ejection buffer's credit goes back
     // as a switch's would (BookSim2's ejection channels have credits too).
@@ -168,25 +167,24 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
     if (f.tail) deliver(f.packet);
     return;
   }
+  const std::uint32_t input = port.input;
+  ++iqSwitches_[port.receiver].buffered;
   iq::InputVc& in = iqIn_[f.slot];
   std::uint32_t at = in.first + in.count;
   if (at >= iqCap_) at -= iqCap_;
   iqFlits_[static_cast<std::size_t>(f.slot) * iqCap_ + at] = {f.packet, f.head, f.tail};
-  ++in.count;
+  const std::uint32_t count = ++in.count;
   if (in.state == iq::InputVc::kActive) {
     const std::uint32_t outSlot = iqSlot(in.out, in.outVc);
     if (iqOut_[outSlot].credits > 0) {
-      iqStages_.set(port.input, Stages::kReady, iqBit(f.slot));
+      iqStages_.set(input, Stages::kReady, iqBit(f.slot));
     } else {
       iqBlock(outSlot);
     }
-  }
-  iq::SwitchPorts& sw = iqSwitches_[port.receiver];
-  ++sw.buffered;
-  if (in.count == 1 && in.state == iq::InputVc::kIdle) {
+  } else if (count == 1 && in.state == iq::InputVc::kIdle) {
     in.state = iq::InputVc::kRouting;
     in.packet = f.packet;
-    iqStages_.set(port.input, Stages::kRouting, iqBit(f.slot));
+    iqStages_.set(input, Stages::kRouting, iqBit(f.slot));
     in.readyCycle = iqCycle_ + iqDelay_.route;
   }
 }
@@ -344,87 +342,115 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
 void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
   const TimePs now = sched_.now();
-  const iq::SwitchPorts& ports = iqSwitches_[sw];
-  const std::uint32_t nIn = ports.inputs;
+  const std::int64_t cycle = iqCycle_;
+  const std::uint32_t shift = iqShift_;
+  const std::uint32_t nIn = iqSwitches_[sw].inputs;
   const bool islip = cfg_.allocator == Allocator::kIslip;
-  const auto speedup = static_cast<std::size_t>(cfg_.speedup);
-  const auto mayGo = [&](std::uint32_t slot) {
-    const iq::InputVc& in = iqIn_[slot];
-    if (in.readyCycle > iqCycle_) return false;
-    const iq::Port& op = iqPorts_[in.out];
-    if (op.heldOut != iq::kNone && op.heldOut != slot >> iqShift_) return false;
-    return op.sendable != 0 && op.wakeAt <= now;
-  };
+  const auto speedup = static_cast<std::uint32_t>(cfg_.speedup);
+  // Plain pointers: the stores below (some of one byte) must not make the
+  // compiler reload the vectors' data pointers.
+  iq::Port* const port = iqPorts_.data();
+  const iq::InputVc* const vc = iqIn_.data();
+  iq::Request* const req = iqSaRequests_.data();
+  std::uint32_t n = 0;
+  // Some output was asked twice, or an input got more than `speedup` asks in:
+  // the grants and accepts must be worked out. Otherwise every request wins.
+  bool contended = false;
   // Round-robin distance of a port position from a pointer.
-  const auto distance = [&](std::uint32_t pos, std::uint32_t ptr) {
+  const auto distance = [nIn](std::uint32_t pos, std::uint32_t ptr) {
     return pos >= ptr ? pos - ptr : pos + nIn - ptr;
   };
-  const auto inPos = [&](std::uint32_t slot) { return iqPorts_[slot >> iqShift_].inPos; };
-  // An output's place at the switch: that of the same link's input.
-  const auto outPos = [&](std::uint32_t slot) { return iqPorts_[iqIn_[slot].out ^ 1u].inPos; };
-  iqRequests_.clear();
+  // A request of input `ch` (at `inPos`) from `slot`, if it may go; the grant
+  // (each output: the request first at or after its pointer) as it comes.
+  const auto ask = [&](std::uint32_t ch, std::uint32_t inPos, std::uint32_t slot,
+                       std::uint32_t first) {
+    const iq::InputVc& in = vc[slot];
+    if (in.readyCycle > cycle) return false;
+    iq::Port& op = port[in.out];
+    if (op.heldOut != iq::kNone && op.heldOut != ch) return false;
+    if (op.sendable == 0 || op.wakeAt > now) return false;
+    for (std::uint32_t q = first; q < n; ++q) {  // one request per output
+      if (req[q].out == in.out) return false;
+    }
+    req[n] = {slot, in.out, static_cast<std::uint16_t>(inPos), op.outPos, false};
+    if (op.best == iq::kNone) {
+      op.best = n;
+    } else {
+      contended = true;
+      if (distance(inPos, op.rrOut) < distance(req[op.best].inPos, op.rrOut)) op.best = n;
+    }
+    ++n;
+    return true;
+  };
   iqStages_.forEach(sw, Stages::kReady, [&](std::uint32_t i) {
-    const std::uint16_t ready = iqStages_.get(i, Stages::kReady);
+    const std::uint32_t ready = iqStages_.get(i, Stages::kReady);
     const std::uint32_t ch = iqInputs_[i];
-    iq::Port& ip = iqPorts_[ch];
+    iq::Port& ip = port[ch];
+    const std::uint32_t first = n;
     if (ip.heldIn != iq::kNone) {
-      if ((ready & iqBit(ip.heldIn)) == 0 || !mayGo(ip.heldIn)) return;
-      iqRequests_.push_back(ip.heldIn);
-      if (!islip) ip.rrIn = static_cast<std::uint8_t>(after(iqVc(ip.heldIn), vcs));
+      if ((ready & iqBit(ip.heldIn)) == 0) return;
+      if (ask(ch, ip.inPos, ip.heldIn, first) && !islip)
+        ip.rrIn = static_cast<std::uint8_t>(after(iqVc(ip.heldIn), vcs));
       return;
     }
-    const std::size_t first = iqRequests_.size();
-    for (std::uint32_t k = 0, v = ip.rrIn; k < vcs; ++k, v = after(v, vcs)) {
-      const std::uint32_t slot = iqSlot(ch, v);
-      if ((ready >> v & 1u) == 0 || !mayGo(slot)) continue;
-      bool dup = false;  // one request per output
-      for (std::size_t q = first; q < iqRequests_.size(); ++q)
-        dup = dup || iqIn_[iqRequests_[q]].out == iqIn_[slot].out;
-      if (dup) continue;
-      iqRequests_.push_back(slot);
-      if (islip) continue;
-      ip.rrIn = static_cast<std::uint8_t>(after(v, vcs));
-      if (iqRequests_.size() - first == speedup) break;
+    if ((ready & (ready - 1)) == 0) {  // one VC ready: the usual case
+      const auto v = static_cast<std::uint32_t>(std::countr_zero(ready));
+      if (ask(ch, ip.inPos, ch << shift | v, first) && !islip)
+        ip.rrIn = static_cast<std::uint8_t>(after(v, vcs));
+      return;
     }
+    // The ready VCs from the pointer on, then those before it.
+    const std::uint32_t ptr = ip.rrIn;
+    const std::uint32_t from = ready & (~0u << ptr);
+    for (std::uint32_t pass = 0, m = from; pass < 2; ++pass, m = ready & ~from) {
+      for (; m != 0; m &= m - 1) {
+        const auto v = static_cast<std::uint32_t>(std::countr_zero(m));
+        if (!ask(ch, ip.inPos, ch << shift | v, first)) continue;
+        if (islip) continue;
+        ip.rrIn = static_cast<std::uint8_t>(after(v, vcs));
+        if (n - first == speedup) return;
+      }
+    }
+    if (n - first > speedup) contended = true;  // iSLIP: the input accepts some
   });
-  // Grant: each output the request first at or after its pointer.
-  for (std::uint32_t slot : iqRequests_) {
-    iq::Port& op = iqPorts_[iqIn_[slot].out];
-    if (op.best == iq::kNone ||
-        distance(inPos(slot), op.rrOut) < distance(inPos(op.best), op.rrOut))
-      op.best = slot;
-  }
-  // Accept: an input's requests are together in iqRequests_.
-  iqWinners_.clear();
-  for (std::size_t first = 0, end = 0; first < iqRequests_.size(); first = end) {
-    const std::uint32_t ch = iqRequests_[first] >> iqShift_;
-    end = first + 1;
-    while (end < iqRequests_.size() && iqRequests_[end] >> iqShift_ == ch)
-      ++end;
-    const std::size_t taken = iqWinners_.size();
-    for (std::size_t q = first; q < end; ++q) {
-      if (iqPorts_[iqIn_[iqRequests_[q]].out].best == iqRequests_[q])
-        iqWinners_.push_back(iqRequests_[q]);
+  std::uint32_t won = n;
+  if (contended) {
+    // Accept: an input's requests are together; each keeps its grants (up to
+    // `speedup`, iSLIP: those first at or after its accept pointer).
+    for (std::uint32_t q = 0; q < n; ++q) {  // the grants, and the marks cleared
+      iq::Port& op = port[req[q].out];
+      req[q].granted = op.best == q;
+      if (req[q].granted) op.best = iq::kNone;
     }
-    if (!islip || iqWinners_.size() - taken <= speedup) continue;
-    // Keep the `speedup` grants first at or after the accept pointer.
-    const std::uint32_t ptr = iqPorts_[ch].rrAccept;
-    std::sort(iqWinners_.begin() + static_cast<std::ptrdiff_t>(taken), iqWinners_.end(),
-              [&](std::uint32_t a, std::uint32_t b) {
-                return distance(outPos(a), ptr) < distance(outPos(b), ptr);
-              });
-    iqWinners_.resize(taken + speedup);
+    won = 0;
+    for (std::uint32_t first = 0, end = 0; first < n; first = end) {
+      const std::uint32_t ch = req[first].slot >> shift;
+      end = first + 1;
+      while (end < n && req[end].slot >> shift == ch)
+        ++end;
+      const std::uint32_t taken = won;
+      for (std::uint32_t q = first; q < end; ++q) {
+        if (req[q].granted) req[won++] = req[q];
+      }
+      if (!islip || won - taken <= speedup) continue;
+      const std::uint32_t ptr = port[ch].rrAccept;
+      std::sort(req + taken, req + won, [&](const iq::Request& a, const iq::Request& b) {
+        return distance(a.outPos, ptr) < distance(b.outPos, ptr);
+      });
+      won = taken + speedup;
+    }
   }
-  for (std::uint32_t slot : iqRequests_)
-    iqPorts_[iqIn_[slot].out].best = iq::kNone;
-  for (std::uint32_t slot : iqWinners_) {
-    iq::Port& ip = iqPorts_[slot >> iqShift_];
-    iqPorts_[iqIn_[slot].out].rrOut = after(ip.inPos, nIn);
+  for (std::uint32_t q = 0; q < won; ++q) {
+    const iq::Request r = req[q];
+    iq::Port& ip = port[r.slot >> shift];
+    iq::Port& op = port[r.out];
+    op.best = iq::kNone;  // uncontended: every request is its output's grant
+    op.rrOut = static_cast<std::uint16_t>(after(r.inPos, nIn));
     if (islip) {
-      ip.rrAccept = after(outPos(slot), nIn);
-      ip.rrIn = static_cast<std::uint8_t>(after(iqVc(slot), vcs));
+      ip.rrAccept = static_cast<std::uint16_t>(after(r.outPos, nIn));
+      ip.rrIn = static_cast<std::uint8_t>(after(iqVc(r.slot), vcs));
     }
-    iqSend(sw, slot);
+    iqSend(sw, r.slot);
   }
 }
 
@@ -434,22 +460,25 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   iq::InputVc& in = iqIn_[slot];
   const iq::Flit f = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first];
   in.first = after(in.first, iqCap_);
-  --in.count;
-  iq::Port& ip = iqPorts_[inCh];
+  const std::uint32_t left = --in.count;
   --iqSwitches_[sw].buffered;
   // The freed slot's credit goes back upstream.
   iqCredit(iqCycle_ + iqDelay_.credit, slot);
   const std::uint32_t out = in.out;
-  const std::uint32_t outSlot = iqSlot(out, in.outVc);
+  const std::uint8_t outVc = in.outVc;
+  const std::uint32_t outSlot = iqSlot(out, outVc);
+  iq::OutputVc& o = iqOut_[outSlot];
   // No flit left, no credit left, or the packet leaves: nothing to offer for now.
-  if (--iqOut_[outSlot].credits == 0 || in.count == 0 || f.tail)
-    iqStages_.clear(ip.input, Stages::kReady, iqBit(slot));
-  if (iqOut_[outSlot].credits == 0 && in.count > 0 && !f.tail) iqBlock(outSlot);
+  const bool noCredit = --o.credits == 0;
+  if (noCredit || left == 0 || f.tail) {
+    iqStages_.clear(iqPorts_[inCh].input, Stages::kReady, iqBit(slot));
+    if (noCredit && left > 0 && !f.tail) iqBlock(outSlot);
+  }
   if (f.head) {  // counted per packet, as the output-queued model does
     Channel& c = channels_[out];
     Packet& pk = packets_[f.packet];
     pk.inCh = out;
-    pk.vc = in.outVc;
+    pk.vc = outVc;
     pk.epoch = c.epoch;
     c.counters.txBytes += static_cast<std::uint64_t>(pk.bytes);
     c.counters.busy += cfg_.flitsOf(pk.bytes) * cfg_.cyclePs;
@@ -457,12 +486,12 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   }
   iqWire(iqCycle_ + iqDelay_.flit, {outSlot, f.packet, f.head, f.tail});
   if (cfg_.holdSwitchForPacket) {
-    ip.heldIn = f.tail ? iq::kNone : slot;
+    iqPorts_[inCh].heldIn = f.tail ? iq::kNone : slot;
     iqPorts_[out].heldOut = f.tail ? iq::kNone : inCh;
   }
   if (!f.tail) return;
   ++stats_.packetHops;
-  iqReleaseVc(out, in.outVc);
+  iqReleaseVc(out, outVc);
   iqNextPacket(slot);
 }
 

@@ -24,24 +24,22 @@ class StageMasks {
     }
     const std::uint32_t n = firstInput_.back();
     masks_.assign(n, {});
-    word_.assign(n, 0);
-    bit_.assign(n, 0);
     for (std::size_t s = 0; s < inputs.size(); ++s) {
       for (std::uint32_t k = 0; k < inputs[s]; ++k) {
-        word_[firstInput_[s] + k] = firstWord_[s] + k / 64;
-        bit_[firstInput_[s] + k] = static_cast<std::uint8_t>(k % 64);
+        masks_[firstInput_[s] + k].word = firstWord_[s] + k / 64;
+        masks_[firstInput_[s] + k].bit = static_cast<std::uint8_t>(k % 64);
       }
     }
     for (auto& w : any_)
       w.assign(firstWord_.back(), 0);
   }
 
-  std::uint16_t get(std::uint32_t input, Stage s) const { return masks_[input][s]; }
+  std::uint16_t get(std::uint32_t input, Stage s) const { return masks_[input].stage[s]; }
 
   void set(std::uint32_t input, Stage s, std::uint16_t bits) {
-    std::uint16_t& m = masks_[input][s];
-    if (m == 0 && bits != 0) any_[s][word_[input]] |= std::uint64_t{1} << bit_[input];
-    m = static_cast<std::uint16_t>(m | bits);
+    Masks& m = masks_[input];
+    if (m.stage[s] == 0 && bits != 0) any_[s][m.word] |= std::uint64_t{1} << m.bit;
+    m.stage[s] = static_cast<std::uint16_t>(m.stage[s] | bits);
   }
 
   void assign(std::uint32_t input, Stage s, std::uint16_t bits) {
@@ -50,10 +48,18 @@ class StageMasks {
   }
 
   void clear(std::uint32_t input, Stage s, std::uint16_t bits) {
-    std::uint16_t& m = masks_[input][s];
-    if (m == 0) return;
-    m = static_cast<std::uint16_t>(m & ~bits);
-    if (m == 0) any_[s][word_[input]] &= ~(std::uint64_t{1} << bit_[input]);
+    Masks& m = masks_[input];
+    if (m.stage[s] == 0) return;
+    m.stage[s] = static_cast<std::uint16_t>(m.stage[s] & ~bits);
+    if (m.stage[s] == 0) any_[s][m.word] &= ~(std::uint64_t{1} << m.bit);
+  }
+
+  // Whether some input of switch `sw` has a VC in stage `s`.
+  bool any(std::uint32_t sw, Stage s) const {
+    for (std::uint32_t w = firstWord_[sw]; w < firstWord_[sw + 1]; ++w) {
+      if (any_[s][w] != 0) return true;
+    }
+    return false;
   }
 
   // Calls f(input) for each input of switch `sw` with a VC in stage `s`.
@@ -70,12 +76,10 @@ class StageMasks {
  private:
   struct Masks {
     std::uint16_t stage[3] = {0, 0, 0};
-    std::uint16_t& operator[](Stage s) { return stage[s]; }
-    std::uint16_t operator[](Stage s) const { return stage[s]; }
+    std::uint8_t bit = 0;    // its bit in any_ ...
+    std::uint32_t word = 0;  // ... in this word
   };
   std::vector<Masks> masks_;               // per input
-  std::vector<std::uint32_t> word_;        // per input: its word in any_
-  std::vector<std::uint8_t> bit_;          // per input: its bit there
   std::vector<std::uint32_t> firstInput_;  // per switch, and the total
   std::vector<std::uint32_t> firstWord_;   // per switch, and the total
   std::vector<std::uint64_t> any_[3];      // per stage: a bit per input

@@ -68,16 +68,26 @@ struct Port {
   std::uint32_t heldIn = kNone;    // input: slot holding it (packet mode)
   std::uint32_t heldOut = kNone;   // output: input channel holding it (packet mode)
   std::uint32_t best = kNone;      // output: scratch of the arbiters
-  std::uint32_t inPos = 0;         // input: its place among its switch's inputs
+  std::uint16_t inPos = 0;         // input: its place among its switch's inputs
+  std::uint16_t outPos = 0;        // output: its place at the sender (its link's input's)
   std::uint32_t input = kNone;     // input: its index in the switches' input arrays
   std::uint32_t receiver = kNone;  // input: the receiving switch, kNone for a host
   std::uint32_t rrVa = 0;          // output: VC allocator pointer
-  std::uint32_t rrOut = 0;         // output: switch arbiter pointer
-  std::uint32_t rrAccept = 0;      // input: iSLIP accept pointer (an output's place)
+  std::uint16_t rrOut = 0;         // output: switch arbiter pointer
+  std::uint16_t rrAccept = 0;      // input: iSLIP accept pointer (an output's place)
   std::uint8_t rrIn = 0;           // input: VC arbiter pointer
   std::uint8_t sendable = 1;       // output: chCanSend, cached
   std::uint16_t blocked = 0;       // output: VCs with a flit waiting and no credit
   std::int64_t blockedSince = 0;   // output: cycle the first of them blocked
+};
+
+// A request to the switch allocator: an input VC (slot) for its output.
+struct Request {
+  std::uint32_t slot = 0;
+  std::uint32_t out = 0;
+  std::uint16_t inPos = 0;   // the input's place at the switch
+  std::uint16_t outPos = 0;  // the output's
+  bool granted = false;      // the output chose it
 };
 
 // A host's injection: the packet it is sending and on which VC.
