@@ -346,6 +346,27 @@ void FabricEmulator::iqAllocateSwitch(std::uint32_t sw) {
   const std::uint32_t shift = iqShift_;
   const std::uint32_t nIn = iqSwitches_[sw].inputs;
   const bool islip = cfg_.allocator == Allocator::kIslip;
+  // One input with one ready VC (the usual case at light load): it asks
+  // alone, so it wins if it may go, and the pointers move as for any match.
+  if (const std::uint32_t i = iqStages_.onlyInput(sw, Stages::kReady); i != Stages::kNoInput) {
+    const std::uint32_t ready = iqStages_.get(i, Stages::kReady);
+    const std::uint32_t ch = iqInputs_[i];
+    iq::Port& ip = iqPorts_[ch];
+    if ((ready & (ready - 1)) == 0 && ip.heldIn == iq::kNone) {
+      const auto v = static_cast<std::uint32_t>(std::countr_zero(ready));
+      const std::uint32_t slot = iqSlot(ch, v);
+      const iq::InputVc& in = iqIn_[slot];
+      if (in.readyCycle > cycle) return;
+      iq::Port& op = iqPorts_[in.out];
+      if (op.heldOut != iq::kNone && op.heldOut != ch) return;
+      if (op.sendable == 0 || op.wakeAt > now) return;
+      op.rrOut = static_cast<std::uint16_t>(after(ip.inPos, nIn));
+      ip.rrIn = static_cast<std::uint8_t>(after(v, vcs));  // both allocators
+      if (islip) ip.rrAccept = static_cast<std::uint16_t>(after(op.outPos, nIn));
+      iqSend(sw, slot);
+      return;
+    }
+  }
   const auto speedup = static_cast<std::uint32_t>(cfg_.speedup);
   // Plain pointers: the stores below (some of one byte) must not make the
   // compiler reload the vectors' data pointers.

@@ -62,6 +62,17 @@ class StageMasks {
     return false;
   }
 
+  // The one input of switch `sw` with a VC in stage `s`, if there is exactly
+  // one (and the switch has at most 64 inputs); else kNoInput.
+  static constexpr std::uint32_t kNoInput = 0xFFFFFFFF;
+  std::uint32_t onlyInput(std::uint32_t sw, Stage s) const {
+    const std::uint32_t w = firstWord_[sw];
+    if (firstWord_[sw + 1] != w + 1) return kNoInput;
+    const std::uint64_t bits = any_[s][w];
+    if (bits == 0 || (bits & (bits - 1)) != 0) return kNoInput;
+    return firstInput_[sw] + static_cast<std::uint32_t>(std::countr_zero(bits));
+  }
+
   // Calls f(input) for each input of switch `sw` with a VC in stage `s`.
   // f may change the masks of that input only.
   template <class F>
