@@ -192,6 +192,10 @@ name = {"DEEP_SLEEP": "deep-sleep", "FAST_WAKE": "fast-wake", "HYBRID": "hybrid"
 by = defaultdict(list)
 for r in rows:
     by[r["study"]].append(r)
+# Shards finish in any order: the tables go by mode, hold and size.
+order = {"DEEP_SLEEP": 0, "FAST_WAKE": 1, "HYBRID": 2}
+for k in by:
+    by[k].sort(key=lambda r: (r["workload"], int(r["ranks"]), order[r["mode"]], int(r["hold_ts"])))
 md = []
 if by["multi"]:
     md.append("Multi-job (the 4 096-rank mix, %s us of compute per iteration):\n" %
@@ -295,8 +299,10 @@ set xlabel ''
 set ylabel 'slowdown (%)'
 set logscale y
 set xtics rotate by -60 font ',8'
+set offsets 0.5, 0.5, 0, 0
 plot for [i=0:2] '$out/plots/single.dat' index i using 1:4:xtic(2) with points pt 7 ps 1 title columnheader(1)
 unset logscale y
+unset offsets
 unset xtics
 set xtics
 EOF
