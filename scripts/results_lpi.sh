@@ -31,7 +31,7 @@ Usage: scripts/results_lpi.sh [options]
                     --set workload.mix.fill.iterations=10
 
 Every run is `ebb replay` with its baseline (links on, active), so each
-row's saving and slowdown compare like with like. About 40 minutes on one
+row's saving and slowdown compare like with like. About an hour on one
 core for every study at the defaults (docs/results_lpi.md).
 EOF
 }
