@@ -20,7 +20,7 @@ Usage: scripts/results_lpi.sh [options]
                     setting (default 10000: seed 004's traced iterations
                     compute for milliseconds to seconds)
   --sizes "N ..."   ranks of the single-job runs (default "256 1024 4096")
-  --studies "S ..." which studies, of: multi compute single cross gated
+  --studies "S ..." which studies, of: multi compute single holds cross gated
                     (default all, cheapest first)
   --shard K/N       run only runs K, K+N, K+2N, ... (K from 0): one of N
                     machines; then concatenate the shards' runs.csv files
@@ -46,7 +46,7 @@ ebb=build/tools/ebb
 out=out/results_lpi
 compute=10000
 sizes="256 1024 4096"
-studies="multi compute single cross gated"
+studies="multi compute single holds cross gated"
 shard=0
 shards=1
 tablesOnly=0
@@ -70,8 +70,8 @@ while (($#)); do
     --studies)
       (($# >= 2)) || die "--studies needs a value"
       for s in $2; do
-        [[ $s =~ ^(multi|compute|single|cross|gated)$ ]] ||
-          die "--studies: unknown study '$s' (multi, compute, single, cross, gated)"
+        [[ $s =~ ^(multi|compute|single|holds|cross|gated)$ ]] ||
+          die "--studies: unknown study '$s' (multi, compute, single, holds, cross, gated)"
       done
       studies=$2; shift 2 ;;
     --shard)
@@ -169,6 +169,20 @@ if ((!tablesOnly)); then
       done
     done
   fi
+  if has holds; then
+    # Single jobs at the other holds, on the smallest size.
+    n=$(tr ' ' '\n' <<<"$sizes" | sort -n | head -1)
+    for motif in halo3d halo3d26 sweep3d multigrid fft3d particles; do
+      for mode in "${modes[@]}"; do
+        for hold in 0 2 4; do
+          [[ $mode == HYBRID && $hold == 0 ]] && continue
+          run holds "$motif" "$n" ALL_ON "$mode" "$hold" "$compute" "workload.motif.name=$motif" \
+            "workload.motif.ranks=$n" workload.motif.iterations=2 workload.motif.cells=16 \
+            "workload.motif.compute_us=$compute"
+        done
+      done
+    done
+  fi
   if has gated; then
     # Agents tick every check period through the whole run: the longest rows.
     for mode in FAST_WAKE HYBRID DEEP_SLEEP; do
@@ -229,6 +243,20 @@ if by["single"]:
         f = lambda m: ("%s / %s" % (pct(c[m]["saving_all_links"]), spct(c[m]["slowdown_worst"]))
                        if m in c else "-")
         md.append("| %s | %d | %s | %s | %s |" % (motif, n, f("DEEP_SLEEP"), f("FAST_WAKE"), f("HYBRID")))
+    md.append("")
+if by["holds"]:
+    md.append("Single jobs at other holds (%s ranks, %s us of compute per iteration): saved / slowdown\n" %
+              (by["holds"][0]["ranks"], by["holds"][0]["compute_us"]))
+    md.append("| motif | hold (x T_s) | deep-sleep | fast-wake | hybrid |")
+    md.append("|---|---:|---|---|---|")
+    cells = defaultdict(dict)
+    for r in by["holds"]:
+        cells[(r["workload"], int(r["hold_ts"]))][r["mode"]] = r
+    for (motif, h) in sorted(cells):
+        c = cells[(motif, h)]
+        f = lambda m: ("%s / %s" % (pct(c[m]["saving_all_links"]), spct(c[m]["slowdown_worst"]))
+                       if m in c else "-")
+        md.append("| %s | %d | %s | %s | %s |" % (motif, h, f("DEEP_SLEEP"), f("FAST_WAKE"), f("HYBRID")))
     md.append("")
 if by["cross"]:
     md.append("Sparse uniform cross-traffic (1500-byte messages, hold 1 x T_s): link power saved\n")
