@@ -318,8 +318,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     out.rows.push_back(std::move(merged));
     if (spec.timeseriesGroup > 0 || out.rows.size() < 2 * static_cast<std::size_t>(rowLimit))
       return;
-    std::vector<PeriodRow> halved = downsample(out.rows, out.rows.size() / 2);
-    out.rows = std::move(halved);
+    out.rows = downsample(out.rows, out.rows.size() / 2);
     group *= 2;
   };
   std::function<void()> sample = [&] {

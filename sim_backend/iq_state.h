@@ -114,5 +114,10 @@ struct SwitchPorts {
   std::uint32_t buffered = 0;  // flits in its input buffers
 };
 
+// The round-robin successor of v among 0 .. n - 1 (every allocator pointer).
+inline std::uint32_t roundRobinNext(std::uint32_t v, std::uint32_t n) {
+  return v + 1 == n ? 0 : v + 1;
+}
+
 }  // namespace iq
 }  // namespace ebb::sim
