@@ -158,31 +158,25 @@ if ((!tablesOnly)); then
       done
     done
   fi
-  if has single; then
-    for n in $sizes; do
+  # singles STUDY "SIZES" "HOLDS": each motif alone at each size, mode and hold.
+  singles() {
+    local study=$1 n motif mode hold
+    for n in $2; do
       for motif in halo3d halo3d26 sweep3d multigrid fft3d particles; do
         for mode in "${modes[@]}"; do
-          run single "$motif" "$n" ALL_ON "$mode" 1 "$compute" "workload.motif.name=$motif" \
-            "workload.motif.ranks=$n" workload.motif.iterations=2 workload.motif.cells=16 \
-            "workload.motif.compute_us=$compute"
+          for hold in $3; do
+            [[ $mode == HYBRID && $hold == 0 ]] && continue # deep-sleep exactly (seed 004)
+            run "$study" "$motif" "$n" ALL_ON "$mode" "$hold" "$compute" \
+              "workload.motif.name=$motif" "workload.motif.ranks=$n" workload.motif.iterations=2 \
+              workload.motif.cells=16 "workload.motif.compute_us=$compute"
+          done
         done
       done
     done
-  fi
-  if has holds; then
-    # Single jobs at the other holds, on the smallest size.
-    n=$(tr ' ' '\n' <<<"$sizes" | sort -n | head -1)
-    for motif in halo3d halo3d26 sweep3d multigrid fft3d particles; do
-      for mode in "${modes[@]}"; do
-        for hold in 0 2 4; do
-          [[ $mode == HYBRID && $hold == 0 ]] && continue
-          run holds "$motif" "$n" ALL_ON "$mode" "$hold" "$compute" "workload.motif.name=$motif" \
-            "workload.motif.ranks=$n" workload.motif.iterations=2 workload.motif.cells=16 \
-            "workload.motif.compute_us=$compute"
-        done
-      done
-    done
-  fi
+  }
+  has single && singles single "$sizes" 1
+  # The other holds on the smallest size.
+  has holds && singles holds "$(tr ' ' '\n' <<<"$sizes" | sort -n | head -1)" "0 2 4"
   if has gated; then
     # Agents tick every check period through the whole run: the longest rows.
     for mode in FAST_WAKE HYBRID DEEP_SLEEP; do
@@ -230,34 +224,27 @@ if by["compute"] or by["multi"]:
         md.append("| %s | %s | %s | %s | %s |" % (r["compute_us"], name[r["mode"]],
                   pct(r["saving_all_links"]), spct(r["slowdown_worst"]), spct(r["slowdown_mean"])))
     md.append("")
+def by_mode(rows, second, label):
+    """A table of saved / slowdown per mode, one row per (motif, `second`)."""
+    md.append("| motif | %s | deep-sleep | fast-wake | hybrid |" % label)
+    md.append("|---|---:|---|---|---|")
+    cells = defaultdict(dict)
+    for r in rows:
+        cells[(r["workload"], int(r[second]))][r["mode"]] = r
+    for (motif, v) in sorted(cells):
+        c = cells[(motif, v)]
+        f = lambda m: ("%s / %s" % (pct(c[m]["saving_all_links"]), spct(c[m]["slowdown_worst"]))
+                       if m in c else "-")
+        md.append("| %s | %d | %s | %s | %s |" % (motif, v, f("DEEP_SLEEP"), f("FAST_WAKE"), f("HYBRID")))
+    md.append("")
 if by["single"]:
     md.append("Single jobs (hold 1 x T_s, %s us of compute per iteration): saved / slowdown\n" %
               by["single"][0]["compute_us"])
-    md.append("| motif | ranks | deep-sleep | fast-wake | hybrid |")
-    md.append("|---|---:|---|---|---|")
-    cells = defaultdict(dict)
-    for r in by["single"]:
-        cells[(r["workload"], int(r["ranks"]))][r["mode"]] = r
-    for (motif, n) in sorted(cells):
-        c = cells[(motif, n)]
-        f = lambda m: ("%s / %s" % (pct(c[m]["saving_all_links"]), spct(c[m]["slowdown_worst"]))
-                       if m in c else "-")
-        md.append("| %s | %d | %s | %s | %s |" % (motif, n, f("DEEP_SLEEP"), f("FAST_WAKE"), f("HYBRID")))
-    md.append("")
+    by_mode(by["single"], "ranks", "ranks")
 if by["holds"]:
     md.append("Single jobs at other holds (%s ranks, %s us of compute per iteration): saved / slowdown\n" %
               (by["holds"][0]["ranks"], by["holds"][0]["compute_us"]))
-    md.append("| motif | hold (x T_s) | deep-sleep | fast-wake | hybrid |")
-    md.append("|---|---:|---|---|---|")
-    cells = defaultdict(dict)
-    for r in by["holds"]:
-        cells[(r["workload"], int(r["hold_ts"]))][r["mode"]] = r
-    for (motif, h) in sorted(cells):
-        c = cells[(motif, h)]
-        f = lambda m: ("%s / %s" % (pct(c[m]["saving_all_links"]), spct(c[m]["slowdown_worst"]))
-                       if m in c else "-")
-        md.append("| %s | %d | %s | %s | %s |" % (motif, h, f("DEEP_SLEEP"), f("FAST_WAKE"), f("HYBRID")))
-    md.append("")
+    by_mode(by["holds"], "hold_ts", "hold (x T_s)")
 if by["cross"]:
     md.append("Sparse uniform cross-traffic (1500-byte messages, hold 1 x T_s): link power saved\n")
     md.append("| load (flits/cycle/node) | deep-sleep | fast-wake | hybrid |")
@@ -280,64 +267,73 @@ if by["gated"]:
     md.append("")
 open(out + "/results_lpi.md", "w").write("\n".join(md))
 # Data for the plots: one file per figure, one block per mode.
-with open(out + "/plots/multi.dat", "w") as f:
-    for m in ("DEEP_SLEEP", "FAST_WAKE", "HYBRID"):
-        f.write("# %s\n" % name[m])
-        for r in by["multi"]:
-            if r["mode"] == m:
-                f.write("%s %.4f %.6f %.6f\n" % (r["hold_ts"], 100 * float(r["saving_all_links"]),
-                                                 100 * float(r["slowdown_worst"]),
-                                                 100 * float(r["slowdown_mean"])))
-        f.write("\n\n")
-with open(out + "/plots/single.dat", "w") as f:
-    for m in ("DEEP_SLEEP", "FAST_WAKE", "HYBRID"):
-        f.write("# %s\n" % name[m])
-        for i, r in enumerate(x for x in by["single"] if x["mode"] == m):
-            f.write("%d \"%s-%s\" %.4f %.6f\n" % (i, r["workload"], r["ranks"],
-                                                   100 * float(r["saving_all_links"]),
-                                                   max(1e-3, 100 * float(r["slowdown_worst"]))))
-        f.write("\n\n")
+import os
+# Data for the plots, only of the studies that ran (no file: no figure).
+for dat, study in (("multi.dat", "multi"), ("single.dat", "single")):
+    if not by[study] and os.path.exists(out + "/plots/" + dat):
+        os.remove(out + "/plots/" + dat)
+if by["multi"]:
+    with open(out + "/plots/multi.dat", "w") as f:
+        for m in ("DEEP_SLEEP", "FAST_WAKE", "HYBRID"):
+            f.write("# %s\n" % name[m])
+            for r in by["multi"]:
+                if r["mode"] == m:
+                    f.write("%s %.4f %.6f %.6f\n" % (r["hold_ts"], 100 * float(r["saving_all_links"]),
+                                                     100 * float(r["slowdown_worst"]),
+                                                     100 * float(r["slowdown_mean"])))
+            f.write("\n\n")
+if by["single"]:
+    with open(out + "/plots/single.dat", "w") as f:
+        for m in ("DEEP_SLEEP", "FAST_WAKE", "HYBRID"):
+            f.write("# %s\n" % name[m])
+            for i, r in enumerate(x for x in by["single"] if x["mode"] == m):
+                f.write("%d \"%s-%s\" %.4f %.6f\n" % (i, r["workload"], r["ranks"],
+                                                       100 * float(r["saving_all_links"]),
+                                                       max(1e-3, 100 * float(r["slowdown_worst"]))))
+            f.write("\n\n")
 PY
 
+titles='title (i==0?"deep-sleep":i==1?"fast-wake":"hybrid")'
 if command -v gnuplot >/dev/null; then
   gp=$out/plots/plots.gp
   {
     for term in "pngcairo size 900,560" "svg size 900,560"; do
-      ext=${term%% *}
-      ext=${ext#png}
-      [[ $ext == cairo ]] && ext=png
-      cat <<EOF
-set terminal $term
-set grid
-set key outside bottom center horizontal
+      ext=png
+      [[ $term == svg* ]] && ext=svg
+      printf "set terminal %s\nset grid\nset key outside bottom center horizontal\n" "$term"
+      if [[ -f $out/plots/multi.dat ]]; then
+        cat <<EOF
 set output '$out/plots/multi_saving.$ext'
 set title 'Seed 004 multi-job mix: link power saved'
 set xlabel 'hold (x T_s)'
 set ylabel 'saved (%)'
 set yrange [0:100]
-plot for [i=0:2] '$out/plots/multi.dat' index i using 1:2 with linespoints lw 2 title columnheader(1)
+plot for [i=0:2] '$out/plots/multi.dat' index i using 1:2 with linespoints lw 2 $titles
 set output '$out/plots/multi_slowdown.$ext'
 set title 'Seed 004 multi-job mix: worst job slowdown'
 set ylabel 'slowdown (%)'
 set autoscale y
-plot for [i=0:2] '$out/plots/multi.dat' index i using 1:3 with linespoints lw 2 title columnheader(1)
+plot for [i=0:2] '$out/plots/multi.dat' index i using 1:3 with linespoints lw 2 $titles
+EOF
+      fi
+      if [[ -f $out/plots/single.dat ]]; then
+        cat <<EOF
 set output '$out/plots/single_slowdown.$ext'
 set title 'Single jobs: slowdown (log scale)'
 set xlabel ''
 set ylabel 'slowdown (%)'
+set autoscale y
 set logscale y
 set xtics rotate by -60 font ',8'
 set offsets 0.5, 0.5, 0, 0
-plot for [i=0:2] '$out/plots/single.dat' index i using 1:4:xtic(2) with points pt 7 ps 1 title columnheader(1)
+plot for [i=0:2] '$out/plots/single.dat' index i using 1:4:xtic(2) with points pt 7 ps 1 $titles
 unset logscale y
 unset offsets
-unset xtics
-set xtics
+set xtics norotate
 EOF
+      fi
     done
   } >"$gp"
-  # The block headers ("# deep-sleep") are the titles.
-  sed -i 's/title columnheader(1)/title (i==0?"deep-sleep":i==1?"fast-wake":"hybrid")/' "$gp"
   gnuplot "$gp" 2>"$out/plots/plots.log" ||
     echo "results_lpi: warning: gnuplot failed (see $out/plots/plots.log); the tables are written" >&2
 else
