@@ -370,6 +370,7 @@ class FabricEmulator {
   std::vector<iq::OutputVc> iqOut_;          // per VC slot
   std::vector<iq::Port> iqPorts_;            // per channel
   std::vector<iq::SwitchPorts> iqSwitches_;  // per switch
+  iq::BufferedFlits iqBuffered_;             // per switch
   std::vector<std::uint32_t> iqInputs_;      // the switches' inputs (channels), switch by switch
   iq::StageMasks iqStages_;                  // the same inputs' stage masks
   std::vector<iq::Source> iqSources_;        // per host

@@ -71,6 +71,7 @@ void FabricEmulator::iqInit() {
       iqInputs_.push_back(in);
     }
   }
+  iqBuffered_.init(iqSwitches_.size());
   std::vector<std::uint32_t> inputs;
   for (const iq::SwitchPorts& s : iqSwitches_)
     inputs.push_back(s.inputs);
@@ -132,18 +133,15 @@ void FabricEmulator::iqTick() {
   iqOnWire_ -= credits.size() + flits.size();
   credits.clear();
   flits.clear();
-  bool buffered = false;
-  const auto nSw = static_cast<std::uint32_t>(iqSwitches_.size());
-  for (std::uint32_t sw = 0; sw < nSw; ++sw) {
-    if (iqSwitches_[sw].buffered == 0) continue;
+  iqBuffered_.forEach([&](std::uint32_t sw) {
     // Each stage only where some input VC is in it (the previous stage may
     // have just moved one there).
     if (iqStages_.any(sw, Stages::kRouting)) iqRoute(sw);
     if (iqStages_.any(sw, Stages::kVcAlloc)) iqAllocateVcs(sw);
     if (iqStages_.any(sw, Stages::kReady)) iqAllocateSwitch(sw);
-    buffered = buffered || iqSwitches_[sw].buffered > 0;
-  }
+  });
   // Injection only puts flits on the wire: the buffers counted above stand.
+  const bool buffered = iqBuffered_.total() > 0;
   iqInject();
   if (buffered || iqOnWire_ > 0 || !iqActiveHosts_.empty()) {
     post((iqCycle_ + 1) * cfg_.cyclePs, kIqTick, 0);
@@ -159,15 +157,15 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
     // The host takes the flit at once; its ejection buffer's credit goes back
     // as a switch's would (BookSim2's ejection channels have credits too).
     iqCredit(iqCycle_ + iqDelay_.credit, f.slot);
-    if (f.tail) deliver(f.packet);
+    if (f.flit.tail()) deliver(f.flit.packet());
     return;
   }
   const std::uint32_t input = port.input;
-  ++iqSwitches_[port.receiver].buffered;
+  iqBuffered_.add(port.receiver);
   iq::InputVc& in = iqIn_[f.slot];
   std::uint32_t at = in.first + in.count;
   if (at >= iqCap_) at -= iqCap_;
-  iqFlits_[static_cast<std::size_t>(f.slot) * iqCap_ + at] = {f.packet, f.head, f.tail};
+  iqFlits_[static_cast<std::size_t>(f.slot) * iqCap_ + at] = f.flit;
   const std::uint32_t count = ++in.count;
   if (in.state == iq::InputVc::kActive) {
     const std::uint32_t outSlot = iqSlot(in.out, in.outVc);
@@ -178,7 +176,7 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
     }
   } else if (count == 1 && in.state == iq::InputVc::kIdle) {
     in.state = iq::InputVc::kRouting;
-    in.packet = f.packet;
+    in.packet = f.flit.packet();
     iqStages_.set(input, Stages::kRouting, iqBit(f.slot));
     in.readyCycle = iqCycle_ + iqDelay_.route;
   }
@@ -223,7 +221,7 @@ void FabricEmulator::iqInject() {
           c.counters.txPackets += 1;
         }
         --ov.credits;
-        iqWire(iqCycle_ + iqDelay_.inject, {iqSlot(ch, s.vc), s.packet, head, tail});
+        iqWire(iqCycle_ + iqDelay_.inject, {iqSlot(ch, s.vc), {s.packet, head, tail}});
         if (tail) {
           ++stats_.packetHops;
           s.packet = iq::kNone;
@@ -276,7 +274,7 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   const iq::Flit f = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first];
   in.first = iq::roundRobinNext(in.first, iqCap_);
   const std::uint32_t left = --in.count;
-  --iqSwitches_[sw].buffered;
+  iqBuffered_.remove(sw);
   // The freed slot's credit goes back upstream.
   iqCredit(iqCycle_ + iqDelay_.credit, slot);
   const std::uint32_t out = in.out;
@@ -285,13 +283,14 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
   iq::OutputVc& o = iqOut_[outSlot];
   // No flit left, no credit left, or the packet leaves: nothing to offer for now.
   const bool noCredit = --o.credits == 0;
-  if (noCredit || left == 0 || f.tail) {
+  const bool tail = f.tail();
+  if (noCredit || left == 0 || tail) {
     iqStages_.clear(iqPorts_[inCh].input, Stages::kReady, iqBit(slot));
-    if (noCredit && left > 0 && !f.tail) iqBlock(outSlot);
+    if (noCredit && left > 0 && !tail) iqBlock(outSlot);
   }
-  if (f.head) {  // counted per packet, as the output-queued model does
+  if (f.head()) {  // counted per packet, as the output-queued model does
     Channel& c = channels_[out];
-    Packet& pk = packets_[f.packet];
+    Packet& pk = packets_[f.packet()];
     pk.inCh = out;
     pk.vc = outVc;
     pk.epoch = c.epoch;
@@ -299,12 +298,12 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
     c.counters.busy += cfg_.flitsOf(pk.bytes) * cfg_.cyclePs;
     c.counters.txPackets += 1;
   }
-  iqWire(iqCycle_ + iqDelay_.flit, {outSlot, f.packet, f.head, f.tail});
+  iqWire(iqCycle_ + iqDelay_.flit, {outSlot, f});
   if (cfg_.holdSwitchForPacket) {
-    iqPorts_[inCh].heldIn = f.tail ? iq::kNone : slot;
-    iqPorts_[out].heldOut = f.tail ? iq::kNone : inCh;
+    iqPorts_[inCh].heldIn = tail ? iq::kNone : slot;
+    iqPorts_[out].heldOut = tail ? iq::kNone : inCh;
   }
-  if (!f.tail) return;
+  if (!tail) return;
   ++stats_.packetHops;
   iqReleaseVc(out, outVc);
   iqNextPacket(slot);
@@ -319,7 +318,7 @@ void FabricEmulator::iqNextPacket(std::uint32_t slot) {
   in.packet = iq::kNone;
   if (in.count > 0) {
     in.state = iq::InputVc::kRouting;
-    in.packet = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first].packet;
+    in.packet = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first].packet();
     iqStages_.set(iqInputOf(slot), Stages::kRouting, iqBit(slot));
     in.readyCycle = iqCycle_ + 1 + iqDelay_.route;
   }

@@ -72,9 +72,9 @@ iq::InputMasks FabricEmulator::iqMasksOf(std::uint32_t ch) const {
 
 std::string FabricEmulator::iqDescribeWaiting() const {
   std::uint64_t flits = 0, switches = 0;
-  for (const iq::SwitchPorts& s : iqSwitches_) {
-    flits += s.buffered;
-    switches += s.buffered > 0 ? 1u : 0u;
+  for (std::uint32_t sw = 0; sw < iqSwitches_.size(); ++sw) {
+    flits += iqBuffered_.of(sw);
+    switches += iqBuffered_.of(sw) > 0 ? 1u : 0u;
   }
   if (flits == 0) return {};
   return fmt::format("{} flits wait in the input buffers of {} switches", flits, switches);

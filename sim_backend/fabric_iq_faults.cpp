@@ -18,7 +18,7 @@ void FabricEmulator::iqCut(std::uint32_t ch) {
   std::vector<std::uint32_t> lost;
   for (const auto& due : iqFlitWheel_) {
     for (const iq::WireFlit& f : due) {
-      if (f.slot >> iqShift_ == ch) lost.push_back(f.packet);
+      if (f.slot >> iqShift_ == ch) lost.push_back(f.flit.packet());
     }
   }
   const fabric::Link& l = topo_.link(fabric::LinkId(ch / 2));
@@ -54,7 +54,7 @@ void FabricEmulator::iqKill(std::vector<std::uint32_t> lost) {
   }
   for (auto& due : iqFlitWheel_) {
     const auto gone = std::remove_if(due.begin(), due.end(), [&](const iq::WireFlit& f) {
-      if (!isLost(f.packet)) return false;
+      if (!isLost(f.flit.packet())) return false;
       ++iqOut_[f.slot].credits;
       return true;
     });
@@ -74,13 +74,13 @@ void FabricEmulator::iqKill(std::vector<std::uint32_t> lost) {
         iq::Flit* ring = &iqFlits_[static_cast<std::size_t>(slot) * iqCap_];
         kept.clear();
         for (std::uint32_t k = 0, at = in.first; k < in.count; ++k) {
-          if (!isLost(ring[at].packet)) kept.push_back(ring[at]);
+          if (!isLost(ring[at].packet())) kept.push_back(ring[at]);
           at = at + 1 == iqCap_ ? 0 : at + 1;
         }
         const auto removed = static_cast<std::uint32_t>(in.count - kept.size());
         for (std::uint32_t k = 0; k < removed; ++k)
           iqCredit(iqCycle_ + iqDelay_.credit, slot);
-        iqSwitches_[sw].buffered -= removed;
+        iqBuffered_.remove(sw, removed);
         std::copy(kept.begin(), kept.end(), ring);
         in.first = 0;
         in.count = static_cast<std::uint32_t>(kept.size());
@@ -128,10 +128,10 @@ void FabricEmulator::iqSink(std::uint32_t sw, std::uint32_t slot) {
     const iq::Flit f = iqFlits_[static_cast<std::size_t>(slot) * iqCap_ + in.first];
     in.first = in.first + 1 == iqCap_ ? 0 : in.first + 1;
     --in.count;
-    --iqSwitches_[sw].buffered;
+    iqBuffered_.remove(sw);
     iqCredit(iqCycle_ + iqDelay_.credit, slot);
-    if (!f.tail) continue;
-    post(sched_.now(), kDrop, f.packet);
+    if (!f.tail()) continue;
+    post(sched_.now(), kDrop, f.packet());
     iqStages_.clear(iqInputOf(slot), Stages::kRouting, iqBit(slot));
     iqNextPacket(slot);
     return;

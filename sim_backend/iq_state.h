@@ -1,5 +1,6 @@
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -23,11 +24,20 @@ struct Delays {
   std::int64_t inject = 1;  // a host's flit to the first buffer (I + L, L at least 1)
 };
 
-// A flit in an input VC buffer.
-struct Flit {
-  std::uint32_t packet = kNone;
-  bool head = false;
-  bool tail = false;
+// A flit in an input VC buffer or on a wire, packed in one word (the rings
+// and wheels are the model's largest arrays): its packet's index (packets are
+// pooled, so indices stay far below 2^30) and whether it is the head, the tail.
+class Flit {
+ public:
+  Flit() = default;
+  Flit(std::uint32_t packet, bool head, bool tail)
+      : bits_(packet << 2 | (head ? 2u : 0u) | (tail ? 1u : 0u)) {}
+  std::uint32_t packet() const { return bits_ >> 2; }
+  bool head() const { return (bits_ & 2u) != 0; }
+  bool tail() const { return (bits_ & 1u) != 0; }
+
+ private:
+  std::uint32_t bits_ = 0;
 };
 
 // An input VC at a switch: a ring of flits and the pipeline state of the
@@ -54,9 +64,7 @@ struct OutputVc {
 // A flit on a wire, due at a cycle (credits travel as bare slot numbers).
 struct WireFlit {
   std::uint32_t slot = 0;  // the receiving input VC: channel << shift | vc
-  std::uint32_t packet = kNone;
-  bool head = false;
-  bool tail = false;
+  Flit flit;
 };
 
 // What the model needs of one channel (link direction) every cycle, together
@@ -106,12 +114,52 @@ struct InputMasks {
   std::uint16_t ready = 0;    // holding an output VC, with a flit to send
 };
 
-// What one switch needs per cycle. Its inputs are the entries first ..
-// first + inputs - 1 of the switches' input arrays (channels and masks).
+// A switch's inputs: the entries first .. first + inputs - 1 of the
+// switches' input arrays (channels and masks).
 struct SwitchPorts {
-  std::uint32_t first = 0;     // index of its first input
-  std::uint32_t inputs = 0;    // how many inputs it has
-  std::uint32_t buffered = 0;  // flits in its input buffers
+  std::uint32_t first = 0;   // index of its first input
+  std::uint32_t inputs = 0;  // how many inputs it has
+};
+
+// Flits in each switch's input buffers, and a bit per switch that holds any:
+// a cycle visits those switches only.
+class BufferedFlits {
+ public:
+  void init(std::size_t switches) {
+    count_.assign(switches, 0);
+    busy_.assign((switches + 63) / 64, 0);
+    total_ = 0;
+  }
+  std::uint32_t of(std::uint32_t sw) const { return count_[sw]; }
+  std::uint64_t total() const { return total_; }
+  void add(std::uint32_t sw) {
+    if (count_[sw]++ == 0) busy_[sw >> 6] |= bit(sw);
+    ++total_;
+  }
+  void remove(std::uint32_t sw, std::uint32_t n = 1) {
+    count_[sw] -= n;
+    total_ -= n;
+    if (count_[sw] == 0) busy_[sw >> 6] &= ~bit(sw);
+  }
+  // Calls f(sw) for each switch holding flits, in ascending order, as a scan
+  // of every switch would: f may change the counts, and a switch is visited
+  // if it holds flits when the visit comes to it.
+  template <class F>
+  void forEach(F&& f) const {
+    for (std::size_t w = 0; w < busy_.size(); ++w) {
+      for (std::uint64_t left = ~std::uint64_t{0}, bits; (bits = busy_[w] & left) != 0;) {
+        const int b = std::countr_zero(bits);
+        left = b == 63 ? 0 : ~std::uint64_t{0} << (b + 1);
+        f(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(b)));
+      }
+    }
+  }
+
+ private:
+  static std::uint64_t bit(std::uint32_t sw) { return std::uint64_t{1} << (sw & 63); }
+  std::vector<std::uint32_t> count_;  // per switch
+  std::vector<std::uint64_t> busy_;   // a bit per switch: count_ > 0
+  std::uint64_t total_ = 0;
 };
 
 // The round-robin successor of v among 0 .. n - 1 (every allocator pointer).
