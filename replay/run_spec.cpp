@@ -213,8 +213,12 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     Result<std::int64_t> vcs = presentOr("emulator.vcs", e.has_vcs(), e.vcs(), defaults.vcs, 1);
     if (!vcs) return vcs.status();
     em.vcs = *vcs;
+    // Default: one packet in whole flits (a packet occupies flitsOf() flits;
+    // a packet size out of range is refused by validate()).
+    const std::int64_t onePacket =
+        em.packetBytes <= 0xFFFFFF ? em.flitsOf(em.packetBytes) * em.flitBytes : em.packetBytes;
     Result<std::int64_t> buffer = presentOr("emulator.vc_buffer_bytes", e.has_vc_buffer_bytes(),
-                                            e.vc_buffer_bytes(), em.packetBytes, 1);
+                                            e.vc_buffer_bytes(), onePacket, 1);
     if (!buffer) return buffer.status();
     em.vcBufferBytes = *buffer;
     Result<std::int64_t> link =

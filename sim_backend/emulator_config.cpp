@@ -23,6 +23,12 @@ Status EmulatorConfig::validate() const {
       return bad("vc_buffer_bytes",
                  fmt::format("{} cannot hold one flit of {} bytes", vcBufferBytes, flitBytes));
     }
+    if (vcBufferBytes % flitBytes != 0) {
+      return bad("vc_buffer_bytes",
+                 fmt::format("{} is not a whole number of {}-byte flits (the input-queued model "
+                             "buffers whole flits)",
+                             vcBufferBytes, flitBytes));
+    }
     if (linkLatencyPs % cyclePs != 0 || routingDelayPs % cyclePs != 0) {
       return bad("link_latency_ps", "the input-queued model counts whole cycles");
     }

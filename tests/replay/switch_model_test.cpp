@@ -32,6 +32,8 @@ TEST(SwitchModel, InputQueuedFieldsAndTheirRules) {
       {"emulator { switch_model: INPUT_QUEUED speedup: 0 }", "emulator.speedup: must be in 1..16"},
       {"emulator { switch_model: INPUT_QUEUED sw_alloc_cycles: -1 }", "emulator.sw_alloc_cycles"},
       {"emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 2 }", "cannot hold one flit"},
+      {"emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 18 }",
+       "emulator.vc_buffer_bytes: 18 is not a whole number of 4-byte flits"},
   };
   for (const auto& [text, says] : refused) {
     Result<RunSpec> s = modelSpec(text);
@@ -48,6 +50,13 @@ TEST(SwitchModel, InputQueuedFieldsAndTheirRules) {
   EXPECT_EQ(wormhole->emulator.speedup, 2);
   EXPECT_EQ(wormhole->emulator.allocator, sim::Allocator::kRoundRobin);
   EXPECT_TRUE(wormhole->emulator.holdSwitchForPacket);
+  // The default buffer is one packet in whole flits: a 1000-byte packet of
+  // 64-byte flits takes 16 flits, so the router cuts through (not wormhole).
+  Result<RunSpec> odd = modelSpec(
+      "emulator { switch_model: INPUT_QUEUED flit_bytes: 64 packet_bytes: 1000 } "
+      "workload { uniform { rate: 0.1 duration_cycles: 100 } message_bytes: 1000 }");
+  ASSERT_TRUE(odd) << odd.status().toString();
+  EXPECT_EQ(odd->emulator.vcBufferBytes, 1024);
 }
 
 // configs/fidelity: BookSim2's iq router, with the workload keys the
