@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the same synthetic experiment on BookSim2 and on ebb's emulator, load by
-# load, and compares mean packet latency, accepted load and wall time
+# load, and compares mean packet latency, accepted load and speed
 # (docs/emulator.md, "Comparison with BookSim2").
 # Run with --help for the options.
 set -euo pipefail
@@ -60,10 +60,14 @@ and, with gnuplot, OUT/compare.png and OUT/compare.svg.
 
 BookSim: "Packet latency average" and "Accepted packet rate average" x 16 of
 the overall statistics. ebb: run.mean_latency_cycles of report.json and the
-accepted load over the second half of the run (timeseries.csv). Wall times
-are measured around each process; booksim_s includes the throughput rerun.
-booksim_cycles is the length of the BookSim run ("Time taken": warm-up,
-samples and drain; NA when saturated). BookSim exits with status 255 on
+accepted load over the second half of the run (timeseries.csv). Times are
+CPU seconds (user + system) of each process, so other load on the machine
+moves them little; booksim_s includes the throughput rerun. booksim_cycles is
+the length of the BookSim run ("Time taken": warm-up, samples and drain; of
+the throughput rerun when saturated). speedup compares whole points;
+speedup_per_cycle compares CPU time per simulated cycle (BookSim: its run's
+cycles; ebb: the given cycles, its drain counted against it), the measure of
+the 50x target (docs/performance.md). BookSim exits with status 255 on
 success; 0 and 255 are accepted.
 EOF
 }
@@ -228,8 +232,15 @@ else
 fi
 log "$k-ary $n-tree ($hosts hosts), pattern $pattern, VC buffer $buf flits, loads: ${load_list[*]}, ebb $cycles cycles"
 
-now() { date +%s.%N; }
-elapsed() { python3 -c 'import sys; print("%.3f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$1" "$2"; }
+# Runs CMD in DIR with its output to LOG and prints "EXIT_STATUS CPU_SECONDS"
+# (user + system time of the command, from bash's time).
+timed() { # LOG DIR CMD...
+  local log=$1 dir=$2 rc=0 t TIMEFORMAT='%3U %3S'
+  shift 2
+  t=$({ time (cd "$dir" && "$@" </dev/null >"$log" 2>&1); } 2>&1) || rc=$?
+  # $t is two numbers: user and system seconds
+  echo "$rc $(python3 -c 'import sys; print("%.3f" % (float(sys.argv[1]) + float(sys.argv[2])))' $t)"
+}
 
 # ---- BookSim ----------------------------------------------------------------
 write_booksim_config() { # FILE LOAD SIM_TYPE
@@ -254,10 +265,11 @@ write_booksim_config() { # FILE LOAD SIM_TYPE
   } >"$1"
 }
 
-# Runs BookSim on CONFIG writing LOG; exit 0 and 255 are success.
+# Runs BookSim on CONFIG writing LOG, its CPU seconds in booksim_cpu; exit 0
+# and 255 are success.
 run_booksim() { # CONFIG LOG
-  local rc=0
-  (cd "$(dirname "$1")" && nice -n 5 "$booksim" "$1") >"$2" 2>&1 || rc=$?
+  local rc
+  read -r rc booksim_cpu < <(timed "$2" "$(dirname "$1")" nice -n 5 "$booksim" "$1")
   if [[ $rc != 0 && $rc != 255 ]]; then
     fail "BookSim failed on $1 (exit status $rc; see $2)"
   fi
@@ -365,8 +377,8 @@ for r in "${load_list[@]}"; do
   bcfg=$out/booksim/load_$tag.cfg
   blog=$out/booksim/load_$tag.log
   write_booksim_config "$bcfg" "$r" latency
-  t0=$(now)
   run_booksim "$bcfg" "$blog"
+  b_s=$booksim_cpu
   read -r b_lat b_pkt b_cyc < <(parse_booksim "$blog") || fail "cannot read BookSim's results from $blog"
   saturated=no
   if [[ $b_lat == unstable ]]; then
@@ -377,10 +389,10 @@ for r in "${load_list[@]}"; do
     tlog=$out/booksim/load_${tag}_throughput.log
     write_booksim_config "$tcfg" "$r" throughput
     run_booksim "$tcfg" "$tlog"
+    b_s=$(python3 -c 'import sys; print("%.3f" % (float(sys.argv[1]) + float(sys.argv[2])))' "$b_s" "$booksim_cpu")
     read -r _ b_pkt b_cyc < <(parse_booksim "$tlog") || fail "cannot read BookSim's results from $tlog"
   fi
-  t1=$(now)
-  b_s=$(elapsed "$t0" "$t1")
+  b_cyc_s=$booksim_cpu # the CPU time of the run that b_cyc counts
 
   # ebb
   e_lat=NA e_acc=NA e_off=NA e_s=NA
@@ -402,20 +414,16 @@ for r in "${load_list[@]}"; do
     eargs+=(--traffic "$tfile")
   fi
   eargs+=("${ebb_extra[@]+"${ebb_extra[@]}"}" --out "$edir" --quiet)
-  t0=$(now)
-  rc=0
-  nice -n 5 "$ebb" replay "${eargs[@]}" >"$out/ebb/load_$tag.log" 2>&1 || rc=$?
-  t1=$(now)
+  read -r rc e_s < <(timed "$out/ebb/load_$tag.log" "$PWD" nice -n 5 "$ebb" replay "${eargs[@]}")
   if [[ $rc != 0 ]]; then
     cat "$out/ebb/load_$tag.log" >&2
     fail "ebb replay failed at load $tag (exit status $rc; see $out/ebb/load_$tag.log; --booksim-only runs BookSim alone)"
   fi
-  e_s=$(elapsed "$t0" "$t1")
   read -r e_lat e_acc e_off < <(parse_ebb "$edir") || fail "cannot read ebb's results from $edir"
   fi
 
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-    "$r" "$b_lat" "$b_pkt" "$saturated" "$b_s" "$e_lat" "$e_acc" "$e_off" "$e_s" "$b_cyc" >>"$results"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    "$r" "$b_lat" "$b_pkt" "$saturated" "$b_s" "$e_lat" "$e_acc" "$e_off" "$e_s" "$b_cyc" "$b_cyc_s" >>"$results"
   python3 - "$tag" "$b_lat" "$b_pkt" "$b_s" "$e_lat" "$e_acc" "$e_s" "$saturated" <<'PY' >&2
 import sys
 tag, bl, bp, bs, el, ea, es, sat = sys.argv[1:]
@@ -446,26 +454,31 @@ def fmt(x, p=4):
     return "NA" if x is None else ("%." + str(p) + "f") % x
 rows = []
 for line in open(src):
-    load, bl, bp, sat, bs, el, ea, eo, es, bc = line.rstrip("\n").split("\t")
-    bl, bp, bs, el, ea, es = map(num, (bl, bp, bs, el, ea, es))
+    load, bl, bp, sat, bs, el, ea, eo, es, bc, bcs = line.rstrip("\n").split("\t")
+    bl, bp, bs, el, ea, es, bcs = map(num, (bl, bp, bs, el, ea, es, bcs))
     ba = None if bp is None else bp * 16
+    # CPU time per simulated cycle, BookSim's over ebb's.
+    per_cycle = (None if bc == "NA" or bcs is None or es is None or es == 0
+                 else (bcs / float(bc)) / (es / float(cycles)))
     rows.append(dict(load=float(load), bl=bl, el=el, lr=ratio(el, bl), ba=ba, ea=ea,
-                     ar=ratio(ea, ba), bs=bs, es=es, sp=ratio(bs, es), sat=sat, bc=bc))
+                     ar=ratio(ea, ba), bs=bs, es=es, sp=ratio(bs, es), pc=per_cycle, sat=sat, bc=bc))
 with open(out + "/compare.csv", "w") as f:
     f.write("load,booksim_latency,ebb_latency,latency_ratio,booksim_accepted,ebb_accepted,"
-            "accepted_ratio,booksim_s,ebb_s,speedup,booksim_saturated,booksim_cycles\n")
+            "accepted_ratio,booksim_s,ebb_s,speedup,booksim_saturated,booksim_cycles,"
+            "speedup_per_cycle\n")
     for r in rows:
         f.write(",".join([("%g" % r["load"]), fmt(r["bl"]), fmt(r["el"]), fmt(r["lr"]), fmt(r["ba"]),
                           fmt(r["ea"]), fmt(r["ar"]), fmt(r["bs"], 3), fmt(r["es"], 3), fmt(r["sp"], 2),
-                          r["sat"], r["bc"]]) + "\n")
+                          r["sat"], r["bc"], fmt(r["pc"], 1)]) + "\n")
 with open(out + "/compare.md", "w") as f:
     f.write("# BookSim2 vs ebb: %s-ary %s-tree, %s traffic, VC buffer %s flits\n\n" % (k, n, pattern, buf))
     ebb = ("ebb: not run (--booksim-only)" if booksim_only == "1" else
            "ebb: all links on, %s cycles, config %s" % (cycles, config))
     f.write("BookSim2: router iq, fattree/nca, 3 VCs, 16-flit packets, stock defaults otherwise. "
             "%s. Latency in cycles (ebb/BookSim ratio), "
-            "accepted load in flits/cycle/node, wall time in seconds (speedup = BookSim/ebb, per point: "
-            "BookSim simulates its own warm-up, samples and drain, 'BookSim cycles', ebb the given cycles).\n\n"
+            "accepted load in flits/cycle/node, CPU time in seconds (speedup = BookSim/ebb, per point: "
+            "BookSim simulates its own warm-up, samples and drain, 'BookSim cycles', ebb the given cycles; "
+            "per cycle = BookSim's CPU time per simulated cycle over ebb's).\n\n"
             % ebb)
     if pattern == "uniform":
         f.write("BookSim's uniform pattern sends 1 packet in %d to the source itself; ebb leaves that "
@@ -476,13 +489,14 @@ with open(out + "/compare.md", "w") as f:
                 "itself, ebb leaves them out (its offered and accepted load are %.4g of the nominal load).\n\n"
                 % (pattern, fixed, hosts, (hosts - fixed) / hosts))
     f.write("| load | BookSim latency | ebb latency | ratio | BookSim accepted | ebb accepted | ratio "
-            "| BookSim s | ebb s | speedup | BookSim cycles |\n")
-    f.write("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+            "| BookSim s | ebb s | speedup | BookSim cycles | per cycle |\n")
+    f.write("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     for r in rows:
         bl = "unstable" if r["sat"] == "yes" else fmt(r["bl"], 1)
-        f.write("| %g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+        f.write("| %g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
             r["load"], bl, fmt(r["el"], 1), fmt(r["lr"], 3), fmt(r["ba"], 3), fmt(r["ea"], 3),
-            fmt(r["ar"], 3), fmt(r["bs"], 1), fmt(r["es"], 2), fmt(r["sp"], 1), r["bc"]))
+            fmt(r["ar"], 3), fmt(r["bs"], 1), fmt(r["es"], 2), fmt(r["sp"], 1), r["bc"],
+            fmt(r["pc"], 1)))
     if any(r["sat"] == "yes" for r in rows):
         f.write("\n\"unstable\": BookSim printed \"Simulation unstable\" (past saturation); its accepted "
                 "load there is from a rerun with sim_type = throughput, and its time includes the rerun.\n")
