@@ -51,9 +51,6 @@ Result<Xgft> Xgft::make(std::vector<std::uint32_t> m, std::vector<std::uint32_t>
     return invalidArgument(fmt::format(
         "xgft: w_1 = {}: a host has one link to one leaf switch in ebb, so w_1 must be 1", w[0]));
   }
-  if (h == 1 && m[0] < 2) {
-    return invalidArgument("xgft: a one-level tree needs m_1 >= 2 hosts");
-  }
   std::uint64_t hosts = 1;
   for (std::uint32_t v : m) {
     hosts *= v;
@@ -61,6 +58,10 @@ Result<Xgft> Xgft::make(std::vector<std::uint32_t> m, std::vector<std::uint32_t>
       return invalidArgument(
           fmt::format("xgft: m_1 x .. x m_h exceeds the limit of {} hosts", KAryNTree::kMaxHosts));
     }
+  }
+  if (hosts < 2) {
+    return invalidArgument(
+        "xgft: m_1 x .. x m_h = 1: a fat tree needs at least 2 hosts (some m_i >= 2)");
   }
   std::uint32_t widest = 0;
   for (std::size_t i = 0; i < h; ++i) {

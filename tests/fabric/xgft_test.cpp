@@ -138,7 +138,8 @@ TEST(Xgft, BadShapesNameTheRule) {
       {"0:4:1", "not a level count"},
       {"4,4:1,4", "the form is H:m1"},
       {"2:4096,8192:1,4", "exceeds the limit of 16777216 hosts"},
-      {"1:1:1", "needs m_1 >= 2"},
+      {"1:1:1", "needs at least 2 hosts"},
+      {"2:1,1:1,1", "needs at least 2 hosts"},
       {"2:40000,2:1,40000", "more than 65535"},
   };
   for (const auto& [spec, what] : cases) {
