@@ -126,6 +126,12 @@ Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
     return std::unique_ptr<WorkloadSource>(
         std::make_unique<FileSource>(emu, std::move(*reader), horizon));
   }
+  // Synthetic traffic sends each message to a host other than its source.
+  if (hosts < 2) {
+    return invalidArgument(
+        fmt::format("workload: synthetic traffic ({}) needs at least 2 hosts; the fabric has {}",
+                    spec.workloadName, hosts));
+  }
   // The cost before the work: the messages the rate profile makes here.
   const double messages =
       spec.workload.rate.integral() / static_cast<double>(emu.config().cyclePs) * hosts *

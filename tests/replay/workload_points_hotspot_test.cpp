@@ -5,6 +5,7 @@
 #include "configs/config_loader.h"
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
+#include "fabric/topology_builder.h"
 #include "replay/run_spec.h"
 #include "replay/runner.h"
 #include "workload/hotspot.h"
@@ -130,6 +131,23 @@ TEST(Hotspot, UnknownHostFailsTheRun) {
   Result<RunOutput> run = runEmulation(*s, topo, mt, true, {});
   ASSERT_FALSE(run);
   EXPECT_NE(run.status().message().find("workload.hotspot.host[0]: no host named 'H99'"),
+            std::string::npos)
+      << run.status().toString();
+}
+
+// A fabric of one host (read from a file) has no destination for synthetic
+// traffic: the run fails naming the rule, never picks a host that is not there.
+TEST(SyntheticWorkload, OneHostFabricIsRefused) {
+  fabric::TopologyBuilder b;
+  const fabric::SwitchId leaf = b.addSwitch("leaf", 0x100, 4);
+  ASSERT_TRUE(b.connectHost(b.addHost("h0", 0x200), 0, {leaf, 0}).isOk());
+  const fabric::Topology topo = b.build().value();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
+  Result<RunSpec> s = specOf("workload { uniform { rate: 0.1 duration_cycles: 4000 } }");
+  ASSERT_TRUE(s) << s.status().toString();
+  Result<RunOutput> run = runEmulation(*s, topo, mt, true, {});
+  ASSERT_FALSE(run);
+  EXPECT_NE(run.status().message().find("needs at least 2 hosts; the fabric has 1"),
             std::string::npos)
       << run.status().toString();
 }
