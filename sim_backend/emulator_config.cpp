@@ -32,6 +32,20 @@ Status EmulatorConfig::validate() const {
     if (linkLatencyPs % cyclePs != 0 || routingDelayPs % cyclePs != 0) {
       return bad("link_latency_ps", "the input-queued model counts whole cycles");
     }
+    // The model holds every buffered flit and every cycle of wire delay in
+    // memory, made when it starts.
+    if (vcBufferBytes / flitBytes > kMaxIqBufferFlits) {
+      return bad(
+          "vc_buffer_bytes",
+          fmt::format("{} is {} flits of {} bytes, more than the input-queued model's "
+                      "{} flits per VC",
+                      vcBufferBytes, vcBufferBytes / flitBytes, flitBytes, kMaxIqBufferFlits));
+    }
+    if (linkLatencyPs / cyclePs > kMaxIqLinkCycles) {
+      return bad("link_latency_cycles",
+                 fmt::format("{} is more than the input-queued model's {} cycles",
+                             linkLatencyPs / cyclePs, kMaxIqLinkCycles));
+    }
     const std::pair<const char*, std::int64_t> stages[] = {{"vc_alloc_cycles", vcAllocCycles},
                                                            {"sw_alloc_cycles", swAllocCycles},
                                                            {"crossbar_cycles", crossbarCycles},

@@ -77,6 +77,10 @@ struct EmulatorConfig {
   double bandwidthBytesPerPs() const {
     return static_cast<double>(flitBytes) / static_cast<double>(cyclePs);
   }
+  // Input-queued model: the largest VC buffer and link latency it builds.
+  static constexpr std::int64_t kMaxIqBufferFlits = 4096;
+  static constexpr std::int64_t kMaxIqLinkCycles = 100'000;
+
   // E_INVALID naming the field: positive sizes and times, buffers that hold a packet.
   Status validate() const;
 };

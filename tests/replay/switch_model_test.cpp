@@ -34,6 +34,12 @@ TEST(SwitchModel, InputQueuedFieldsAndTheirRules) {
       {"emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 2 }", "cannot hold one flit"},
       {"emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 18 }",
        "emulator.vc_buffer_bytes: 18 is not a whole number of 4-byte flits"},
+      // Sizes the model would allocate before it runs (once an abort on bad_alloc).
+      {"emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 9223372036854775804 }",
+       "emulator.vc_buffer_bytes: 9223372036854775804 is 2305843009213693951 flits"},
+      {"emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 16388 }", "4096 flits per VC"},
+      {"emulator { switch_model: INPUT_QUEUED link_latency_cycles: 1000000000 }",
+       "emulator.link_latency_cycles: 1000000000 is more than the input-queued model's 100000"},
   };
   for (const auto& [text, says] : refused) {
     Result<RunSpec> s = modelSpec(text);
