@@ -191,18 +191,22 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
   spec.rate = o.pattern == "ramp" ? workload::RateProfile::alonsoRamp(o.cyclePs, o.timeScale)
                                   : workload::RateProfile::constant(o.rate, spec.endPs);
   if (Status s = spec.validate(); !s.isOk()) return bad(s);
-  // The cost before the work: messages the file would hold at the peak rate.
-  if (o.flitBytes > 0 && o.messageBytes > 0) {
-    const TimePs span = o.pattern == "ramp" ? spec.rate.end() : spec.endPs;
-    const double messages = spec.rate.max() * static_cast<double>(span / o.cyclePs) *
-                            static_cast<double>(spec.hosts) * static_cast<double>(o.flitBytes) /
-                            static_cast<double>(o.messageBytes);
-    if (messages > static_cast<double>(o.maxMessages)) {
-      return bad(invalidArgument(fmt::format(
-          "the file would hold about {:.3g} messages, more than the limit of {}: shorten "
-          "--cycles, lower --rate, or raise the limit deliberately with --max-messages",
-          messages, o.maxMessages)));
-    }
+  // The cost before the work: messages the file would hold at the peak rate
+  // (incast: exactly; its rounds ignore --rate).
+  const bool incastPattern = spec.pattern == workload::GenPattern::kIncast;
+  const TimePs span = o.pattern == "ramp" ? spec.rate.end() : spec.endPs;
+  const double messages =
+      incastPattern
+          ? static_cast<double>(spec.incastRounds()) * static_cast<double>(spec.incastSenders)
+          : spec.rate.max() * static_cast<double>(span / o.cyclePs) *
+                static_cast<double>(spec.hosts) * static_cast<double>(o.flitBytes) /
+                static_cast<double>(o.messageBytes);
+  if (messages > static_cast<double>(o.maxMessages)) {
+    return bad(invalidArgument(
+        fmt::format("the file would hold about {:.3g} messages, more than the limit of {}: shorten "
+                    "--cycles, {}, or raise the limit deliberately with --max-messages",
+                    messages, o.maxMessages,
+                    incastPattern ? "lengthen --incast-period-cycles" : "lower --rate")));
   }
   auto writer = workload::TrafficWriter::create(o.out, o.binary);
   if (!writer) {

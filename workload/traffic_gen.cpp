@@ -40,7 +40,9 @@ Result<std::uint64_t> generateIncast(const GenSpec& s, TrafficWriter& out) {
     if (h != s.hotspotHost) others.push_back(h);
   }
   std::uint64_t n = 0;
-  for (TimePs t = 0; t < s.endPs; t += s.incastPeriodPs) {
+  // Rounds counted, not times summed: t + period may pass the time range.
+  for (std::int64_t r = 0; r < s.incastRounds(); ++r) {
+    const TimePs t = r * s.incastPeriodPs;
     std::shuffle(others.begin(), others.end(), rng);
     std::vector<std::uint32_t> senders(others.begin(), others.begin() + s.incastSenders);
     std::sort(senders.begin(), senders.end());

@@ -26,6 +26,8 @@ struct GenSpec {
   TimePs incastPeriodPs = 10'000'000;
   TimePs endPs = 0;  // incast: generate until here
   Status validate() const;
+  // incast, once validated: rounds at 0, period, 2 x period, ... before endPs.
+  std::int64_t incastRounds() const { return (endPs - 1) / incastPeriodPs + 1; }
 };
 
 // Streams the generated messages into `out`; returns how many were written.

@@ -11,6 +11,7 @@
 #include "fabric/ibnetdiscover.h"
 #include "fabric/kary_tree.h"
 #include "tools/command.h"
+#include "workload/traffic_file.h"
 
 namespace ebb::tools {
 namespace {
@@ -316,6 +317,11 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
         genOut.string()},
        kExitError,
        {"limit of 100"}},
+      // An incast writes rounds x senders whatever --rate says.
+      {{"gen", "--pattern", "incast", "--rate", "0", "--cycles", "1000000000",
+        "--incast-period-cycles", "1", "--out", genOut.string()},
+       kExitError,
+       {"about 8e+09 messages, more than the limit of 100000000", "--incast-period-cycles"}},
       {{"gen", "--rate", "1.5", "--out", genOut.string()},
        kExitError,
        {"--rate: 1.5 flits/cycle/node is more than a host's link carries"}},
@@ -352,6 +358,28 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
   }
   EXPECT_FALSE(std::filesystem::exists(genOut)) << "nothing is written for a refused file";
   EXPECT_FALSE(std::filesystem::exists(scratch("never-out") / "report.json"));
+}
+
+// An incast file holds its rounds: a long, sparse one is written (not refused
+// for what --rate would make), with every time in range and in order.
+TEST(OptionRules, IncastRoundsAreCountedAndNeverWrap) {
+  const auto out = scratch("sparse-incast.txt");
+  const CliRun r = ebb({"gen", "--pattern", "incast", "--cycles", "9000000000000000",
+                        "--incast-period-cycles", "5000000000000000", "--out", out.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("wrote 16 messages"), std::string::npos) << r.out;
+  auto reader = workload::TrafficReader::open(out.string());
+  ASSERT_TRUE(reader) << reader.status().toString();
+  std::vector<TimePs> times;
+  while (true) {
+    auto m = (*reader)->next();
+    ASSERT_TRUE(m) << m.status().toString();
+    if (!m->has_value()) break;
+    times.push_back((*m)->time);
+  }
+  ASSERT_EQ(times.size(), 16u);
+  EXPECT_EQ(times.front(), 0);
+  EXPECT_EQ(times.back(), 5'000'000'000'000'000'000);
 }
 
 // A run without a single message has no latency to compare: said so, and
