@@ -265,8 +265,12 @@ class FabricEmulator {
   // goes back upstream and it is counted lost (a kDrop event, now).
   void discard(std::uint32_t p);
   void lose(std::uint32_t p);
-  // The packet's channel failed while it was on the wire.
-  bool lostOnWire(std::uint32_t p, std::uint32_t ch);
+  // A packet on the wire of `ch` when it failed (its epoch changed) is lost;
+  // the usual answer, no, inline (it is asked at every arrival).
+  bool lostOnWire(std::uint32_t p, std::uint32_t ch) {
+    return packets_[p].epoch != channels_[ch].epoch && loseFromWire(p, ch);
+  }
+  bool loseFromWire(std::uint32_t p, std::uint32_t ch);
   void returnCredit(std::uint32_t ch, std::uint8_t vc, std::uint32_t bytes);
   // The input-queued model (fabric_iq.cpp): one tick per cycle while flits
   // move; flits and credits travel on a timing wheel of cycles.

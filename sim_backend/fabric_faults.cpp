@@ -182,10 +182,9 @@ void FabricEmulator::discard(std::uint32_t p) {
   post(sched_.now(), kDrop, p);
 }
 
-bool FabricEmulator::lostOnWire(std::uint32_t p, std::uint32_t ch) {
+bool FabricEmulator::loseFromWire(std::uint32_t p, std::uint32_t ch) {
   const Packet& pk = packets_[p];
   Channel& c = channels_[ch];
-  if (pk.epoch == c.epoch) return false;
   // It never reached the receiver's buffer: its credit is free again.
   if (!c.toHost) c.credits[pk.vc] += pk.bytes;
   lose(p);
