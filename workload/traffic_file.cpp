@@ -1,10 +1,15 @@
 #include "workload/traffic_file.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -244,28 +249,88 @@ class BinaryReader final : public TrafficReader {
   TimePs last_ = 0;
 };
 
+// The file a writer fills: a temporary file beside the target, renamed over
+// it by commit() once complete, removed otherwise. A target that exists and
+// is not a regular file (/dev/stdout, a FIFO) is written in place.
+class OutputFile {
+ public:
+  static Result<OutputFile> open(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path target(path);
+    const fs::file_status st = fs::status(target, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st)) {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      if (!out) return Status(ErrorCode::kIo, fmt::format("cannot create {}", path));
+      return OutputFile(path, "", std::move(out));
+    }
+    // A symbolic link keeps pointing at the new file: replace its target.
+    if (fs::is_symlink(fs::symlink_status(target, ec))) {
+      const fs::path real = fs::canonical(target, ec);
+      if (!ec) target = real;  // a dangling link is replaced
+    }
+    static std::atomic<unsigned> serial{0};
+    const std::string tmp =
+        fmt::format("{}.ebb-{}-{}.tmp", target.string(), ::getpid(), serial.fetch_add(1));
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Status(ErrorCode::kIo, fmt::format("cannot create {}", path));
+    return OutputFile(target.string(), tmp, std::move(out));
+  }
+  OutputFile(OutputFile&& o) noexcept
+      : target_(std::move(o.target_)), tmp_(std::exchange(o.tmp_, {})), out_(std::move(o.out_)) {}
+  OutputFile& operator=(OutputFile&&) = delete;
+  OutputFile(const OutputFile&) = delete;
+  ~OutputFile() {
+    if (!tmp_.empty()) {
+      out_.close();
+      std::error_code ignored;
+      std::filesystem::remove(tmp_, ignored);
+    }
+  }
+  std::ofstream& stream() { return out_; }
+  const std::string& writing() const { return tmp_.empty() ? target_ : tmp_; }
+  // E_IO naming the file (a full disk, a file-size limit).
+  Status writeError() const { return {ErrorCode::kIo, fmt::format("cannot write {}", target_)}; }
+  Status commit() {
+    out_.close();
+    if (!out_) return writeError();
+    if (tmp_.empty()) return Status::ok();
+    std::error_code ec;
+    std::filesystem::rename(tmp_, target_, ec);
+    if (ec) return {ErrorCode::kIo, fmt::format("cannot write {}: {}", target_, ec.message())};
+    tmp_.clear();
+    return Status::ok();
+  }
+
+ private:
+  OutputFile(std::string target, std::string tmp, std::ofstream out)
+      : target_(std::move(target)), tmp_(std::move(tmp)), out_(std::move(out)) {}
+  std::string target_;
+  std::string tmp_;  // empty: written in place, or committed
+  std::ofstream out_;
+};
+
 class TextWriter final : public TrafficWriter {
  public:
-  explicit TextWriter(std::ofstream out) : out_(std::move(out)) {
+  explicit TextWriter(OutputFile file) : file_(std::move(file)), out_(file_.stream()) {
     out_ << "# ebb traffic file: <time_ns> <src> <dst> <bytes> [job]\n";
   }
   Status write(const TrafficMessage& m) override {
     out_ << fmt::format("{:.3f} {} {} {} {}\n", static_cast<double>(m.time) / 1000.0, m.src, m.dst,
                         m.bytes, m.job);
-    return out_ ? Status::ok() : Status(ErrorCode::kIo, "write failed");
+    return out_ ? Status::ok() : file_.writeError();
   }
-  Status close() override {
-    out_.close();
-    return out_ ? Status::ok() : Status(ErrorCode::kIo, "close failed");
-  }
+  Status close() override { return file_.commit(); }
+  std::string writingPath() const override { return file_.writing(); }
 
  private:
-  std::ofstream out_;
+  OutputFile file_;
+  std::ofstream& out_;
 };
 
 class BinaryWriter final : public TrafficWriter {
  public:
-  explicit BinaryWriter(std::ofstream out) : out_(std::move(out)) {
+  explicit BinaryWriter(OutputFile file) : file_(std::move(file)), out_(file_.stream()) {
     out_.write(kBinaryTrafficMagic, kMagicLen);
   }
   Status write(const TrafficMessage& m) override {
@@ -275,18 +340,15 @@ class BinaryWriter final : public TrafficWriter {
     r.set_dst(m.dst);
     r.set_bytes(m.bytes);
     r.set_job(m.job);
-    if (!google::protobuf::util::SerializeDelimitedToOstream(r, &out_)) {
-      return {ErrorCode::kIo, "write failed"};
-    }
+    if (!google::protobuf::util::SerializeDelimitedToOstream(r, &out_)) return file_.writeError();
     return Status::ok();
   }
-  Status close() override {
-    out_.close();
-    return out_ ? Status::ok() : Status(ErrorCode::kIo, "close failed");
-  }
+  Status close() override { return file_.commit(); }
+  std::string writingPath() const override { return file_.writing(); }
 
  private:
-  std::ofstream out_;
+  OutputFile file_;
+  std::ofstream& out_;
 };
 
 }  // namespace
@@ -339,10 +401,12 @@ Result<TrafficFileSummary> validateTrafficFile(const std::string& path, std::uin
 }
 
 Result<std::unique_ptr<TrafficWriter>> TrafficWriter::create(const std::string& path, bool binary) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Status(ErrorCode::kIo, fmt::format("cannot create {}", path));
-  if (binary) return std::unique_ptr<TrafficWriter>(std::make_unique<BinaryWriter>(std::move(out)));
-  return std::unique_ptr<TrafficWriter>(std::make_unique<TextWriter>(std::move(out)));
+  Result<OutputFile> file = OutputFile::open(path);
+  if (!file) return file.status();
+  if (binary) {
+    return std::unique_ptr<TrafficWriter>(std::make_unique<BinaryWriter>(std::move(*file)));
+  }
+  return std::unique_ptr<TrafficWriter>(std::make_unique<TextWriter>(std::move(*file)));
 }
 
 }  // namespace ebb::workload

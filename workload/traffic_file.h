@@ -48,12 +48,20 @@ Result<TrafficFileSummary> validateTrafficFile(const std::string& path, std::uin
                                                const MessageLimit& limit = {});
 
 // Writes a native traffic file. Text: "<time_ns> <src> <dst> <bytes> [job]".
+// The messages go to a temporary file beside `path` that close() renames over
+// it once complete: a failed or interrupted run never leaves a partial file at
+// `path`, nor replaces what was there. A writer destroyed without a successful
+// close() removes its temporary file. A `path` that exists and is not a
+// regular file (/dev/stdout, a FIFO) is written in place.
 class TrafficWriter {
  public:
   static Result<std::unique_ptr<TrafficWriter>> create(const std::string& path, bool binary);
   virtual ~TrafficWriter() = default;
   virtual Status write(const TrafficMessage& m) = 0;
+  // Completes the file and puts it at `path`. E_IO naming `path`.
   virtual Status close() = 0;
+  // The file being written until close(): the temporary file, or `path`.
+  virtual std::string writingPath() const { return {}; }
 };
 
 inline constexpr char kBinaryTrafficMagic[] = "EBBTRF1\n";

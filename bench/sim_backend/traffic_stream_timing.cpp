@@ -80,7 +80,9 @@ Written writeFiles(const std::string& text, const std::string& binary, std::uint
   }
   Messages gen;
   Written w;
-  // Check the file size every 64 Ki messages (the writer buffers).
+  // Check the file size every 64 Ki messages (the writer buffers), on the
+  // temporary file the writer fills until close() renames it to `text`.
+  const std::string growing = (*tw)->writingPath();
   while (true) {
     for (int i = 0; i < 65536; ++i) {
       const workload::TrafficMessage m = gen.next();
@@ -91,7 +93,7 @@ Written writeFiles(const std::string& text, const std::string& binary, std::uint
       ++w.messages;
       w.bytes += static_cast<std::uint64_t>(m.bytes);
     }
-    if (fs::file_size(text) >= targetBytes) break;
+    if (fs::file_size(growing) >= targetBytes) break;
   }
   if (!(*tw)->close().isOk() || !(*bw)->close().isOk()) {
     std::fprintf(stderr, "close failed (disk full?)\n");

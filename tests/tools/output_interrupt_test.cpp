@@ -192,5 +192,47 @@ TEST_F(OutputInterrupt, WithoutGnuplotTheRunWarnsAndExitsZeroWithItsResults) {
   EXPECT_EQ(readText(r.stdoutPath).find("plots/*.png"), std::string::npos);
 }
 
+// `ebb gen` cut off midway by a file-size limit (RLIMIT_FSIZE): killed by
+// SIGXFSZ, or failing to write when the signal is ignored. Either way --out
+// keeps the earlier file whole; a failed run removes its temporary file.
+TEST(GenInterrupt, AGenCutOffMidwayLeavesTheEarlierFileWhole) {
+  const fs::path dir = fs::path(EBB_BINARY_DIR) / "test_scratch" / "gen_interrupt";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path out = dir / "traffic.txt";
+  const std::string earlier = "# the earlier file\n0 0 1 64\n";
+  const auto entries = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir))
+      names.push_back(e.path().filename().string());
+    return names;
+  };
+  for (const char* trap : {"trap '' XFSZ; ", ""}) {
+    std::ofstream(out) << earlier;
+    ChildProcess::Spec spec;
+    // About 4 MB of messages against a limit of 100 KiB or so.
+    spec.argv = {
+        "/bin/sh", "-c",
+        std::string(trap) + "ulimit -f 200; exec " + kEbb.string() + " gen --out " + out.string()};
+    const CommandResult r = runCommand(spec, 60s);
+    ASSERT_FALSE(r.timedOut);
+    EXPECT_NE(r.exitCode, 0) << trap << r.out << r.err;
+    EXPECT_EQ(readText(out), earlier) << trap << r.err;
+    // The failed write took its temporary file with it; the killed run's is
+    // left behind (nothing runs after SIGKILL or SIGXFSZ).
+    if (*trap) {
+      EXPECT_NE(r.err.find("cannot write " + out.string()), std::string::npos) << r.err;
+      EXPECT_EQ(entries(), std::vector<std::string>{"traffic.txt"}) << r.err;
+    }
+  }
+  // A complete run replaces the file.
+  ChildProcess::Spec complete;
+  complete.argv = {kEbb.string(), "gen", "--cycles", "1000", "--out", out.string()};
+  const CommandResult r = runCommand(complete, 60s);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(readText(out), earlier);
+  EXPECT_EQ(readText(out).rfind("# ebb traffic file", 0), 0u);
+}
+
 }  // namespace
 }  // namespace ebb

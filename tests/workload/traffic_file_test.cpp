@@ -231,6 +231,38 @@ TEST(TrafficFile, GarbledBinaryRecordSizeIsAnErrorNotTheEnd) {
       << v.status().message();
 }
 
+// The file appears at its path only when complete: until close() the earlier
+// file is untouched, and a writer dropped without close() leaves it so, with
+// no temporary file behind.
+TEST(TrafficWriter, ReplacesTheFileOnlyWhenComplete) {
+  const auto dir = std::filesystem::path(scratch("atomic"));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "t.txt").string();
+  const auto text = [&] {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  std::ofstream(path) << "0 0 1 64\n";
+  {
+    auto w = TrafficWriter::create(path, false);
+    ASSERT_TRUE(w);
+    ASSERT_TRUE((*w)->write({0, 2, 3, 128, 0}).isOk());
+    EXPECT_NE((*w)->writingPath(), path);
+    EXPECT_EQ(text(), "0 0 1 64\n");
+  }
+  EXPECT_EQ(text(), "0 0 1 64\n");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);
+  auto w = TrafficWriter::create(path, true);
+  ASSERT_TRUE(w);
+  ASSERT_TRUE((*w)->write({0, 2, 3, 128, 0}).isOk());
+  ASSERT_TRUE((*w)->close().isOk());
+  const auto msgs = readAll(path);
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(msgs[0].src, 2u);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);
+}
+
 class CollectWriter final : public TrafficWriter {
  public:
   Status write(const TrafficMessage& m) override {
