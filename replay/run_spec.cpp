@@ -277,6 +277,9 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     if (!ps) return ps.status();
     *out = *ps;
   }
+  if (g.has_max_check_periods() && g.max_check_periods() == 0)
+    return invalidArgument("gating.max_check_periods: must be > 0 (is 0)");
+  if (g.has_max_check_periods()) r.maxCheckPeriods = g.max_check_periods();
   if (Status s = agent::checkGatingFields(g); !s.isOk()) return s;
   const agent::GatingChoice gating = agent::gatingFromConfig(g);
   r.gating = gating.gating;

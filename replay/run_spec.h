@@ -34,6 +34,9 @@ struct RunSpec {
   std::string trafficFile;              // when set, the workload is this file, replayed open-loop
   workload::MessageLimit messageLimit;  // every message of the workload is checked against it
   std::uint64_t maxMessages = 1'000'000'000;  // synthetic workloads, estimated before the run
+  // Runs that simulate every check period (agents or faults): the most periods
+  // of the workload's span, checked before the run (gating.max_check_periods).
+  std::uint64_t maxCheckPeriods = 100'000'000;
   JobsDef jobs;  // when not empty: MPI traces and collective loops, replayed closed-loop
   std::string workloadName;
   bool baseline = true;

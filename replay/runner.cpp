@@ -196,6 +196,30 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   WorkloadSource& source = **made;
   TimePs end = source.horizon();
 
+  // Idle fast-forward: with no agents and no faults nothing happens between
+  // the scheduler's events, so a sample that finds the next event more than a
+  // period away moves to the last period boundary before it, and its row
+  // covers the idle periods in between (seconds of compute between phases
+  // cost one sample, not one per check period). Such a run also measures the
+  // links (energy, share on: O(links)) once per timeseries row rather than
+  // once per check period: nothing but low-power idle changes them, and the
+  // energy over a row is the same either way; and it keeps at most
+  // kFastForwardRows rows (the plots' resolution), so that a long run on a big
+  // fabric measures its links a few thousand times, not tens of thousands.
+  const bool fastForward = spec.idleFastForward && !host && !spec.faults.any();
+  // The cost before the work: every other run simulates each check period of
+  // the workload's span, idle or not (agents check every period).
+  const TimePs period = spec.agent.checkPeriodPs;
+  if (const double periods = static_cast<double>(end) / static_cast<double>(period);
+      !fastForward && periods > static_cast<double>(spec.maxCheckPeriods)) {
+    return invalidArgument(fmt::format(
+        "gating: about {:.3g} check periods of {} cycles over the workload's span ({}), more than "
+        "the limit of {}: a run with agents or faults simulates every check period; shorten the "
+        "workload, lengthen gating.check_period_cycles, or raise gating.max_check_periods "
+        "deliberately",
+        periods, period / emCfg.cyclePs, spec.workloadName, spec.maxCheckPeriods));
+  }
+
   // Faults, and the guarantee: connectivity of what routing may really use,
   // proved after every change that takes a direction away and after every
   // fault event, independently of the agents' safety guard (a guard bug
@@ -259,7 +283,6 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   source.start();
   if (injector) injector->start();
 
-  const TimePs period = spec.agent.checkPeriodPs;
   const double cycle = static_cast<double>(emCfg.cyclePs);
   const double hosts = static_cast<double>(topo.numHosts());
   const double flit = static_cast<double>(emCfg.flitBytes);
@@ -270,17 +293,6 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   EnergyTotals prev;
   std::uint64_t prevBytesGenerated = 0;
   int lastProgress = -1;
-  // Idle fast-forward: with no agents and no faults nothing happens between
-  // the scheduler's events, so a sample that finds the next event more than a
-  // period away moves to the last period boundary before it, and its row
-  // covers the idle periods in between (seconds of compute between phases
-  // cost one sample, not one per check period). Such a run also measures the
-  // links (energy, share on: O(links)) once per timeseries row rather than
-  // once per check period: nothing but low-power idle changes them, and the
-  // energy over a row is the same either way; and it keeps at most
-  // kFastForwardRows rows (the plots' resolution), so that a long run on a big
-  // fabric measures its links a few thousand times, not tens of thousands.
-  const bool fastForward = spec.idleFastForward && !host && !injector;
   const std::int64_t rowLimit = std::max<std::int64_t>(
       1, fastForward ? std::min(spec.maxTimeseriesRows, kFastForwardRows) : spec.maxTimeseriesRows);
   // Check periods per timeseries row: as configured, or enough to stay within

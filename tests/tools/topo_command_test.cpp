@@ -287,6 +287,8 @@ TEST(ResourceLimits, TreesTooBigAreRefusedNamingSizeLimitAndKnob) {
 // a workload too big to write is refused before writing, with the knob.
 TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
   const auto genOut = scratch("gen-never-written.txt");
+  const auto farTraffic = scratch("far-traffic.txt");
+  std::ofstream(farTraffic) << "9200000000000000 0 1 64\n";
   const std::string folder = EBB_SOURCE_DIR;
   struct Case {
     std::vector<std::string> args;
@@ -338,6 +340,25 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
         "workload.max_messages=100", "--out", scratch("never-out").string()},
        kExitError,
        {"more than the limit of 100"}},
+      // A run with agents simulates every check period: a long span, idle or
+      // not, is refused before it starts.
+      {{"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2", "workload.uniform.rate=0",
+        "workload.uniform.duration_cycles=1000000000000", "--out", scratch("never-out").string()},
+       kExitError,
+       {"gating: about 5e+08 check periods of 2000 cycles", "more than the limit of 100000000",
+        "raise gating.max_check_periods deliberately"}},
+      {{"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2", "--traffic",
+        farTraffic.string(), "--out", scratch("never-out").string()},
+       kExitError,
+       {"gating: about 4.6e+12 check periods"}},
+      {{"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2", "workload.uniform.rate=0.1",
+        "workload.uniform.duration_cycles=1000000", "gating.max_check_periods=100", "--out",
+        scratch("never-out").string()},
+       kExitError,
+       {"about 500 check periods", "more than the limit of 100"}},
+      {{"replay", "gating.max_check_periods=0", "--out", scratch("never-out").string()},
+       kExitError,
+       {"gating.max_check_periods: must be > 0 (is 0)"}},
       // A folder where a file belongs.
       {{"replay", folder, "--out", scratch("never-out").string()},
        kExitError,
@@ -380,6 +401,24 @@ TEST(OptionRules, IncastRoundsAreCountedAndNeverWrap) {
   ASSERT_EQ(times.size(), 16u);
   EXPECT_EQ(times.front(), 0);
   EXPECT_EQ(times.back(), 5'000'000'000'000'000'000);
+}
+
+// The check-period limit binds runs with agents only: a run without them
+// fast-forwards through a long idle span, and the limit can be raised.
+TEST(OptionRules, LongIdleSpansRunWithoutAgentsAndUnderARaisedLimit) {
+  const auto farTraffic = scratch("far-traffic-all-on.txt");
+  std::ofstream(farTraffic) << "9200000000000000 0 1 64\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  CliRun r = ebb({"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2",
+                  "gating.policy=ALL_ON", "--traffic", farTraffic.string(),
+                  "report.skip_plots=true", "--out", scratch("far-all-on").string(), "--quiet"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+  r = ebb({"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2",
+           "workload.uniform.rate=0.1", "workload.uniform.duration_cycles=1000000",
+           "gating.max_check_periods=1000", "report.skip_plots=true", "--out",
+           scratch("raised-limit").string(), "--quiet"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
 }
 
 // A run without a single message has no latency to compare: said so, and
