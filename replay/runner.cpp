@@ -371,11 +371,13 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     }
     nextSampleAt = now + period;
     if (fastForward) {
-      const TimePs nextEvent = sched.nextTime();
+      const TimePs nextEvent = sched.nextTime();  // < 0: nothing is left to happen
       if (nextEvent > nextSampleAt) nextSampleAt = (nextEvent - 1) / period * period;
-      // An open-loop run samples up to its end as without the fast-forward.
+      // An open-loop run samples up to its end as without the fast-forward
+      // (straight to it when nothing is left to happen: a rate of 0).
       if (!source.closedLoop()) {
-        nextSampleAt = std::max(now + period, std::min(nextSampleAt, end / period * period));
+        const TimePs last = end / period * period;
+        nextSampleAt = std::max(now + period, nextEvent < 0 ? last : std::min(nextSampleAt, last));
       }
     }
     const bool more = source.closedLoop() ? !source.done() : nextSampleAt <= end;

@@ -413,6 +413,11 @@ TEST(OptionRules, LongIdleSpansRunWithoutAgentsAndUnderARaisedLimit) {
                   "gating.policy=ALL_ON", "--traffic", farTraffic.string(),
                   "report.skip_plots=true", "--out", scratch("far-all-on").string(), "--quiet"});
   EXPECT_EQ(r.code, kExitOk) << r.err;
+  // Nothing to simulate at all (a rate of 0): on to the end at once.
+  r = ebb({"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2", "gating.policy=ALL_ON",
+           "workload.uniform.rate=0", "workload.uniform.duration_cycles=1000000000000",
+           "report.skip_plots=true", "--out", scratch("idle-all-on").string(), "--quiet"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
   r = ebb({"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2",
            "workload.uniform.rate=0.1", "workload.uniform.duration_cycles=1000000",
