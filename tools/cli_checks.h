@@ -24,4 +24,19 @@ inline CLI::Validator wholeNumberAboveZero() {
       "> 0");
 }
 
+// An option that must be a whole number >= 0 (a seed), with a message that
+// says so ("--seed: must be a whole number >= 0 (is -1)"), where CLI11 would
+// take "-1" into a std::uint64_t as 2^64 - 1.
+inline CLI::Validator wholeNumber() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        unsigned long long v = 0;
+        const char* end = s.data() + s.size();
+        const auto [ptr, ec] = std::from_chars(s.data(), end, v);
+        if (ec != std::errc() || ptr != end) return "must be a whole number >= 0 (is " + s + ")";
+        return {};
+      },
+      ">= 0");
+}
+
 }  // namespace ebb::tools

@@ -170,6 +170,7 @@ void addFaultsCommand(CLI::App& app, CommandAction& action) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}))
       ->capture_default_str();
   cmd->add_option("--seed", opts->seed, "The campaign's seed (scenario i's seed derives from it)")
+      ->check(wholeNumber())
       ->capture_default_str();
   cmd->add_option("--jobs", opts->jobs, "Scenarios in parallel (default: every core)")
       ->check(wholeNumberAboveZero());
@@ -179,7 +180,8 @@ void addFaultsCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--out", opts->outDir, "Output folder")->capture_default_str();
   auto* replay = cmd->add_option("--replay-scenario", opts->replaySeed,
                                  "Run only the scenario of this seed (a seed from summary.json or "
-                                 "scenarios.csv) and list its fault events");
+                                 "scenarios.csv) and list its fault events")
+                     ->check(wholeNumber());
   cmd->add_option("--emit-config", opts->emitConfig,
                   "With --replay-scenario: write that scenario's config to this file "
                   "(`ebb replay FILE` runs it alone)")

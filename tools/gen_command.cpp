@@ -14,6 +14,7 @@
 #include "sim_backend/fabric_emulator.h"
 #include "tools/cli_checks.h"
 #include "tools/command.h"
+#include "workload/message_limit.h"
 #include "workload/traffic_gen.h"
 
 namespace ebb::tools {
@@ -145,6 +146,18 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb gen: --k/--n: " << tree.status().toString() << "\n";
     return kExitError;
   }
+  // A file ebb replay would refuse for its per-message limit is not written.
+  if (const workload::MessageLimit limit; o.messageBytes > limit.maxBytes()) {
+    err << "ebb gen: "
+        << invalidArgument(
+               fmt::format("--message-bytes: {} bytes is more than the {} bytes ({} packets of "
+                           "{} bytes) that ebb replay takes in one message by default "
+                           "(workload.max_message_packets; docs/traffic.md, \"Limits\")",
+                           o.messageBytes, limit.maxBytes(), limit.maxPackets, limit.packetBytes))
+               .toString()
+        << "\n";
+    return kExitError;
+  }
   if (o.pattern == "collective" || o.pattern == "motif")
     return runClosedLoopGen(o, *tree, out, err);
   static const std::map<std::string, workload::GenPattern> patterns = {
@@ -251,11 +264,14 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--cycles", o->cycles, "Duration in cycles")->capture_default_str();
   cmd->add_option("--time-scale", o->timeScale, "ramp: 1 = the paper's 420 000 cycles")
       ->capture_default_str();
-  cmd->add_option("--message-bytes", o->messageBytes, "Message size")->capture_default_str();
+  cmd->add_option("--message-bytes", o->messageBytes,
+                  "Message size in bytes (at most 67108864, the largest message ebb replay takes "
+                  "by default)")
+      ->capture_default_str();
   cmd->add_option("--cycle-ps", o->cyclePs, "One cycle in picoseconds")->capture_default_str();
   cmd->add_option("--flit-bytes", o->flitBytes, "Bytes per flit (one flit per cycle per link)")
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Random seed")->check(wholeNumber())->capture_default_str();
   cmd->add_option("--max-messages", o->maxMessages,
                   "Refuse to write more messages than this (estimated before writing at the "
                   "peak rate); raise it deliberately for a big file")

@@ -2,6 +2,7 @@
 #include <memory>
 #include <ostream>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "configs/config_loader.h"
@@ -30,11 +31,31 @@ struct TopoOptions {
   std::string ibnetdiscoverPath;
   std::string xgft;
   std::uint32_t ports = 0;
+  bool portsGiven = false;
+  bool maxSwitchesGiven = false;
   std::string exportFormat;
   bool json = false;
 };
 
 Result<fabric::Topology> loadTopology(const TopoOptions& o) {
+  // A fabric read from a file is as given: the options that shape or bound a
+  // fabric to build are refused, not ignored.
+  if (!o.ibnetdiscoverPath.empty() || !o.configPath.empty()) {
+    const bool config = !o.configPath.empty();
+    const char* from = config ? "--config" : "--from-ibnetdiscover";
+    if (o.portsGiven) {
+      return invalidArgument(fmt::format("--ports: does not apply with {} ({})", from,
+                                         config ? "the config's fabric.xgft.ports sets them"
+                                                : "the file gives every switch's ports"));
+    }
+    if (o.maxSwitchesGiven) {
+      return invalidArgument(fmt::format(
+          "--max-switches: does not apply with {} ({})", from,
+          config ? "the config's fabric.kary_n_tree.max_switches or fabric.xgft.max_switches "
+                   "sets the limit"
+                 : "the fabric is as big as the file"));
+    }
+  }
   if (!o.ibnetdiscoverPath.empty()) return fabric::readIbnetdiscoverFile(o.ibnetdiscoverPath);
   if (!o.configPath.empty()) {
     Result<config::Config> cfg = config::loadConfigFile(o.configPath);
@@ -93,12 +114,14 @@ void addTopoCommand(CLI::App& app, CommandAction& action) {
       "An extended generalised fat tree H:m1,...,mH:w1,...,wH (level 1 = the leaves: m_i "
       "children and w_(i+1) parents per switch, w1 = 1), e.g. 3:24,24,8:1,24,24 "
       "(docs/fabric.md)");
-  cmd->add_option("--ports", opts->ports,
-                  "--xgft: ports of every switch (default: the most any level needs)");
-  cmd->add_option("--max-switches", opts->maxSwitches,
-                  "Largest k-ary n-tree or XGFT to build, in switches (about 1 KB of memory each)")
-      ->check(wholeNumberAboveZero())
-      ->capture_default_str();
+  auto* ports = cmd->add_option(
+      "--ports", opts->ports, "--xgft: ports of every switch (default: the most any level needs)");
+  auto* maxSwitches =
+      cmd->add_option(
+             "--max-switches", opts->maxSwitches,
+             "Largest k-ary n-tree or XGFT to build, in switches (about 1 KB of memory each)")
+          ->check(wholeNumberAboveZero())
+          ->capture_default_str();
   auto* config = cmd->add_option("--config", opts->configPath,
                                  "An ebb config file (text protobuf); its fabric section is used");
   auto* ibnd =
@@ -112,7 +135,9 @@ void addTopoCommand(CLI::App& app, CommandAction& action) {
                   "(Graphviz, minimal tree highlighted)")
       ->check(CLI::IsMember({"ibsim", "dot"}));
   cmd->add_flag("--json", opts->json, "Print the summary as JSON");
-  cmd->callback([opts, &action] {
+  cmd->callback([opts, ports, maxSwitches, &action] {
+    opts->portsGiven = ports->count() > 0;
+    opts->maxSwitchesGiven = maxSwitches->count() > 0;
     action = [opts](std::ostream& out, std::ostream& err) { return runTopo(*opts, out, err); };
   });
 }
