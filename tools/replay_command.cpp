@@ -74,6 +74,8 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     }
   }
   // The report names what ran: the config and what the command line changed.
+  // A config without a name is named by its file.
+  if (cfg->name().empty()) cfg->set_name(std::filesystem::path(where).filename().string());
   if (!o.overrides.empty()) {
     std::string name = cfg->name() + " with";
     for (const std::string& ov : o.overrides)

@@ -22,9 +22,10 @@ TopoSummary summarize(const fabric::Topology& t, const fabric::MinimalTree& mt) 
   s.mtSwitches = mt.numSwitches();
   s.mtSwitchLinks = mt.numSwitchLinks();
   s.mtLinks = mt.numLinks();
-  s.shape = t.isKAry()           ? fmt::format("{}-ary {}-tree", t.k(), t.n())
-            : !t.shape().empty() ? t.shape()
-                                 : fmt::format("fat tree ({} levels)", t.depth());
+  s.shape = t.isKAry() ? fmt::format("{}-ary {}-tree", t.k(), t.n())
+            : !t.shape().empty()
+                ? t.shape()
+                : fmt::format("fat tree ({} level{})", t.depth(), t.depth() == 1 ? "" : "s");
   return s;
 }
 

@@ -504,6 +504,27 @@ TEST(OutputFolder, ABadOutFolderIsRefusedBeforeTheRun) {
   EXPECT_EQ(kept, "not a folder");
 }
 
+// Names read plainly: a one-level fabric is "1 level"; a config without a
+// name is named by its file when the command line changes it.
+TEST(TopoCommand, NamesOfNamelessAndOneLevelFabrics) {
+  CliRun r = ebb({"topo", "--k", "4", "--n", "1", "--export", "ibsim"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto net = scratch("one-level.net");
+  std::ofstream(net) << r.out;
+  r = ebb({"topo", "--from-ibnetdiscover", net.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("fat tree (1 level)\n"), std::string::npos) << r.out;
+  const auto cfg = scratch("nameless.textproto");
+  std::ofstream(cfg) << "fabric { kary_n_tree { k: 2 n: 2 } }\n"
+                        "workload { uniform { rate: 0.1 duration_cycles: 4000 } }\n";
+  r = ebb({"replay", cfg.string(), "seed=2", "report.skip_plots=true", "--out",
+           scratch("nameless-out").string(), "--quiet"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out.rfind("ebb replay: nameless.textproto with seed=2 report.skip_plots=true\n", 0),
+            0u)
+      << r.out;
+}
+
 TEST(TopoCommand, HelpOnEveryCommand) {
   CliRun r = ebb({"--help"});
   EXPECT_EQ(r.code, kExitOk);
