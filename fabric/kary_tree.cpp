@@ -1,5 +1,7 @@
 #include "fabric/kary_tree.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "fabric/topology_builder.h"
@@ -35,7 +37,28 @@ Result<KAryNTree> KAryNTree::make(int k, int n, std::uint64_t maxSwitches,
                         k, n, switches, static_cast<double>(switches) * 1000.0 / 1e9, maxSwitches,
                         raiseWith.empty() ? "" : " with ", raiseWith)};
   }
+  if (Status st = checkPorts(fmt::format("k = {}, n = {}", k, n), switches,
+                             2 * static_cast<std::uint64_t>(k), maxSwitches, raiseWith);
+      !st.isOk()) {
+    return st;
+  }
   return KAryNTree(k, n);
+}
+
+Status KAryNTree::checkPorts(std::string_view what, std::uint64_t switches, std::uint64_t ports,
+                             std::uint64_t maxSwitches, std::string_view raiseWith) {
+  // Both within 2^32 and 2^16: the products never wrap.
+  const std::uint64_t total = switches * ports;
+  const std::uint64_t budget = std::min<std::uint64_t>(maxSwitches, 0xFFFFFFFFu) * kPortsPerSwitch;
+  if (total <= budget) return Status::ok();
+  return {ErrorCode::kInvalidArgument,
+          fmt::format(
+              "{}: {} switches of {} ports = {} ports (about {:.1f} GB to build) exceed "
+              "the limit of {} ports ({} per switch of the limit of {} switches); use "
+              "fewer ports, or raise the limit deliberately to build it{}{}",
+              what, switches, ports, total,
+              (static_cast<double>(switches) * 1000.0 + static_cast<double>(total) * 24.0) / 1e9,
+              budget, kPortsPerSwitch, maxSwitches, raiseWith.empty() ? "" : " with ", raiseWith)};
 }
 
 std::uint32_t KAryNTree::pow(int e) const {

@@ -21,6 +21,11 @@ class KAryNTree {
   // Switches ebb builds unless told otherwise: building costs about 1 KB of
   // memory per switch with its ports and links (1 M switches: about 1 GB).
   static constexpr std::uint64_t kDefaultMaxSwitches = std::uint64_t{1} << 20;
+  // Ports count too (about 24 bytes each, whether cabled or not): a fabric
+  // may have at most this many ports per switch of the limit, switches x
+  // ports <= kPortsPerSwitch x maxSwitches, so that a few switches of 65535
+  // ports each cannot take gigabytes under the switch count.
+  static constexpr std::uint64_t kPortsPerSwitch = 32;
 
   // Fails with E_INVALID for k < 2, n < 1, or a size above the limits (naming
   // the count, the memory estimate and the limit when n * k^(n-1) exceeds
@@ -29,6 +34,12 @@ class KAryNTree {
   // `raiseWith` names that knob in the message.
   static Result<KAryNTree> make(int k, int n, std::uint64_t maxSwitches = kDefaultMaxSwitches,
                                 std::string_view raiseWith = "");
+
+  // E_INVALID when `switches` of `ports` each exceed the port budget of
+  // `maxSwitches` (kPortsPerSwitch each), naming `what` (the fabric), the
+  // ports, the memory estimate, the limit and `raiseWith`.
+  static Status checkPorts(std::string_view what, std::uint64_t switches, std::uint64_t ports,
+                           std::uint64_t maxSwitches, std::string_view raiseWith);
 
   int k() const { return k_; }
   int n() const { return n_; }

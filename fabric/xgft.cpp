@@ -95,6 +95,10 @@ Result<Xgft> Xgft::make(std::vector<std::uint32_t> m, std::vector<std::uint32_t>
         "to build it{}{}",
         maxSwitches, raiseWith.empty() ? "" : " with ", raiseWith));
   }
+  if (Status st = KAryNTree::checkPorts("xgft", switches, x.ports(), maxSwitches, raiseWith);
+      !st.isOk()) {
+    return st;
+  }
   return x;
 }
 

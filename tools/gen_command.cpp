@@ -257,7 +257,8 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--k", o->k, "Arity of the k-ary n-tree")->capture_default_str();
   cmd->add_option("--n", o->n, "Levels of the k-ary n-tree")->capture_default_str();
   cmd->add_option("--max-switches", o->maxSwitches,
-                  "Largest k-ary n-tree to build, in switches (about 1 KB of memory each)")
+                  "Largest k-ary n-tree to build, in switches (about 1 KB of memory each); it also "
+                  "bounds the ports, 32 per switch of the limit")
       ->check(wholeNumberAboveZero())
       ->capture_default_str();
   cmd->add_option("--rate", o->rate, "Offered load, flits/cycle/node")->capture_default_str();

@@ -117,9 +117,9 @@ void addTopoCommand(CLI::App& app, CommandAction& action) {
   auto* ports = cmd->add_option(
       "--ports", opts->ports, "--xgft: ports of every switch (default: the most any level needs)");
   auto* maxSwitches =
-      cmd->add_option(
-             "--max-switches", opts->maxSwitches,
-             "Largest k-ary n-tree or XGFT to build, in switches (about 1 KB of memory each)")
+      cmd->add_option("--max-switches", opts->maxSwitches,
+                      "Largest k-ary n-tree or XGFT to build, in switches (about 1 KB of memory "
+                      "each); it also bounds the ports, 32 per switch of the limit")
           ->check(wholeNumberAboveZero())
           ->capture_default_str();
   auto* config = cmd->add_option("--config", opts->configPath,

@@ -241,6 +241,9 @@ TEST(ResourceLimits, TreesTooBigAreRefusedNamingSizeLimitAndKnob) {
   std::ofstream(tight) << "fabric { kary_n_tree { k: 4 n: 3 max_switches: 10 } }\n";
   const auto zero = scratch("zero.textproto");
   std::ofstream(zero) << "fabric { kary_n_tree { k: 4 n: 3 max_switches: 0 } }\n";
+  const auto xgftPorts = scratch("xgft-ports.textproto");
+  std::ofstream(xgftPorts) << "fabric { xgft { m: [2, 2] w: [1, 1] ports: 65535 max_switches: 10 } "
+                              "}\n";
   struct Case {
     std::vector<std::string> args;
     int code;
@@ -266,6 +269,22 @@ TEST(ResourceLimits, TreesTooBigAreRefusedNamingSizeLimitAndKnob) {
       {{"topo", "--config", zero.string()},
        kExitError,
        {"fabric.kary_n_tree.max_switches: must be > 0"}},
+      // Ports count: a few switches of 65535 ports each are refused too.
+      {{"topo", "--xgft", "3:16,16,16:1,16,16", "--ports", "65535"},
+       kExitError,
+       {"xgft: 768 switches of 65535 ports = 50330880 ports (about 1.2 GB to build)",
+        "exceed the limit of 33554432 ports (32 per switch of the limit of 1048576 switches)",
+        "with --max-switches"}},
+      {{"topo", "--xgft", "2:4,4:1,4", "--ports", "65535", "--max-switches", "8"},
+       kExitError,
+       {"8 switches of 65535 ports", "limit of 256 ports"}},
+      {{"topo", "--xgft", "2:4,4:1,4", "--ports", "65535"}, kExitOk, {"hosts:         16"}},
+      {{"topo", "--k", "4096", "--n", "2"},
+       kExitError,
+       {"k = 4096, n = 2: 8192 switches of 8192 ports", "with --max-switches"}},
+      {{"topo", "--config", xgftPorts.string()},
+       kExitError,
+       {"xgft: 3 switches of 65535 ports", "fabric.xgft.max_switches"}},
       {{"faults", "--config", tight.string(), "--jobs", "0"},
        kExitUsage,
        {"--jobs: must be a whole number > 0 (is 0)"}},
