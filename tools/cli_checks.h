@@ -7,6 +7,14 @@
 
 namespace ebb::tools {
 
+// Whether `s` is a whole number and nothing else (no sign, no trailing
+// text); its value in `v`.
+inline bool parseWholeNumber(const std::string& s, unsigned long long& v) {
+  const char* end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  return ec == std::errc() && ptr == end;
+}
+
 // An option that must be a whole number > 0, with a message that says so
 // plainly ("--jobs: must be a whole number > 0 (is 0)"), where
 // CLI::PositiveNumber prints the range of a double with 300 digits.
@@ -14,11 +22,7 @@ inline CLI::Validator wholeNumberAboveZero() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
         unsigned long long v = 0;
-        const char* end = s.data() + s.size();
-        const auto [ptr, ec] = std::from_chars(s.data(), end, v);
-        if (ec != std::errc() || ptr != end || v == 0) {
-          return "must be a whole number > 0 (is " + s + ")";
-        }
+        if (!parseWholeNumber(s, v) || v == 0) return "must be a whole number > 0 (is " + s + ")";
         return {};
       },
       "> 0");
@@ -31,9 +35,7 @@ inline CLI::Validator wholeNumber() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
         unsigned long long v = 0;
-        const char* end = s.data() + s.size();
-        const auto [ptr, ec] = std::from_chars(s.data(), end, v);
-        if (ec != std::errc() || ptr != end) return "must be a whole number >= 0 (is " + s + ")";
+        if (!parseWholeNumber(s, v)) return "must be a whole number >= 0 (is " + s + ")";
         return {};
       },
       ">= 0");
