@@ -1,6 +1,7 @@
 #include "replay/runner.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <random>
 
@@ -415,10 +416,13 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   if (!monitor.failure().isOk()) return monitor.failure();
   // Accepted load counts what arrived within the workload's window only.
   const std::uint64_t bytesDeliveredInWindow = emu.stats().bytesDelivered;
-  // Drain what is still in flight (bounded: a saturated run may never empty).
-  const TimePs drainLimit = end + std::max<TimePs>(end / 5, 100 * period);
+  // Drain what is still in flight (bounded: a saturated run may never empty;
+  // the bound saturates for a workload that ends near the end of time).
+  const TimePs drainSpan = std::max<TimePs>(end / 5, 100 * period);
+  constexpr TimePs kLast = std::numeric_limits<TimePs>::max();
+  const TimePs drainLimit = end > kLast - drainSpan ? kLast : end + drainSpan;
   while (emu.packetsInNetwork() > 0 && sched.now() < drainLimit && !sched.stopped()) {
-    sched.runUntil(std::min(drainLimit, sched.now() + period));
+    sched.runUntil(sched.now() > drainLimit - period ? drainLimit : sched.now() + period);
   }
   if (!monitor.failure().isOk()) return monitor.failure();
   if (const Status st = source.status(); !st.isOk()) return st;
