@@ -219,7 +219,11 @@ std::string checkAllPairs(IbsimFabric& fab, const fabric::Topology& topo,
         const fabric::Switch& s = topo.sw(at);
         const auto it = lft[s.name].find(lid);
         if (it == lft[s.name].end()) return fmt::format("{} has no route to {}", s.name, dstName);
-        const fabric::Port& p = s.ports.at(static_cast<std::size_t>(it->second - 1));
+        // Port 0 (the switch itself) or past the last port: a table mid-update.
+        if (it->second < 1 || static_cast<std::size_t>(it->second) > s.ports.size()) {
+          return fmt::format("{} routes {} to its port {}", s.name, dstName, it->second);
+        }
+        const fabric::Port& p = s.ports[static_cast<std::size_t>(it->second - 1)];
         if (p.role == fabric::PortRole::kUnused) return s.name + " routes to an uncabled port";
         if (down.count(p.link)) {
           return fmt::format("{} -> {} crosses the disabled link {}", src.name, dstName,

@@ -318,7 +318,9 @@ void failATreeCableAndRecover(IbsimFabric& fab, Daemon& d, std::chrono::millisec
                         << " lost its tree cable; still disabled: " << describe(phys.down()) << "\n"
                         << readWholeFile(d.logPath()) << d.out() << d.err();
   // ebb says when every link it re-enabled was up again, and how long it took.
-  EXPECT_TRUE(playUntilRecovered(d, phys, 10s)) << readWholeFile(d.logPath());
+  EXPECT_TRUE(playUntilRecovered(d, phys, 10s))
+      << d.out() << d.err() << "still disabled: " << describe(phys.down()) << "\n"
+      << readWholeFile(d.logPath());
   EXPECT_TRUE(waitForText(d.outPath(), "link(s) up again in", 5s)) << d.out();
   const Shutdown s = sigterm(d, phys, 15s);
   EXPECT_TRUE(s.status) << "still running 15 s after SIGTERM";
