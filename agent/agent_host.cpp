@@ -1,6 +1,10 @@
 #include "agent/agent_host.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "fabric/recovery.h"
 
@@ -60,6 +64,59 @@ void AgentHost::onPortDown(fabric::PortId port) {
     faults_.failLink(link);
     guard_.setFaults(faults_);
     scheduleRehome(topo_.describeLink(link) + " down");
+  }
+}
+
+namespace {
+// The switch ends that transmit and receive on a direction (a host end: none).
+struct DirectionEnds {
+  std::optional<fabric::PortId> tx, rx;
+};
+DirectionEnds endsOf(const fabric::Topology& t, fabric::LinkId link, fabric::Direction dir) {
+  const fabric::Link& l = t.link(link);
+  std::optional<fabric::PortId> lower;
+  if (!l.lowerIsHost) lower = l.lower;
+  if (dir == fabric::Direction::kUp) return {lower, l.upper};
+  return {l.upper, lower};
+}
+std::string describeDirection(const fabric::Topology& t, fabric::LinkId link,
+                              fabric::Direction dir) {
+  return fmt::format("{} direction of {}", dir == fabric::Direction::kUp ? "up" : "down",
+                     t.describeLink(link));
+}
+}  // namespace
+
+void AgentHost::onDirectionDown(fabric::LinkId link, fabric::Direction dir) {
+  guard_.recordOff(link, dir);
+  const DirectionEnds e = endsOf(topo_, link, dir);
+  if (e.tx) {
+    if (SwitchAgent* a = bySwitch_[e.tx->sw.value()]) a->onTransmitDown(e.tx->index);
+  }
+  if (e.rx) {
+    if (SwitchAgent* a = bySwitch_[e.rx->sw.value()]) a->onInputDown(e.rx->index);
+  }
+  if (faults_.usable(link, dir)) {
+    faults_.failLink(link, dir);
+    guard_.setFaults(faults_);
+    scheduleRehome(describeDirection(topo_, link, dir) + " down");
+  }
+}
+
+void AgentHost::onDirectionUp(fabric::LinkId link, fabric::Direction dir) {
+  const fabric::Link& l = topo_.link(link);
+  if (l.lowerIsHost && dir == fabric::Direction::kUp)
+    guard_.recordOn(link, dir);  // hosts never gate
+  // Each end's agent reads its port again: the transmitter records its
+  // direction if on, the receiver takes its input in.
+  const DirectionEnds e = endsOf(topo_, link, dir);
+  for (const auto& end : {e.tx, e.rx}) {
+    if (!end) continue;
+    if (SwitchAgent* a = bySwitch_[end->sw.value()]) a->onPortUp(end->index);
+  }
+  if (!faults_.usable(link, dir)) {
+    faults_.repairLink(topo_, link, dir);
+    guard_.setFaults(faults_);
+    scheduleRehome(describeDirection(topo_, link, dir) + " up");
   }
 }
 

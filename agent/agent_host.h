@@ -50,6 +50,11 @@ class AgentHost final : public BackendCallback {
   // `port` takes it in.
   void onPortDown(fabric::PortId port) override;
   void onPortUp(fabric::PortId port) override;
+  // One direction went down (up) without ebb: the fault set loses (regains)
+  // that direction only; the agent transmitting on it takes its port out of
+  // (back into) its decisions, the receiving one its input.
+  void onDirectionDown(fabric::LinkId link, fabric::Direction dir) override;
+  void onDirectionUp(fabric::LinkId link, fabric::Direction dir) override;
   // Lost contact: every agent fails safe.
   void onBackendError(const Status& error) override;
 

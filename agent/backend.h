@@ -24,6 +24,7 @@ struct PortDescription {
   LinkPowerState receive = LinkPowerState::kOn;
   // The link is down without ebb (a failed cable or peer): it carries nothing
   // whatever the two states say, and the agent leaves it out of its decisions.
+  // With per-direction faults: the port's transmit direction failed.
   bool failed = false;
 };
 
@@ -64,6 +65,11 @@ class BackendCallback {
   // The link at `port` came up without ebb asking (after onPortDown, or one
   // found down at start).
   virtual void onPortUp(fabric::PortId port) = 0;
+  // Per-direction backends (the emulator): one direction of `link` failed
+  // without ebb, or came back; its other direction carries as before. A
+  // port's PortDescription::failed then says its transmit direction failed.
+  virtual void onDirectionDown(fabric::LinkId link, fabric::Direction dir) = 0;
+  virtual void onDirectionUp(fabric::LinkId link, fabric::Direction dir) = 0;
   // The backend lost contact with the fabric as a whole (e.g. the switch the
   // management port attaches at no longer answers); agents fail safe.
   virtual void onBackendError(const Status& error) = 0;

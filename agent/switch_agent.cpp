@@ -69,6 +69,9 @@ void SwitchAgent::start() {
     if (!r) return failSafe("discovery failed: " + r.status().toString());
     takeDescriptions(*r, -1);
     started_ = true;
+    // A start state that breaks the down-link rule (a tree switch with a down
+    // direction off) is put right at once: routing descends over it.
+    if (cfg_.gating) applyDownRule();
     sched_.after(cfg_.checkPeriodPs, Phase::kAgent, [this] { tick(); });
   });
 }
@@ -249,6 +252,21 @@ void SwitchAgent::onPortDown(std::uint16_t index) {
     p.transmit = LinkPowerState::kOff;  // out of u_up and of the policy's links on
     p.inputOn = false;
     p.failed = true;
+  }
+}
+
+void SwitchAgent::onTransmitDown(std::uint16_t index) {
+  for (PortState& p : ports_) {
+    if (p.index != index) continue;
+    ++portFaults_;
+    p.transmit = LinkPowerState::kOff;
+    p.failed = true;
+  }
+}
+
+void SwitchAgent::onInputDown(std::uint16_t index) {
+  for (PortState& p : ports_) {
+    if (p.index == index) p.inputOn = false;
   }
 }
 

@@ -59,6 +59,10 @@ class SwitchAgent {
   // direction gated off before the failure may still be off).
   void onPortDown(std::uint16_t port);
   void onPortUp(std::uint16_t port);
+  // One direction failed (docs/faults.md): this port's transmit direction (out
+  // of u_up and of the policy's links, as onPortDown), or its input only.
+  void onTransmitDown(std::uint16_t port);
+  void onInputDown(std::uint16_t port);
   // Stop gating and turn back on every link this agent turned off.
   void failSafe(const std::string& why);
   // Called once when this agent fails safe (lost contact, failed action).

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -152,6 +153,11 @@ std::string readWholeFile(const std::string& path) {
 }
 
 CommandResult runCommand(ChildProcess::Spec spec, std::chrono::milliseconds timeout) {
+  return runCommand(std::move(spec), timeout, {}, timeout);
+}
+
+CommandResult runCommand(ChildProcess::Spec spec, std::chrono::milliseconds timeout,
+                         const std::function<void()>& meanwhile, std::chrono::milliseconds every) {
   static int counter = 0;
   const std::string dir =
       spec.cwd.empty() ? std::filesystem::temp_directory_path().string() : spec.cwd;
@@ -161,7 +167,15 @@ CommandResult runCommand(ChildProcess::Spec spec, std::chrono::milliseconds time
   CommandResult r;
   {
     ChildProcess child(spec);
-    auto status = child.wait(timeout);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::optional<int> status;
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      status = child.wait(std::max(std::chrono::milliseconds(0), std::min(left, every)));
+      if (status || left <= every) break;
+      if (meanwhile) meanwhile();
+    }
     if (!status) {
       r.timedOut = true;
       status = child.stop(std::chrono::milliseconds(1000));

@@ -57,6 +57,10 @@ struct CommandResult {
   std::string err;
 };
 CommandResult runCommand(ChildProcess::Spec spec, std::chrono::milliseconds timeout);
+// The same, calling `meanwhile` about every `every` while the command runs
+// (a test that must keep reacting to another process during a slow command).
+CommandResult runCommand(ChildProcess::Spec spec, std::chrono::milliseconds timeout,
+                         const std::function<void()>& meanwhile, std::chrono::milliseconds every);
 
 // Waits until `path` contains `needle`, watching the file's folder with
 // inotify; false on timeout.

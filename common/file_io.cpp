@@ -4,36 +4,20 @@
 
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <thread>
 
 #include <fmt/format.h>
+
+#include "common/output_file.h"
 
 namespace ebb {
 
 namespace fs = std::filesystem;
 
 Status writeFile(const fs::path& path, std::string_view contents) {
-  const fs::path tmp = fmt::format("{}.{}.{}.tmp", path.string(), ::getpid(),
-                                   std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      return {ErrorCode::kIo, fmt::format("cannot write {}", path.string())};
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    return {ErrorCode::kIo, fmt::format("cannot write {}: {}", path.string(), ec.message())};
-  }
-  return Status::ok();
+  Result<OutputFile> file = OutputFile::open(path.string());
+  if (!file) return file.status();
+  file->stream().write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  return file->commit();
 }
 
 Status checkReadableFile(const fs::path& path, std::string_view what) {

@@ -78,11 +78,24 @@ std::vector<double> linkSharesOn(sim::FabricEmulator& emu) {
   return on;
 }
 
-// The link states a gated run starts from (gating.start).
+// The link states a gated run starts from (gating.start). From the minimal
+// tree, per-direction gating also starts with every down direction of a tree
+// switch on, as the down-link rule keeps them: on a k-ary n-tree those are the
+// tree's own links, but on an irregular tree a tree switch can be the parent
+// of a leaf that hangs on another switch, and its routing descends there.
+// Whole-link gating (in-band) starts from the tree alone and routes around.
 fabric::LinkStates startStates(const RunSpec& spec, const fabric::Topology& topo,
-                               const fabric::MinimalTree& mt) {
-  return spec.startAllOn ? fabric::LinkStates::allOn(topo)
-                         : fabric::LinkStates::onlyMinimalTree(topo, mt);
+                               const fabric::MinimalTree& mt, bool perDirection) {
+  if (spec.startAllOn) return fabric::LinkStates::allOn(topo);
+  fabric::LinkStates s = fabric::LinkStates::onlyMinimalTree(topo, mt);
+  if (!perDirection) return s;
+  for (fabric::SwitchId::rep_type i = 0; i < topo.numSwitches(); ++i) {
+    if (!mt.containsSwitch(fabric::SwitchId(i))) continue;
+    const fabric::Switch& sw = topo.sw(fabric::SwitchId(i));
+    for (std::uint16_t p : sw.downPorts)
+      s.set(sw.ports[p].link, Direction::kDown, true);
+  }
+  return s;
 }
 
 // What low-power idle cost the packets, over every direction of the fabric.
@@ -172,12 +185,11 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   std::unique_ptr<agent::AgentHost> host;
   std::uint64_t applied = 0, refused = 0;
   const fabric::LinkStates initial =
-      gated && spec.gating ? startStates(spec, topo, mt) : fabric::LinkStates::allOn(topo);
+      gated && spec.gating ? startStates(spec, topo, mt, !inBand) : fabric::LinkStates::allOn(topo);
   if (gated && spec.gating) {
     for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l) {
-      if (!initial.isFullyOn(LinkId(l))) {
-        emu.initDirection(LinkId(l), Direction::kUp, false);
-        emu.initDirection(LinkId(l), Direction::kDown, false);
+      for (Direction d : {Direction::kUp, Direction::kDown}) {
+        if (!initial.isOn(LinkId(l), d)) emu.initDirection(LinkId(l), d, false);
       }
     }
     host = std::make_unique<agent::AgentHost>(topo, mt, spec.agent, backend, sched, initial,

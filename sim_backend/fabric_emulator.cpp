@@ -21,6 +21,7 @@ FabricEmulator::FabricEmulator(const fabric::Topology& topo, const EmulatorConfi
       downRoutes_(topo),
       upRouting_(makeUpRouting(cfg.upRouting)),
       reach_(topo, downRoutes_),
+      gatedReach_(topo, downRoutes_),
       switchFault_(topo.numSwitches(), 0) {
   if (Status s = cfg_.validate(); !s.isOk()) throw Error(s);
   channels_.resize(topo.numLinks() * 2);
@@ -334,29 +335,36 @@ std::uint32_t FabricEmulator::route(SwitchId sw, HostId dst) {
   return chooseUp(sw, dst);
 }
 
+// With faults (or whole-link gating, as a subnet manager routes), a packet
+// goes up only where the destination stays reachable over directions that
+// are on: a cable failure can leave an upper switch whose one way on gating
+// keeps off, and its agent would never turn that on for a packet waiting
+// there. When gating leaves no such way, the packet waits where the faults
+// allow one (the agents' recovery turns a way on); gating alone never leaves
+// a packet without a way up.
 std::uint32_t FabricEmulator::chooseUp(SwitchId sw, HostId dst) {
-  if (reachDirty_) {
-    recomputeReach();
-    reachDirty_ = false;
+  if (failedDirections_ == 0 && !routeAroundGated_) return chooseUpAmong(sw, dst, nullptr);
+  if (gatedReachDirty_) {
+    gatedReach_.recompute([this](LinkId l, Direction d) {
+      const Channel& c = channels_[index(l, d)];
+      return c.failed || !c.enabled;
+    });
+    gatedReachDirty_ = false;
   }
-  const std::uint32_t out = chooseUpAmong(sw, dst, failedDirections_ > 0 || routeAroundGated_);
-  // Gating alone never leaves a packet without a way up: it waits for one.
-  if (out == kNone && routeAroundGated_ && failedDirections_ == 0) {
-    return chooseUpAmong(sw, dst, false);
-  }
-  return out;
+  const std::uint32_t out = chooseUpAmong(sw, dst, &gatedReach_);
+  if (out != kNone) return out;
+  return chooseUpAmong(sw, dst, failedDirections_ > 0 ? &reach_ : nullptr);
 }
 
 // The usable up links with their load, for the up-routing strategy; with none
 // usable, the packet waits where it will move soonest (routing.h).
-std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, HostId dst, bool byReach) {
+std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, HostId dst, const FaultReach* reach) {
   const SwitchId dstLeaf = topo_.leafOf(dst);
   const auto& ups = topo_.sw(sw).upPorts;
   const bool load = upRouting_->needsLoad();
-  // With faults (or routing around gated links), only up links from which
-  // the destination can still be reached.
   const auto reaches = [&](std::uint32_t ch) {
-    return !byReach || (!channels_[ch].failed && reach_.reaches(channels_[ch].receiver, dstLeaf));
+    return reach == nullptr ||
+           (!channels_[ch].failed && reach->reaches(channels_[ch].receiver, dstLeaf));
   };
   upScratch_.clear();
   for (std::uint32_t i = 0; i < ups.size(); ++i) {
@@ -414,7 +422,7 @@ TimePs FabricEmulator::changeDirection(LinkId link, Direction dir, bool on) {
       return c.offPending ? now + cfg_.turnOffPs : std::max(now, c.gate.transitionEnd());
     const bool wasUsable = chCanSend(ch);
     c.enabled = false;
-    reachDirty_ = routeAroundGated_;
+    gatedReachDirty_ = true;
     if (wasUsable && usabilityCb_) usabilityCb_(link, dir, false);
     rerouteQueued(ch);
     // Lossless: what is being sent, or queued with nowhere else to go, goes
@@ -427,7 +435,7 @@ TimePs FabricEmulator::changeDirection(LinkId link, Direction dir, bool on) {
     applyOff(ch);
     return std::max(now, c.gate.transitionEnd());
   }
-  reachDirty_ = routeAroundGated_ && !c.enabled;
+  gatedReachDirty_ = gatedReachDirty_ || !c.enabled;
   c.enabled = true;
   c.offPending = false;
   const TimePs ready = c.gate.request(true, now);
@@ -445,7 +453,7 @@ void FabricEmulator::initDirection(LinkId link, Direction dir, bool on) {
   Channel& c = channels_[index(link, dir)];
   const TimePs now = sched_.now();
   c.enabled = on;
-  reachDirty_ = routeAroundGated_;
+  gatedReachDirty_ = true;
   c.gate = policies::GatedLink(cfg_.turnOnPs, cfg_.turnOffPs,
                                on ? LinkPowerState::kOn : LinkPowerState::kOff, now);
   c.lpi = policies::LpiLink(cfg_.lpi, now);

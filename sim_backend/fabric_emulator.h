@@ -85,8 +85,8 @@ class FabricEmulator {
   // being usable (it was set off: unusable at once, powered for T_off more).
   using UsabilityCallback = std::function<void(fabric::LinkId, fabric::Direction, bool usable)>;
   using DropCallback = std::function<void(const Drop&)>;
-  // A link went down (one of its directions failed) or came back up (no
-  // direction failed, and T_on passed since the last repair).
+  // The set of a link's down directions (directionsDown) changed: one more
+  // failed (up = false), or one came back, T_on after its repair (up = true).
   using LinkFaultCallback = std::function<void(fabric::LinkId, bool up)>;
 
   FabricEmulator(const fabric::Topology& topo, const EmulatorConfig& cfg,
@@ -117,7 +117,7 @@ class FabricEmulator {
   // default: with per-direction gating the down-link rule keeps the way down.
   void setRouteAroundGated(bool on) {
     routeAroundGated_ = on;
-    reachDirty_ = on;
+    gatedReachDirty_ = true;
   }
 
   // Faults (docs/emulator.md, "Faults"), at now(), any number of times: a
@@ -136,7 +136,9 @@ class FabricEmulator {
     return channels_[index(link, dir)].failed;
   }
   // A direction of the link is failed, or still recovering from a repair.
-  bool linkDown(fabric::LinkId link) const;
+  bool linkDown(fabric::LinkId link) const { return directionsDown(link) != 0; }
+  // Those directions, a bit each (1 << Direction).
+  std::uint8_t directionsDown(fabric::LinkId link) const;
   // Time failed up to now() (counted as off in directionTimes()).
   TimePs failedTime(fabric::LinkId link, fabric::Direction dir);
 
@@ -246,7 +248,9 @@ class FabricEmulator {
   std::uint32_t route(fabric::SwitchId sw, fabric::HostId dst);
   // kNone when faults leave no up link that can reach `dstLeaf`.
   std::uint32_t chooseUp(fabric::SwitchId sw, fabric::HostId dst);
-  std::uint32_t chooseUpAmong(fabric::SwitchId sw, fabric::HostId dst, bool byReach);
+  // `reach`: only up links from which the destination can be reached by it
+  // (nullptr: any).
+  std::uint32_t chooseUpAmong(fabric::SwitchId sw, fabric::HostId dst, const FaultReach* reach);
   bool chUsable(std::uint32_t ch);
   bool chCanSend(std::uint32_t ch);
   TimePs changeDirection(fabric::LinkId link, fabric::Direction dir, bool on);
@@ -357,11 +361,12 @@ class FabricEmulator {
   UsabilityCallback usabilityCb_;
   DropCallback dropCb_;
   LinkFaultCallback linkFaultCb_;
-  FaultReach reach_;
+  FaultReach reach_;                       // over the directions no failure took
+  FaultReach gatedReach_;                  // ... and gating has not turned off
   std::vector<std::uint8_t> switchFault_;  // per switch
-  std::uint32_t failedDirections_ = 0;     // routing consults reach_ only when > 0 ...
+  std::uint32_t failedDirections_ = 0;     // routing consults the reach only when > 0 ...
   bool routeAroundGated_ = false;          // ... or when this is set
-  bool reachDirty_ = false;                // a direction's gating changed since reach_ was
+  bool gatedReachDirty_ = true;            // gating or faults changed since gatedReach_ was
   // Input-queued model state (empty with the output-queued model).
   std::uint32_t iqCap_ = 0;  // flits per VC buffer
   iq::Delays iqDelay_;

@@ -52,12 +52,14 @@ void FabricEmulator::repairSwitch(SwitchId sw) {
   applyFaults(linksOf(topo_.sw(sw)));
 }
 
-bool FabricEmulator::linkDown(LinkId link) const {
+std::uint8_t FabricEmulator::directionsDown(LinkId link) const {
+  std::uint8_t down = 0;
   for (Direction d : {Direction::kUp, Direction::kDown}) {
     const Channel& c = channels_[index(link, d)];
-    if (c.failed || c.recovering) return true;
+    if (c.failed || c.recovering)
+      down = static_cast<std::uint8_t>(down | 1u << static_cast<unsigned>(d));
   }
-  return false;
+  return down;
 }
 
 TimePs FabricEmulator::failedTime(LinkId link, Direction dir) {
@@ -79,7 +81,7 @@ void FabricEmulator::applyFaults(const std::vector<LinkId>& links) {
   std::vector<std::uint8_t> wasDown;
   wasDown.reserve(links.size());
   for (LinkId l : links)
-    wasDown.push_back(linkDown(l) ? 1 : 0);
+    wasDown.push_back(directionsDown(l));
   std::vector<std::uint32_t> cutNow, healedNow;
   for (LinkId l : links) {
     for (Direction d : {Direction::kUp, Direction::kDown}) {
@@ -102,7 +104,8 @@ void FabricEmulator::applyFaults(const std::vector<LinkId>& links) {
   for (std::uint32_t ch : healedNow)
     heal(ch);
   for (std::size_t i = 0; i < links.size(); ++i) {
-    if (wasDown[i] == 0 && linkDown(links[i]) && linkFaultCb_) linkFaultCb_(links[i], false);
+    const std::uint8_t now = directionsDown(links[i]);
+    if ((now & ~wasDown[i]) != 0 && linkFaultCb_) linkFaultCb_(links[i], false);
   }
 }
 
@@ -156,15 +159,16 @@ void FabricEmulator::heal(std::uint32_t ch) {
 
 void FabricEmulator::recovered(std::uint32_t ch) {
   channels_[ch].recovering = false;
+  // Once per repair: a link repaired whole reports when both directions are back.
   const LinkId link(ch / 2);
-  if (!linkDown(link) && linkFaultCb_) linkFaultCb_(link, true);
+  const bool stillRecovering = channels_[index(link, Direction::kUp)].recovering ||
+                               channels_[index(link, Direction::kDown)].recovering;
+  if (!stillRecovering && linkFaultCb_) linkFaultCb_(link, true);
 }
 
 void FabricEmulator::recomputeReach() {
-  reach_.recompute([this](LinkId l, Direction d) {
-    const Channel& c = channels_[index(l, d)];
-    return c.failed || (routeAroundGated_ && !c.enabled);
-  });
+  reach_.recompute([this](LinkId l, Direction d) { return channels_[index(l, d)].failed; });
+  gatedReachDirty_ = true;
 }
 
 void FabricEmulator::returnCredit(std::uint32_t ch, std::uint8_t vc, std::uint32_t bytes) {

@@ -19,25 +19,39 @@ SimBackend::SimBackend(FabricEmulator& emu, GatingUnit unit) : emu_(emu), unit_(
   emu_.onLinkFault([this](fabric::LinkId link, bool up) { linkFault(link, up); });
 }
 
-// Down is reported after the detection delay if the link is still down then
-// (no later change); up at once, and only if down was reported.
+// A direction that went down is reported after the detection delay if it is
+// still down then; one that came back, at once, and only if its down was
+// reported.
 void SimBackend::linkFault(fabric::LinkId link, bool up) {
-  LinkReport& r = reports_[link.value()];
-  const std::uint64_t generation = ++r.generation;
   agent::VirtualScheduler& sched = emu_.scheduler();
-  if (!up) {
-    sched.at(sched.now() + emu_.config().faultDetectionPs, agent::Phase::kBackend,
-             [this, link, generation] {
-               LinkReport& now = reports_[link.value()];
-               if (now.generation != generation) return;
-               now.reportedDown = true;
-               reportPorts(link, false);
-             });
+  const TimePs at = sched.now() + (up ? 0 : emu_.config().faultDetectionPs);
+  sched.at(at, agent::Phase::kBackend, [this, link, up] { report(link, !up); });
+}
+
+void SimBackend::report(fabric::LinkId link, bool downs) {
+  LinkReport& r = reports_[link.value()];
+  const std::uint8_t now = emu_.directionsDown(link);
+  const auto changed = static_cast<std::uint8_t>(downs ? now & ~r.down : r.down & ~now);
+  if (changed == 0) return;
+  const std::uint8_t before = r.down;
+  r.down = static_cast<std::uint8_t>(downs ? r.down | changed : r.down & ~changed);
+  if (!callback_) return;
+  constexpr std::uint8_t kBoth = 3;
+  // Whole links (and every change under whole-link gating) as ports: a port
+  // is the unit InfiniBand reports.
+  if (unit_ == GatingUnit::kLink ||
+      (downs ? before == 0 && r.down == kBoth : before == kBoth && r.down == 0)) {
+    if (downs ? before == 0 : r.down == 0) reportPorts(link, !downs);
     return;
   }
-  if (!r.reportedDown) return;
-  r.reportedDown = false;
-  sched.at(sched.now(), agent::Phase::kBackend, [this, link] { reportPorts(link, true); });
+  for (Direction d : {Direction::kUp, Direction::kDown}) {
+    if ((changed & 1u << static_cast<unsigned>(d)) == 0) continue;
+    if (downs) {
+      callback_->onDirectionDown(link, d);
+    } else {
+      callback_->onDirectionUp(link, d);
+    }
+  }
 }
 
 void SimBackend::reportPorts(fabric::LinkId link, bool up) {
@@ -74,10 +88,10 @@ void SimBackend::discoverPorts(fabric::SwitchId sw,
     const Direction tx = txDir({sw, p});
     const Direction rx = tx == Direction::kUp ? Direction::kDown : Direction::kUp;
     // A switch knows a link failed once it reported it down (and not up since).
-    out.push_back({p, s.ports[p].role, emu_.config().bandwidthBytesPerPs(),
-                   emu_.directionState(s.ports[p].link, tx),
-                   emu_.directionState(s.ports[p].link, rx),
-                   reports_[s.ports[p].link.value()].reportedDown});
+    out.push_back(
+        {p, s.ports[p].role, emu_.config().bandwidthBytesPerPs(),
+         emu_.directionState(s.ports[p].link, tx), emu_.directionState(s.ports[p].link, rx),
+         (reports_[s.ports[p].link.value()].down & 1u << static_cast<unsigned>(tx)) != 0});
   }
   complete<std::vector<agent::PortDescription>>(std::move(done), std::move(out));
 }

@@ -17,6 +17,8 @@ enum class GatingUnit : std::uint8_t { kDirection, kLink };
 // like a real backend's would. A failed link is reported at both switch ends
 // (onPortDown) `faultDetectionPs` after it went down, unless it came back up
 // before; onPortUp follows when it is up again (docs/emulator.md, "Faults").
+// With per-direction gating, a link with one direction down is reported as
+// such (onDirectionDown, onDirectionUp): its other direction still carries.
 //
 // With GatingUnit::kLink the backend gates like InfiniBand (docs/emulator.md,
 // "In-band mode"): a port set off or on at either end takes both directions
@@ -36,6 +38,9 @@ class SimBackend final : public agent::Backend {
   // The link direction a switch port transmits on, and the one it receives on.
   fabric::Direction txDir(fabric::PortId p) const;
   void linkFault(fabric::LinkId link, bool up);
+  // Tells the agents how the link's down directions differ from what they
+  // heard last: only the new downs (`downs`) or only the new ups.
+  void report(fabric::LinkId link, bool downs);
   // Calls onPortDown or onPortUp at the switch ends of `link`.
   void reportPorts(fabric::LinkId link, bool up);
   template <class T>
@@ -45,8 +50,7 @@ class SimBackend final : public agent::Backend {
   GatingUnit unit_;
   agent::BackendCallback* callback_ = nullptr;
   struct LinkReport {
-    std::uint64_t generation = 0;  // changes when the link goes down or up
-    bool reportedDown = false;
+    std::uint8_t down = 0;  // the down directions the agents heard of, a bit each
   };
   std::vector<LinkReport> reports_;  // per link
 };

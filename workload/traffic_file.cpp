@@ -1,9 +1,6 @@
 #include "workload/traffic_file.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -17,6 +14,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/util/delimited_message_util.h>
 #include "common/file_io.h"
+#include "common/output_file.h"
 
 #include "configs/proto/traffic.pb.h"
 
@@ -247,67 +245,6 @@ class BinaryReader final : public TrafficReader {
   messages::TrafficRecord record_buf_;
   std::uint64_t record_ = 0;
   TimePs last_ = 0;
-};
-
-// The file a writer fills: a temporary file beside the target, renamed over
-// it by commit() once complete, removed otherwise. A target that exists and
-// is not a regular file (/dev/stdout, a FIFO) is written in place.
-class OutputFile {
- public:
-  static Result<OutputFile> open(const std::string& path) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::path target(path);
-    const fs::file_status st = fs::status(target, ec);
-    if (fs::exists(st) && !fs::is_regular_file(st)) {
-      std::ofstream out(path, std::ios::binary | std::ios::trunc);
-      if (!out) return Status(ErrorCode::kIo, fmt::format("cannot create {}", path));
-      return OutputFile(path, "", std::move(out));
-    }
-    // A symbolic link keeps pointing at the new file: replace its target.
-    if (fs::is_symlink(fs::symlink_status(target, ec))) {
-      const fs::path real = fs::canonical(target, ec);
-      if (!ec) target = real;  // a dangling link is replaced
-    }
-    static std::atomic<unsigned> serial{0};
-    const std::string tmp =
-        fmt::format("{}.ebb-{}-{}.tmp", target.string(), ::getpid(), serial.fetch_add(1));
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Status(ErrorCode::kIo, fmt::format("cannot create {}", path));
-    return OutputFile(target.string(), tmp, std::move(out));
-  }
-  OutputFile(OutputFile&& o) noexcept
-      : target_(std::move(o.target_)), tmp_(std::exchange(o.tmp_, {})), out_(std::move(o.out_)) {}
-  OutputFile& operator=(OutputFile&&) = delete;
-  OutputFile(const OutputFile&) = delete;
-  ~OutputFile() {
-    if (!tmp_.empty()) {
-      out_.close();
-      std::error_code ignored;
-      std::filesystem::remove(tmp_, ignored);
-    }
-  }
-  std::ofstream& stream() { return out_; }
-  const std::string& writing() const { return tmp_.empty() ? target_ : tmp_; }
-  // E_IO naming the file (a full disk, a file-size limit).
-  Status writeError() const { return {ErrorCode::kIo, fmt::format("cannot write {}", target_)}; }
-  Status commit() {
-    out_.close();
-    if (!out_) return writeError();
-    if (tmp_.empty()) return Status::ok();
-    std::error_code ec;
-    std::filesystem::rename(tmp_, target_, ec);
-    if (ec) return {ErrorCode::kIo, fmt::format("cannot write {}: {}", target_, ec.message())};
-    tmp_.clear();
-    return Status::ok();
-  }
-
- private:
-  OutputFile(std::string target, std::string tmp, std::ofstream out)
-      : target_(std::move(target)), tmp_(std::move(tmp)), out_(std::move(out)) {}
-  std::string target_;
-  std::string tmp_;  // empty: written in place, or committed
-  std::ofstream out_;
 };
 
 class TextWriter final : public TrafficWriter {

@@ -236,6 +236,16 @@ CommandResult IbsimFabric::runClient(const std::vector<std::string>& argv,
   return runCommand(spec, timeout);
 }
 
+CommandResult IbsimFabric::runClient(const std::vector<std::string>& argv,
+                                     const std::string& simHost, std::chrono::milliseconds timeout,
+                                     const std::function<void()>& meanwhile) {
+  ChildProcess::Spec spec;
+  spec.argv = argv;
+  spec.env = clientEnv(simHost);
+  spec.cwd = scratch_;
+  return runCommand(spec, timeout, meanwhile, std::chrono::milliseconds(50));
+}
+
 std::string IbsimFabric::console(const std::string& command, std::chrono::milliseconds timeout) {
   if (command.find('\n') != std::string::npos) {
     throw std::invalid_argument("one ibsim console command per call: " + command);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,6 +39,10 @@ class IbsimFabric {
   // first host) under a deadline, in the scratch folder.
   CommandResult runClient(const std::vector<std::string>& argv, const std::string& simHost = "",
                           std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // The same, calling `meanwhile` about every 50 ms while the client runs.
+  CommandResult runClient(const std::vector<std::string>& argv, const std::string& simHost,
+                          std::chrono::milliseconds timeout,
+                          const std::function<void()>& meanwhile);
   // The environment a client of this fabric needs (LD_PRELOAD, IBSIM_SOCKNAME, SIM_HOST).
   std::map<std::string, std::string> clientEnv(const std::string& simHost = "") const;
 

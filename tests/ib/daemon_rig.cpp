@@ -186,8 +186,15 @@ std::map<PortName, std::string> waitForStates(
 
 std::string checkAllPairs(IbsimFabric& fab, const fabric::Topology& topo,
                           const std::set<fabric::LinkId>& down) {
-  const CommandResult r = fab.runClient({"dump_fts"}, "H1", 60s);
+  return checkAllPairs(fab, topo, {}, [&down] { return down; });
+}
+
+std::string checkAllPairs(IbsimFabric& fab, const fabric::Topology& topo,
+                          const std::function<void()>& meanwhile,
+                          const std::function<std::set<fabric::LinkId>()>& avoid) {
+  const CommandResult r = fab.runClient({"dump_fts"}, "H1", 60s, meanwhile);
   if (r.exitCode != 0) return "dump_fts failed: " + r.err;
+  const std::set<fabric::LinkId> down = avoid();
   std::map<std::string, std::map<int, int>> lft;  // switch -> lid -> port
   std::map<int, std::string> hostOfLid;
   std::string current;
@@ -327,6 +334,9 @@ std::set<fabric::LinkId> PhysicalLayer::cut() const {
 
 void playUntilQuiet(Daemon& d, PhysicalLayer& phys, std::chrono::seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
+  // Quiet counts from the agents' start: a daemon still discovering the
+  // fabric (slow on a loaded machine) has decided nothing yet.
+  ASSERT_TRUE(waitForText(d.outPath(), "switches watched", limit)) << d.out() << d.err();
   for (bool quiet = false; !quiet && std::chrono::steady_clock::now() < deadline;) {
     const auto ds = d.next(std::chrono::seconds(1));
     quiet = std::none_of(ds.begin(), ds.end(),

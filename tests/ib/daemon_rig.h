@@ -138,6 +138,12 @@ std::map<PortName, std::string> waitForStates(
 // broken pair.
 std::string checkAllPairs(IbsimFabric& fab, const fabric::Topology& topo,
                           const std::set<fabric::LinkId>& down);
+// The same, calling `meanwhile` about every 50 ms while dump_fts runs (the
+// physical layer keeps answering ebb's Sets: dump_fts can take seconds while
+// the fabric changes), and asking for the links to avoid once it is done.
+std::string checkAllPairs(IbsimFabric& fab, const fabric::Topology& topo,
+                          const std::function<void()>& meanwhile,
+                          const std::function<std::set<fabric::LinkId>()>& down);
 
 // How many heavy sweeps OpenSM has finished so far ("SUBNET UP" in its log).
 std::size_t openSmSweeps(const IbsimFabric& fab);
@@ -183,8 +189,8 @@ class PhysicalLayer {
   std::size_t unverified_ = 0;
 };
 
-// Plays the physical layer until a second passes with nothing new decided or
-// set (a refusal is logged once), at most `limit`.
+// Plays the physical layer until, after the agents started, a second passes
+// with nothing new decided or set (a refusal is logged once), at most `limit`.
 void playUntilQuiet(Daemon& d, PhysicalLayer& phys, std::chrono::seconds limit);
 
 // The 4-ary 3-tree the daemon tests run on (built once).

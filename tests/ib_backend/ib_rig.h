@@ -32,6 +32,10 @@ struct Callbacks : agent::BackendCallback {
   void onLinkStateChanged(PortId p, LinkPowerState s) override { changes.emplace_back(p, s); }
   void onPortDown(PortId p) override { down.push_back(p); }
   void onPortUp(PortId p) override { up.push_back(p); }
+  // InfiniBand reports whole links only.
+  void onDirectionDown(fabric::LinkId, fabric::Direction) override { ++directionEvents; }
+  void onDirectionUp(fabric::LinkId, fabric::Direction) override { ++directionEvents; }
+  int directionEvents = 0;
   void onBackendError(const Status& e) override { errors.push_back(e); }
 };
 

@@ -262,7 +262,21 @@ struct RecordingCallback final : agent::BackendCallback {
   void onLinkStateChanged(fabric::PortId, LinkPowerState) override {}
   void onPortDown(fabric::PortId p) override { events.push_back({sched.now(), p, false}); }
   void onPortUp(fabric::PortId p) override { events.push_back({sched.now(), p, true}); }
+  void onDirectionDown(LinkId l, Direction d) override {
+    directions.push_back({sched.now(), l, d, false});
+  }
+  void onDirectionUp(LinkId l, Direction d) override {
+    directions.push_back({sched.now(), l, d, true});
+  }
   void onBackendError(const Status&) override {}
+  struct DirectionEvent {
+    TimePs at;
+    LinkId link;
+    Direction dir;
+    bool up;
+    bool operator==(const DirectionEvent&) const = default;
+  };
+  std::vector<DirectionEvent> directions;
   struct Event {
     TimePs at;
     fabric::PortId port;
@@ -314,6 +328,54 @@ TEST_P(FaultsOnEachModel, PortDownReachesBothEndsAfterTheDetectionDelay) {
   r.emu.repairLink(link);  // up T_on = 2 µs later, before the 3 µs detection
   r.sched.runAll();
   EXPECT_TRUE(cb.events.empty());
+}
+
+// One direction down is reported as that direction (its other one still
+// carries), after the detection delay; the other direction failing as well
+// is reported as the second direction; a whole repair as the ports up. The
+// port transmitting on a failed direction reads failed, its peer does not.
+TEST_P(FaultsOnEachModel, ADirectionDownIsReportedAsThatDirectionOnly) {
+  EmulatorConfig cfg = model();
+  cfg.faultDetectionPs = 3'000'000;
+  cfg.turnOnPs = 2'000'000;
+  Rig r(2, 2, cfg);
+  SimBackend backend(r.emu);
+  RecordingCallback cb(r.sched);
+  backend.setCallback(&cb);
+  const LinkId link = r.leafUp(HostId(0), 0);
+  const fabric::Link& l = r.topo.link(link);
+  using D = RecordingCallback::DirectionEvent;
+  r.emu.failDirection(link, Direction::kDown);
+  r.sched.runUntil(cfg.faultDetectionPs);
+  EXPECT_TRUE(cb.events.empty());
+  EXPECT_EQ(cb.directions, (std::vector<D>{{cfg.faultDetectionPs, link, Direction::kDown, false}}));
+  const auto failedAt = [&](fabric::PortId p) {
+    bool failed = false;
+    backend.discoverPorts(p.sw, [&](Result<std::vector<agent::PortDescription>> ports) {
+      for (const agent::PortDescription& d : ports.value())
+        if (d.index == p.index) failed = d.failed;
+    });
+    r.sched.runUntil(r.sched.now());
+    return failed;
+  };
+  EXPECT_TRUE(failedAt(l.upper));   // it transmits down
+  EXPECT_FALSE(failedAt(l.lower));  // its up direction works
+  EXPECT_TRUE(r.emu.usable(link, Direction::kUp));
+  const TimePs second = 10'000'000;
+  r.sched.runUntil(second);
+  r.emu.failDirection(link, Direction::kUp);
+  r.sched.runUntil(second + cfg.faultDetectionPs);
+  EXPECT_EQ(cb.directions,
+            (std::vector<D>{{cfg.faultDetectionPs, link, Direction::kDown, false},
+                            {second + cfg.faultDetectionPs, link, Direction::kUp, false}}));
+  EXPECT_TRUE(cb.events.empty());
+  r.emu.repairLink(link);
+  r.sched.runAll();
+  using E = RecordingCallback::Event;
+  const TimePs up = second + cfg.faultDetectionPs + cfg.turnOnPs;
+  EXPECT_EQ(cb.events, (std::vector<E>{{up, l.lower, true}, {up, l.upper, true}}));
+  EXPECT_EQ(cb.directions.size(), 2u);
+  EXPECT_FALSE(failedAt(l.upper));
 }
 
 TEST_P(FaultsOnEachModel, SimBackendShowsAFailedDirectionOffAndKeepsGatingsWish) {

@@ -32,6 +32,8 @@ class Recorder final : public agent::BackendCallback {
   }
   void onPortDown(PortId) override {}
   void onPortUp(PortId) override {}
+  void onDirectionDown(fabric::LinkId, fabric::Direction) override {}
+  void onDirectionUp(fabric::LinkId, fabric::Direction) override {}
   void onBackendError(const Status&) override {}
   std::vector<Changed> changes;
 

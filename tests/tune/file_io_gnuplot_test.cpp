@@ -31,6 +31,25 @@ TEST(FileIo, ReplacesTheFileAndLeavesNoTemporaryBehind) {
   EXPECT_EQ(files, 1u);
 }
 
+// A results file that is a symbolic link (into a shared folder, say) stays a
+// link: the file it points at gets the new contents.
+TEST(FileIo, ASymbolicLinkKeepsPointingAtTheNewFile) {
+  const fs::path dir = scratch("file-io-link");
+  const fs::path real = dir / "real.txt";
+  const fs::path link = dir / "link.txt";
+  ASSERT_TRUE(writeFile(real, "old\n").isOk());
+  fs::create_symlink(real.filename(), link);
+  ASSERT_TRUE(writeFile(link, "new\n").isOk());
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(slurp(real), "new\n");
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    ++files;
+    EXPECT_EQ(e.path().extension(), ".txt") << e.path();
+  }
+  EXPECT_EQ(files, 2u);  // no temporary file left
+}
+
 TEST(FileIo, ErrorNamesThePath) {
   const fs::path path = scratch("file-io-missing") / "no-such-folder" / "out.txt";
   const Status s = writeFile(path, "x");
