@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "agent/switch_agent.h"
+#include "common/fs_util.h"
 #include "common/hash.h"
 #include "fabric/faults.h"
 #include "fabric/minimal_tree.h"
@@ -302,7 +303,7 @@ config::Config makeScenario(const config::Config& base, const fabric::Topology& 
     const std::filesystem::path p(c.fabric().topology_file().path());
     if (p.is_relative()) {
       c.mutable_fabric()->mutable_topology_file()->set_path(
-          std::filesystem::absolute(std::filesystem::path(baseDir) / p)
+          std::filesystem::path(absolutePath(std::filesystem::path(baseDir) / p))
               .lexically_normal()
               .string());
     }

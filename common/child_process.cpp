@@ -159,8 +159,9 @@ CommandResult runCommand(ChildProcess::Spec spec, std::chrono::milliseconds time
 CommandResult runCommand(ChildProcess::Spec spec, std::chrono::milliseconds timeout,
                          const std::function<void()>& meanwhile, std::chrono::milliseconds every) {
   static int counter = 0;
-  const std::string dir =
-      spec.cwd.empty() ? std::filesystem::temp_directory_path().string() : spec.cwd;
+  std::error_code ec;  // a TMPDIR that is no folder falls back to /tmp
+  std::string dir = spec.cwd.empty() ? std::filesystem::temp_directory_path(ec).string() : spec.cwd;
+  if (dir.empty()) dir = "/tmp";
   const std::string base = fmt::format("{}/cmd-{}-{}", dir, ::getpid(), ++counter);
   spec.stdoutPath = base + ".out";
   spec.stderrPath = base + ".err";
@@ -184,8 +185,8 @@ CommandResult runCommand(ChildProcess::Spec spec, std::chrono::milliseconds time
   }
   r.out = readWholeFile(spec.stdoutPath);
   r.err = readWholeFile(spec.stderrPath);
-  std::filesystem::remove(spec.stdoutPath);
-  std::filesystem::remove(spec.stderrPath);
+  std::filesystem::remove(spec.stdoutPath, ec);
+  std::filesystem::remove(spec.stderrPath, ec);
   return r;
 }
 

@@ -107,13 +107,16 @@ Result<OutputSet> OutputSet::begin(const fs::path& dir, std::set<std::string> ow
   fs::create_directories(dir, ec);
   if (ec) return ioError(dir, "cannot create the folder", ec);
   if (Status s = finishInterruptedCommit(dir); !s.isOk()) return s;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
+  // The error_code forms throughout: a folder changing under us is no crash.
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
     if (name.rfind(kStagingPrefix, 0) == 0 && !processAlive(name.substr(kStagingPrefix.size()))) {
       std::error_code ignored;
-      fs::remove_all(e.path(), ignored);
+      fs::remove_all(it->path(), ignored);
     }
   }
+  ec.clear();  // leftovers not removed are harmless
   const fs::path staging = dir / fmt::format("{}{}", kStagingPrefix, ::getpid());
   fs::remove_all(staging, ec);
   fs::create_directories(staging, ec);

@@ -70,7 +70,8 @@ Result<JobDef> jobFromTrace(const config::TraceSpec& t, const std::string& baseD
   j.name = p.filename().string();
   if (j.name == "traces.otf2" || j.format == config::TraceSpec::SIMGRID_TI) {
     // Folders and OTF2 anchors are named by their folder.
-    j.name = (std::filesystem::is_directory(p) ? p : p.parent_path()).filename().string();
+    std::error_code ec;  // a path that cannot be read is refused when it is opened
+    j.name = (std::filesystem::is_directory(p, ec) ? p : p.parent_path()).filename().string();
   }
   return j;
 }

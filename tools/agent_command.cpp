@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/fs_util.h"
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
 #include "daemon/agent_daemon.h"
@@ -87,9 +88,9 @@ int loadAgentSettings(const AgentOptions& o, std::ostream& err,
   if (!o.metrics.empty()) a->set_metrics_listen(o.metrics);
   if (o.runForMs >= 0) a->set_run_for_ms(o.runForMs);
   if (!o.decisionLog.empty()) {
-    a->set_decision_log(std::filesystem::absolute(o.decisionLog).string());
+    a->set_decision_log(absolutePath(o.decisionLog));
   }
-  if (!o.osmEvents.empty()) a->set_osm_events(std::filesystem::absolute(o.osmEvents).string());
+  if (!o.osmEvents.empty()) a->set_osm_events(absolutePath(o.osmEvents));
   const std::string baseDir = std::filesystem::path(o.configPath).parent_path().string();
   Result<fabric::Topology> topo = topologyFromConfig(cfg->fabric(), baseDir);
   if (!topo) {

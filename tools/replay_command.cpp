@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/file_io.h"
+#include "common/fs_util.h"
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
 #include "fabric/minimal_tree.h"
@@ -84,7 +85,7 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (!o.tracePath.empty()) {
     auto* t = cfg->mutable_workload()->mutable_trace();
-    t->set_path(std::filesystem::absolute(o.tracePath).string());
+    t->set_path(absolutePath(o.tracePath));
     t->set_format(o.traceFormat == "simgrid-ti" ? config::TraceSpec::SIMGRID_TI
                   : o.traceFormat == "otf2"     ? config::TraceSpec::OTF2
                                                 : config::TraceSpec::AMG_CSV);
@@ -97,7 +98,7 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (!o.trafficPath.empty()) {
     // A path given on the command line is relative to the working directory.
-    cfg->mutable_workload()->set_traffic_file(std::filesystem::absolute(o.trafficPath).string());
+    cfg->mutable_workload()->set_traffic_file(absolutePath(o.trafficPath));
   }
   const std::string baseDir = std::filesystem::path(o.configPath).parent_path().string();
   Result<RunSpec> spec = buildRunSpec(*cfg, baseDir);

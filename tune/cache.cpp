@@ -10,6 +10,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "common/file_io.h"
+#include "common/fs_util.h"
 #include "configs/config_loader.h"
 #include "configs/proto/tune.pb.h"  // generated
 
@@ -60,17 +61,20 @@ Result<std::string> FileDigests::of(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     // A trace folder (SimGrid per-rank files): every file's name and digest.
+    Result<std::vector<fs::path>> listed = listRegularFiles(path, true);
+    if (!listed) return listed.status();
+    // Sorted as strings, as keys of earlier versions were.
     std::vector<std::string> files;
-    for (const auto& e : fs::recursive_directory_iterator(path, ec)) {
-      if (e.is_regular_file()) files.push_back(e.path().string());
-    }
-    if (ec) return Status(ErrorCode::kIo, fmt::format("cannot list {}: {}", path, ec.message()));
+    for (const fs::path& f : *listed)
+      files.push_back(f.string());
     std::sort(files.begin(), files.end());
     std::string all;
     for (const std::string& f : files) {
       Result<std::string> d = of(f);
       if (!d) return d.status();
-      all += fs::relative(f, path).string() + "=" + *d + ";";
+      const fs::path rel = fs::relative(f, path, ec);
+      if (ec) return Status(ErrorCode::kIo, fmt::format("cannot read {}: {}", f, ec.message()));
+      all += rel.string() + "=" + *d + ";";
     }
     const std::string hex = hashHex(all);
     std::lock_guard lock(mu_);
@@ -190,18 +194,19 @@ Result<std::size_t> RunCache::importFrom(const std::string& otherDir) const {
   fs::create_directories(dir_, ec);
   if (ec) return Status(ErrorCode::kIo, fmt::format("cannot create {}: {}", dir_, ec.message()));
   std::size_t copied = 0;
-  for (const fs::directory_entry& e : fs::directory_iterator(otherDir, ec)) {
-    if (e.path().extension() != ".json") continue;
-    const fs::path dst = fs::path(dir_) / e.path().filename();
-    if (fs::exists(dst)) continue;
-    fs::copy_file(e.path(), dst, ec);
+  Result<std::vector<fs::path>> listed =
+      listRegularFiles(otherDir, false, [](const fs::path& p) { return p.extension() == ".json"; });
+  if (!listed) return listed.status();
+  for (const fs::path& src : *listed) {
+    const fs::path dst = fs::path(dir_) / src.filename();
+    if (fs::exists(dst, ec)) continue;
+    fs::copy_file(src, dst, ec);
     if (ec) {
-      return Status(ErrorCode::kIo, fmt::format("cannot copy {} to {}: {}", e.path().string(),
+      return Status(ErrorCode::kIo, fmt::format("cannot copy {} to {}: {}", src.string(),
                                                 dst.string(), ec.message()));
     }
     ++copied;
   }
-  if (ec) return Status(ErrorCode::kIo, fmt::format("cannot read {}: {}", otherDir, ec.message()));
   return copied;
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fs_util.h"
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
 #include "fabric/minimal_tree.h"
@@ -23,7 +24,7 @@ namespace {
 std::string absolute(const std::string& path, const std::string& dir) {
   fs::path p(path);
   if (p.is_relative() && !dir.empty()) p = fs::path(dir) / p;
-  return fs::absolute(p).lexically_normal().string();
+  return fs::path(absolutePath(p)).lexically_normal().string();
 }
 
 // Files named by a workload, absolute so that every run (and the

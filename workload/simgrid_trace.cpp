@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fs_util.h"
 #include "workload/collectives.h"
 
 namespace ebb::workload {
@@ -117,17 +118,18 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
   const double flopsPerS = options.flopsPerS;
   const CollectiveAlgos& algos = options.algos;
   if (!(flopsPerS > 0)) return Status(ErrorCode::kInvalidArgument, "flops per second must be > 0");
-  std::error_code exists;
-  if (!fs::exists(path, exists)) {
-    return Status(ErrorCode::kIo, fmt::format("cannot open trace {}", path));
+  std::error_code ec;
+  const fs::file_status kind = fs::status(path, ec);
+  if (!fs::exists(kind)) {
+    return Status(ErrorCode::kIo, fmt::format("cannot open trace {}{}", path,
+                                              ec ? ": " + ec.message() : std::string()));
   }
   std::vector<fs::path> files;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    for (const auto& e : fs::directory_iterator(path)) {
-      if (e.is_regular_file() && e.path().extension() == ".txt") files.push_back(e.path());
-    }
-    std::sort(files.begin(), files.end());
+  if (fs::is_directory(kind)) {
+    Result<std::vector<fs::path>> listed =
+        listRegularFiles(path, false, [](const fs::path& p) { return p.extension() == ".txt"; });
+    if (!listed) return listed.status();
+    files = std::move(*listed);
   } else {
     files.push_back(path);
   }

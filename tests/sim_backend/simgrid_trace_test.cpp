@@ -176,6 +176,40 @@ TEST(SimgridTrace, BadInputNamesTheFileAndLine) {
   EXPECT_FALSE(readSimgridTrace((dir / "missing").string(), 1e9));
 }
 
+// A rank file that cannot be read (here a symlink to itself) is an error
+// naming it, not an exception out of std::filesystem, nor a skipped rank.
+TEST(SimgridTrace, AnUnreadableEntryOfTheFolderIsNamed) {
+  const fs::path dir = fs::temp_directory_path() / ("ebb-ti-loop-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "t0.txt") << "0 send 1 1\n";
+  std::ofstream(dir / "t1.txt") << "1 recv 0 1\n";
+  fs::create_symlink("self.txt", dir / "self.txt");
+  fs::create_symlink("missing.txt", dir / "dangling.txt");
+  fs::create_symlink("notes", dir / "notes");  // not a .txt: not looked at
+  auto t = readSimgridTrace(dir.string(), 1e9);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.status().code(), ErrorCode::kIo);
+  EXPECT_NE(t.status().message().find("cannot read " + (dir / "dangling.txt").string() + ": "),
+            std::string::npos)
+      << t.status().message();
+  fs::remove(dir / "dangling.txt");
+  t = readSimgridTrace(dir.string(), 1e9);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.status().message().find("cannot read " + (dir / "self.txt").string() + ": "),
+            std::string::npos)
+      << t.status().message();
+  fs::remove(dir / "self.txt");
+  EXPECT_TRUE(readSimgridTrace(dir.string(), 1e9));
+  // The trace path itself a loop.
+  fs::create_symlink("loop", dir / "loop");
+  t = readSimgridTrace((dir / "loop").string(), 1e9);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.status().message().find("cannot open trace " + (dir / "loop").string() + ": "),
+            std::string::npos)
+      << t.status().message();
+}
+
 // Found by fuzz/simgrid_ti_fuzz.cpp: a huge argument wrapped to a negative
 // count, and compute beyond what picoseconds in 64 bits hold overflowed.
 TEST(SimgridTrace, ArgumentsAndComputeBeyondWhatEbbRepresentsAreAnError) {

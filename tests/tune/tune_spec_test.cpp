@@ -365,6 +365,33 @@ TEST(TuneCache, TraceFoldersAndMixJobsAreKeyedByContent) {
   EXPECT_NE(key("x", true), key("x", false));
 }
 
+// A trace folder or a merged cache folder with an entry that cannot be read
+// (a symlink to itself) is an error naming it, not an uncaught exception.
+TEST(TuneCache, UnreadableFolderEntriesAreNamed) {
+  namespace fs = std::filesystem;
+  const auto dir = scratch("loops");
+  fs::create_directories(dir / "trace");
+  std::ofstream(dir / "trace" / "r0.txt") << "0 compute 10\n";
+  fs::create_symlink("self.txt", dir / "trace" / "self.txt");
+  FileDigests digests;
+  config::Config c;
+  c.mutable_workload()->mutable_trace()->set_path((dir / "trace").string());
+  c.mutable_workload()->mutable_trace()->set_format(config::TraceSpec::SIMGRID_TI);
+  Result<RunKey> key = runKey(c, true, digests);
+  ASSERT_FALSE(key);
+  EXPECT_NE(key.status().message().find("cannot read " + (dir / "trace" / "self.txt").string()),
+            std::string::npos)
+      << key.status().message();
+  fs::create_directories(dir / "other");
+  fs::create_symlink("x.json", dir / "other" / "x.json");
+  const RunCache cache((dir / "cache").string());
+  Result<std::size_t> n = cache.importFrom((dir / "other").string());
+  ASSERT_FALSE(n);
+  EXPECT_NE(n.status().message().find("cannot read " + (dir / "other" / "x.json").string()),
+            std::string::npos)
+      << n.status().message();
+}
+
 TEST(TuneCache, StoredRunsLoadBackAndHalfFilesAreMisses) {
   const auto dir = scratch("cache");
   const RunCache cache((dir / "cache").string());
