@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <memory>
 #include <ostream>
+#include <system_error>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -59,10 +61,22 @@ int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     return kExitError;
   }
   const tune::RunCache cache((fs::path(o.outDir) / "cache").string());
+  // Every --merge folder is checked before any is merged: a bad one is
+  // refused with nothing copied.
+  std::vector<fs::path> froms;
   for (const std::string& dir : o.merge) {
     // A shard's --out folder, or its cache folder itself.
-    const fs::path from =
-        fs::is_directory(fs::path(dir) / "cache") ? fs::path(dir) / "cache" : fs::path(dir);
+    std::error_code ec;
+    const fs::path sub = fs::path(dir) / "cache";
+    const fs::path from = fs::is_directory(sub, ec) ? sub : fs::path(dir);
+    if (!fs::is_directory(from, ec)) {
+      err << fmt::format("ebb tune: --merge: {}: not a folder of cached runs{}\n", dir,
+                         ec ? " (" + ec.message() + ")" : "");
+      return kExitError;
+    }
+    froms.push_back(from);
+  }
+  for (const fs::path& from : froms) {
     Result<std::size_t> n = cache.importFrom(from.string());
     if (!n) {
       err << "ebb tune: --merge: " << n.status().toString() << "\n";

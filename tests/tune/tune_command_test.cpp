@@ -231,5 +231,25 @@ TEST(TuneCommand, BadCommandLinesAndSpecsExitWithTheirCodes) {
   EXPECT_NE(r.err.find("budget.latency_increase_pct: must be >= 0"), std::string::npos) << r.err;
 }
 
+// --merge of something that is no readable folder: a name too long for the
+// file system, a symlink to itself, a file. Refused before anything is
+// copied, never an uncaught std::filesystem exception.
+TEST(TuneCommand, AMergeFolderThatIsNotOneIsRefused) {
+  const auto dir = scratch("merge-bad");
+  const auto spec = writeSpec(dir, testing::tinyRampBase(0.1) +
+                                       "budget { latency_increase_pct: 5 } search_space { u_on { "
+                                       "values: [0.2] } }");
+  std::filesystem::create_symlink("self", dir / "self");
+  std::ofstream(dir / "file") << "x";
+  for (const std::string bad :
+       {std::string(300, 'a'), (dir / "self").string(), (dir / "file").string()}) {
+    const CliRun r =
+        ebb({"tune", spec.string(), "--out", (dir / "out").string(), "--merge", bad, "--quiet"});
+    EXPECT_EQ(r.code, kExitError) << bad << "\n" << r.err;
+    EXPECT_NE(r.err.find("--merge: " + bad + ": not a folder of cached runs"), std::string::npos)
+        << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace ebb::tune
