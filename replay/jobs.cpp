@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "replay/motif_jobs.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/mpi_replay.h"
+#include "workload/motifs.h"
 #include "workload/otf2_trace.h"
 #include "workload/simgrid_trace.h"
 
@@ -100,8 +102,10 @@ Result<JobDef> jobFromCollective(const config::CollectiveLoopSpec& c, const std:
   if (c.ranks() < 2)
     return invalidArgument(fmt::format("{}.ranks: must be >= 2 (is {})", field, c.ranks()));
   j.ranks = c.ranks();
-  if (c.has_iterations() && c.iterations() == 0)
-    return invalidArgument(fmt::format("{}.iterations: must be > 0 (is 0)", field));
+  if (c.has_iterations() && (c.iterations() == 0 || c.iterations() > workload::kMaxIterations)) {
+    return invalidArgument(fmt::format("{}.iterations: must be in [1, {}] (is {})", field,
+                                       workload::kMaxIterations, c.iterations()));
+  }
   j.iterations = c.has_iterations() ? c.iterations() : 1;
   Result<TimePs> compute = usToPs(field + ".compute_us", c.compute_us());
   if (!compute) return compute.status();
@@ -240,7 +244,23 @@ Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::strin
 Result<workload::MpiTrace> collectiveLoopProgram(const JobDef& job) {
   workload::MpiTrace t;
   t.ranks.resize(job.ranks);
+  static_assert(workload::kMaxIterations < std::numeric_limits<std::int32_t>::max(),
+                "each iteration's tag -(it + 1) is an int32");
+  if (job.iterations > workload::kMaxIterations) {
+    return invalidArgument(fmt::format("{}.iterations: must be in [1, {}] (is {})", job.field,
+                                       workload::kMaxIterations, job.iterations));
+  }
   for (std::uint32_t it = 0; it < job.iterations; ++it) {
+    if (it == 1) {
+      // The size before the rest of the work: the first iteration, times how many.
+      const double ops = static_cast<double>(workload::opCount(t)) * job.iterations;
+      if (ops > static_cast<double>(workload::kMaxProgramOps)) {
+        return invalidArgument(fmt::format(
+            "{}.iterations: {} iterations of {} on {} ranks are about {:.3g} MPI operations, "
+            "more than the {} ebb builds for one job: fewer iterations or ranks",
+            job.field, job.iterations, job.op, job.ranks, ops, workload::kMaxProgramOps));
+      }
+    }
     if (job.computePs > 0) {
       for (auto& ops : t.ranks) {
         workload::MpiOp op;

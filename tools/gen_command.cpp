@@ -15,6 +15,7 @@
 #include "tools/cli_checks.h"
 #include "tools/command.h"
 #include "workload/message_limit.h"
+#include "workload/motifs.h"
 #include "workload/traffic_gen.h"
 
 namespace ebb::tools {
@@ -61,6 +62,14 @@ struct GenOptions {
 // at realistic times (open loop from then on).
 int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::ostream& out,
                      std::ostream& err) {
+  if (o.iterations == 0 || o.iterations > workload::kMaxIterations) {
+    err << "ebb gen: "
+        << invalidArgument(fmt::format("--iterations: must be in [1, {}] (is {})",
+                                       workload::kMaxIterations, o.iterations))
+               .toString()
+        << "\n";
+    return kExitError;
+  }
   config::WorkloadSpec w;
   const auto ranks = o.ranks == 0 ? static_cast<std::uint32_t>(tree.numHosts()) : o.ranks;
   std::string what;

@@ -471,7 +471,7 @@ Status checkMotif(const MotifParams& p) {
                : Status::ok();
   };
   for (const Status& s :
-       {rule("ranks", p.ranks, 2, 1 << 20), rule("iterations", p.iterations, 1, 1'000'000),
+       {rule("ranks", p.ranks, 2, 1 << 20), rule("iterations", p.iterations, 1, kMaxIterations),
         rule("cells", p.cells, 1, 4096), rule("levels", p.levels, 1, 16),
         rule("z_blocks", p.zBlocks, 1, 4096), rule("octants_in_flight", p.octantsInFlight, 1, 8),
         rule("bytes_per_cell", p.bytesPerCell, 0, std::int64_t{1} << 30)}) {
@@ -503,8 +503,29 @@ Status checkMotif(const MotifParams& p) {
   return Status::ok();
 }
 
+std::uint64_t opCount(const MpiTrace& t) {
+  std::uint64_t n = 0;
+  for (const auto& ops : t.ranks)
+    n += ops.size();
+  return n;
+}
+
 Result<MpiTrace> generateMotif(const MotifParams& p) {
   if (Status s = checkMotif(p); !s.isOk()) return s;
+  if (p.iterations > 1) {
+    // The size before the work: one iteration, times how many.
+    MotifParams one = p;
+    one.iterations = 1;
+    Result<MpiTrace> probe = generateMotif(one);
+    if (!probe) return probe.status();
+    const double ops = static_cast<double>(opCount(*probe)) * p.iterations;
+    if (ops > static_cast<double>(kMaxProgramOps)) {
+      return invalidArgument(fmt::format(
+          "iterations: {} iterations on {} ranks are about {:.3g} MPI operations, more than the "
+          "{} ebb builds for one job: fewer iterations or ranks",
+          p.iterations, p.ranks, ops, kMaxProgramOps));
+    }
+  }
   MpiTrace t;
   t.ranks.resize(p.ranks);
   Builder b(p, t.ranks);

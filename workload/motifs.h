@@ -25,6 +25,16 @@ enum class Motif : std::uint8_t {
   kParticles,  // 3-stage ghost exchange, migration to varying neighbours (ExaMiniMD)
 };
 
+// The most iterations of a generated program (a motif or a collective loop):
+// each iteration's messages get a tag of their own, a negative int32.
+inline constexpr std::uint32_t kMaxIterations = 1'000'000;
+// The most MPI operations one generated program may hold (about 40 bytes
+// each): beyond it, fewer iterations or ranks, not an allocation failure.
+inline constexpr std::uint64_t kMaxProgramOps = 100'000'000;
+
+// All operations of `t`, over every rank.
+std::uint64_t opCount(const MpiTrace& t);
+
 struct MotifParams {
   Motif motif = Motif::kHalo3d;
   std::uint32_t ranks = 8;

@@ -282,6 +282,12 @@ TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
       {"workload { collective { op: \"bcast\" algorithm: \"magic\" ranks: 4 } }",
        "workload.collective.algorithm"},
       {"workload { collective { op: \"bcast\" ranks: 1 } }", "workload.collective.ranks"},
+      {"workload { collective { op: \"bcast\" ranks: 4 iterations: 0 } }",
+       "workload.collective.iterations: must be in [1, 1000000] (is 0)"},
+      {"workload { collective { op: \"bcast\" ranks: 4 iterations: 4000000000 } }",
+       "workload.collective.iterations: must be in [1, 1000000] (is 4000000000)"},
+      {"workload { motif { name: \"halo3d\" ranks: 8 iterations: 4000000000 } }",
+       "workload.motif.iterations: must be in [1, 1000000] (is 4000000000)"},
       {"workload { collective { op: \"bcast\" ranks: 4 compute_us: -1 } }", "compute_us"},
       {"workload { trace { " + amg + " flops_per_s: -5 } }", "workload.trace.flops_per_s"},
       {"workload { trace { " + amg + " size_scale: -1 } }", "workload.trace.size_scale"},
@@ -330,6 +336,39 @@ TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
     EXPECT_EQ(s.status().code(), ErrorCode::kInvalidArgument) << c.text;
     EXPECT_NE(s.status().message().find(c.expect), std::string::npos) << s.status().message();
   }
+}
+
+// A generated program too big to build is refused before it is built (not an
+// allocation failure): counted from one iteration, times the iterations.
+TEST(ReplayJobs, ProgramsBeyondTheOperationLimitAreRefusedBeforeTheyAreBuilt) {
+  JobDef j;
+  j.field = "workload.collective";
+  j.source = JobDef::Source::kCollective;
+  j.op = "alltoall";
+  j.bytes = 64;
+  j.ranks = 64;
+  j.iterations = 1'000'000;
+  Result<workload::MpiTrace> t = collectiveLoopProgram(j);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.status().message().find("workload.collective.iterations: 1000000 iterations of "
+                                      "alltoall on 64 ranks are about "),
+            std::string::npos)
+      << t.status().message();
+  EXPECT_NE(t.status().message().find("MPI operations, more than the 100000000 ebb builds for "
+                                      "one job"),
+            std::string::npos)
+      << t.status().message();
+  j.iterations = 4'000'000'000u;  // beyond the tags of int32, checked here too
+  EXPECT_FALSE(collectiveLoopProgram(j));
+  Result<RunSpec> m =
+      specOf("workload { motif { name: \"halo3d\" ranks: 64 iterations: 1000000 cells: 2 } }");
+  ASSERT_TRUE(m) << m.status().toString();
+  Result<std::vector<LoadedJob>> loaded = loadJobs(m->jobs, 64, 1);
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.status().message().find("workload.motif.iterations: 1000000 iterations on 64 "
+                                           "ranks are about"),
+            std::string::npos)
+      << loaded.status().message();
 }
 
 // A motif runs closed-loop like a trace: its messages are the generated

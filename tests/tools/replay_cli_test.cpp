@@ -101,6 +101,17 @@ TEST(ReplayCli, GenCollectiveWritesTheLoopAtClosedLoopTimes) {
                 &out, &err),
             kExitError);
   EXPECT_NE(err.find("unknown collective 'scan'"), std::string::npos) << err;
+  // Iterations beyond the bound: refused by name, nothing allocated or written.
+  std::filesystem::remove(dir + "/many.txt");
+  for (const char* pattern : {"collective", "motif"}) {
+    EXPECT_EQ(ebb({"gen", "--pattern", pattern, "--k", "2", "--n", "2", "--iterations",
+                   "4000000000", "--out", (dir + "/many.txt").c_str()},
+                  &out, &err),
+              kExitError);
+    EXPECT_NE(err.find("--iterations: must be in [1, 1000000] (is 4000000000)"), std::string::npos)
+        << err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/many.txt"));
 }
 
 // `ebb gen --pattern motif`: the FFT motif on 8 ranks (4 x 2 pencils) writes
