@@ -104,6 +104,20 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
     err << "ebb gen: " << loaded.status().toString() << "\n";
     return kExitError;
   }
+  // The cost before the work: every send of the program is one message of the file.
+  std::uint64_t messages = 0;
+  for (const LoadedJob& l : *loaded)
+    messages += l.program.sends;
+  if (messages > o.maxMessages) {
+    err << "ebb gen: "
+        << invalidArgument(fmt::format("the file would hold {} messages, more than the limit of "
+                                       "{}: lower --iterations or --ranks, or raise the limit "
+                                       "deliberately with --max-messages",
+                                       messages, o.maxMessages))
+               .toString()
+        << "\n";
+    return kExitError;
+  }
   const fabric::Topology topo = tree.build();
   agent::VirtualScheduler sched;
   sim::EmulatorConfig cfg;
@@ -125,6 +139,16 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
   sched.runAll();
   if (!runner.done()) {
     err << "ebb gen: the " << o.pattern << " did not finish: " << runner.describeUnfinished()
+        << "\n";
+    return kExitError;
+  }
+  if (sent.size() > o.maxMessages) {  // a guard: the count above is exact
+    err << "ebb gen: "
+        << Status(ErrorCode::kInternal,
+                  fmt::format("the run sent {} messages, more than the {} counted (--max-messages "
+                              "{}); nothing written",
+                              sent.size(), messages, o.maxMessages))
+               .toString()
         << "\n";
     return kExitError;
   }

@@ -112,6 +112,24 @@ TEST(ReplayCli, GenCollectiveWritesTheLoopAtClosedLoopTimes) {
         << err;
   }
   EXPECT_FALSE(std::filesystem::exists(dir + "/many.txt"));
+  // --max-messages holds for the closed-loop patterns too: counted exactly,
+  // refused before anything is written; the count itself is allowed.
+  for (const char* pattern : {"collective", "motif"}) {
+    EXPECT_EQ(ebb({"gen", "--pattern", pattern, "--k", "2", "--n", "2", "--iterations", "5",
+                   "--max-messages", "3", "--out", (dir + "/many.txt").c_str()},
+                  &out, &err),
+              kExitError)
+        << pattern;
+    EXPECT_NE(err.find("more than the limit of 3"), std::string::npos) << err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/many.txt")) << pattern;
+  }
+  EXPECT_NE(err.find("--max-messages"), std::string::npos) << err;
+  ASSERT_EQ(ebb({"gen", "--pattern", "collective", "--k", "2", "--n", "2", "--iterations", "5",
+                 "--max-messages", "60", "--out", (dir + "/many.txt").c_str()},
+                &out, &err),
+            kExitOk)
+      << err;
+  EXPECT_NE(out.find("wrote 60 messages"), std::string::npos) << out;
 }
 
 // `ebb gen --pattern motif`: the FFT motif on 8 ranks (4 x 2 pencils) writes
