@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -153,10 +154,16 @@ class TextReader final : public TrafficReader {
         const std::string t(f);
         char* end = nullptr;
         ns = std::strtod(t.c_str(), &end);
-        if (end != t.c_str() + t.size()) ns = -1;
+        if (end != t.c_str() + t.size()) ns = std::numeric_limits<double>::quiet_NaN();
       }
-      if (!std::isfinite(ns) || ns < 0 || ns > 9.2e15) {
+      if (std::isnan(ns)) {
         return error(fmt::format("time '{}' is not a non-negative number of nanoseconds", f));
+      }
+      if (ns < 0 || ns > kMaxTrafficTimeNs) {
+        return error(
+            fmt::format("time '{}' ns is out of range: must be in [0, {:g}] ns (about "
+                        "106 days)",
+                        f, kMaxTrafficTimeNs));
       }
     }
     m.time = static_cast<TimePs>(std::llround(ns * 1000.0));
@@ -229,7 +236,14 @@ class BinaryReader final : public TrafficReader {
     }
     in_.consume(head + size);
     const messages::TrafficRecord& r = record_buf_;
-    if (r.time_ps() < last_ || r.bytes() <= 0 || r.time_ps() < 0) {
+    if (r.time_ps() < 0 || r.time_ps() > kMaxTrafficTimePs) {
+      // The text form's range, so the same message is refused in both forms.
+      return Status(ErrorCode::kParse,
+                    fmt::format("{}: record {}: time {} ps is out of range: must be in [0, {}] "
+                                "ps ({:g} ns, about 106 days)",
+                                path_, record_, r.time_ps(), kMaxTrafficTimePs, kMaxTrafficTimeNs));
+    }
+    if (r.time_ps() < last_ || r.bytes() <= 0) {
       return Status(ErrorCode::kParse,
                     fmt::format("{}: record {}: {}", path_, record_,
                                 r.bytes() <= 0 ? "bytes must be > 0" : "time goes back"));

@@ -20,6 +20,11 @@ struct TrafficMessage {
   std::uint32_t job = 0;
 };
 
+// The latest message time a traffic file may hold, in either form: 9.2e15 ns
+// (about 106 days), just inside what picoseconds in an int64 represent.
+inline constexpr double kMaxTrafficTimeNs = 9.2e15;
+inline constexpr std::int64_t kMaxTrafficTimePs = 9'200'000'000'000'000'000;
+
 // Streams a native traffic file, text or binary (detected by the magic), one
 // message at a time: files larger than memory replay. Messages must come in
 // time order. Errors: E_PARSE "<file>:<line>: <rule>" (binary: record number),

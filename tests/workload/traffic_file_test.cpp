@@ -4,8 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
+
+#include <fmt/format.h>
 
 #include "workload/traffic_gen.h"
 
@@ -78,7 +81,10 @@ TEST(TrafficFile, BadTextNamesTheFileAndLine) {
       {"10 0 1 0\n", ":1: bytes must be > 0"},
       {"10 x 1 64\n", ":1: source 'x'"},
       {"10 0 1 64 2 9\n", ":1: 6 fields"},
-      {"# header\n\n-1 0 1 64\n", ":3: time '-1'"},
+      {"# header\n\n-1 0 1 64\n", ":3: time '-1' ns is out of range: must be in [0, 9.2e+15] ns"},
+      {"9.3e15 0 1 64\n", ":1: time '9.3e15' ns is out of range: must be in [0, 9.2e+15] ns"},
+      {"1e400 0 1 64\n", ":1: time '1e400' ns is out of range"},
+      {"nan 0 1 64\n", ":1: time 'nan' is not a non-negative number of nanoseconds"},
   };
   for (const BadLine& c : cases) {
     const std::string path = scratch("bad.txt");
@@ -229,6 +235,36 @@ TEST(TrafficFile, GarbledBinaryRecordSizeIsAnErrorNotTheEnd) {
   ASSERT_FALSE(v);
   EXPECT_NE(v.status().message().find("record 2: truncated or corrupt record"), std::string::npos)
       << v.status().message();
+}
+
+// A binary record's time is held to the text form's range, naming the record:
+// a time beyond it was read and then silently dropped by the replay.
+TEST(TrafficFile, BinaryTimesBeyondTheTextRangeAreRefused) {
+  const std::string path = scratch("late.bin");
+  for (const TimePs late :
+       {std::numeric_limits<TimePs>::max(), kMaxTrafficTimePs + 1, TimePs{-5}}) {
+    {
+      auto w = TrafficWriter::create(path, true);
+      ASSERT_TRUE((*w)->write({0, 0, 1, 64, 0}).isOk());
+      ASSERT_TRUE((*w)->write({late, 0, 1, 64, 0}).isOk());
+      ASSERT_TRUE((*w)->close().isOk());
+    }
+    auto v = validateTrafficFile(path, 4);
+    ASSERT_FALSE(v) << late;
+    EXPECT_EQ(v.status().code(), ErrorCode::kParse);
+    EXPECT_NE(v.status().message().find(
+                  fmt::format("late.bin: record 2: time {} ps is out of range: must be in [0, "
+                              "9200000000000000000] ps",
+                              late)),
+              std::string::npos)
+        << v.status().message();
+  }
+  {
+    auto w = TrafficWriter::create(path, true);
+    ASSERT_TRUE((*w)->write({kMaxTrafficTimePs, 0, 1, 64, 0}).isOk());
+    ASSERT_TRUE((*w)->close().isOk());
+  }
+  EXPECT_TRUE(validateTrafficFile(path, 4));
 }
 
 // The file appears at its path only when complete: until close() the earlier
