@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 #include <google/protobuf/io/tokenizer.h>
@@ -29,7 +30,82 @@ class CollectFirstError : public google::protobuf::io::ErrorCollector {
   std::string first_;
 };
 
+// The key of map entry `entry`, as written in a path: name["key"] or name[3].
+std::string mapKey(const google::protobuf::Message& entry) {
+  const auto* key = entry.GetDescriptor()->map_key();
+  const auto* r = entry.GetReflection();
+  switch (key->cpp_type()) {
+    case google::protobuf::FieldDescriptor::CPPTYPE_STRING:
+      return fmt::format("\"{}\"", r->GetString(entry, key));
+    case google::protobuf::FieldDescriptor::CPPTYPE_INT32:
+      return std::to_string(r->GetInt32(entry, key));
+    case google::protobuf::FieldDescriptor::CPPTYPE_INT64:
+      return std::to_string(r->GetInt64(entry, key));
+    case google::protobuf::FieldDescriptor::CPPTYPE_UINT32:
+      return std::to_string(r->GetUInt32(entry, key));
+    case google::protobuf::FieldDescriptor::CPPTYPE_UINT64:
+      return std::to_string(r->GetUInt64(entry, key));
+    case google::protobuf::FieldDescriptor::CPPTYPE_BOOL:
+      return r->GetBool(entry, key) ? "true" : "false";
+    default:
+      return "?";
+  }
+}
+
+// proto3 enums are open: the text parser keeps a number no value of the enum
+// has (`policy: 42`), which every later switch would then take for something.
+// Walks everything set in `msg`, nested messages, repeated and map fields
+// included, and refuses the first such number, naming its place and path.
+Status checkEnumValues(const google::protobuf::Message& msg, const std::string& path,
+                       const google::protobuf::TextFormat::ParseInfoTree* tree,
+                       const std::string& source) {
+  using google::protobuf::FieldDescriptor;
+  const auto* r = msg.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r->ListFields(msg, &fields);
+  for (const FieldDescriptor* f : fields) {
+    const int n = f->is_repeated() ? r->FieldSize(msg, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      const int index = f->is_repeated() ? i : -1;
+      std::string where = path.empty() ? f->name() : path + "." + f->name();
+      if (f->is_map()) {
+        where += "[" + mapKey(r->GetRepeatedMessage(msg, f, i)) + "]";
+      } else if (f->is_repeated()) {
+        where += fmt::format("[{}]", i);
+      }
+      if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        const auto& sub =
+            f->is_repeated() ? r->GetRepeatedMessage(msg, f, i) : r->GetMessage(msg, f);
+        const auto* subTree = tree ? tree->GetTreeForNested(f, index) : nullptr;
+        if (Status s = checkEnumValues(sub, where, subTree, source); !s.isOk()) return s;
+        continue;
+      }
+      if (f->cpp_type() != FieldDescriptor::CPPTYPE_ENUM) continue;
+      const int v = f->is_repeated() ? r->GetRepeatedEnumValue(msg, f, i) : r->GetEnumValue(msg, f);
+      if (f->enum_type()->FindValueByNumber(v) != nullptr) continue;
+      const auto loc =
+          tree ? tree->GetLocation(f, index) : google::protobuf::TextFormat::ParseLocation();
+      const std::string at =
+          loc.line >= 0 ? fmt::format("{}:{}:{}", source, loc.line + 1, loc.column + 1) : source;
+      return {ErrorCode::kInvalidArgument,
+              fmt::format("{}: {}: unknown value {} (expected one of {})", at, where, v,
+                          enumValueNames(*f->enum_type()))};
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+std::string enumValueNames(const google::protobuf::EnumDescriptor& e) {
+  std::string names;  // the choices, without the UNSPECIFIED placeholder
+  for (int i = 0; i < e.value_count(); ++i) {
+    const std::string& n = e.value(i)->name();
+    if (n.find("UNSPECIFIED") != std::string::npos) continue;
+    names += (names.empty() ? "" : ", ") + n;
+  }
+  return names;
+}
 
 Result<std::string> readFile(const std::string& path) {
   if (Status s = checkReadableFile(path, "file"); !s.isOk()) return s;
@@ -46,9 +122,16 @@ Status parseTextMessage(const std::string& text, const std::string& sourceName,
   google::protobuf::TextFormat::Parser parser;
   CollectFirstError errors(sourceName);
   parser.RecordErrorsTo(&errors);
+  google::protobuf::TextFormat::ParseInfoTree locations;
+  parser.WriteLocationsTo(&locations);
   if (!parser.ParseFromString(text, &msg)) {
     return {ErrorCode::kParse,
             errors.first().empty() ? sourceName + ": malformed config" : errors.first()};
+  }
+  // Nothing half-applied: a refused message is left empty.
+  if (Status s = checkEnumValues(msg, "", &locations, sourceName); !s.isOk()) {
+    msg.Clear();
+    return s;
   }
   return Status::ok();
 }

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
 #include "common/status.h"
@@ -9,9 +10,13 @@
 
 namespace ebb::config {
 
-// Parses any text-format message into `msg`. Errors are E_PARSE "<source>:<line>:<col>: ...".
+// Parses any text-format message into `msg`. Errors are E_PARSE "<source>:<line>:<col>: ...";
+// an enum number the enum does not define is E_INVALID "<source>:<line>:<col>:
+// <field.path>: unknown value N (expected one of A, B, C)", at any depth.
 Status parseTextMessage(const std::string& text, const std::string& sourceName,
                         google::protobuf::Message& msg);
+// The names an enum field takes, "A, B, C", without its UNSPECIFIED placeholder.
+std::string enumValueNames(const google::protobuf::EnumDescriptor& e);
 // Parses a text-format ebb config. Errors are E_PARSE "<source>:<line>:<col>: ...".
 Result<Config> parseTextConfig(const std::string& text, const std::string& sourceName);
 // Reads and parses a file; E_IO names the path when it cannot be read.

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <google/protobuf/descriptor.h>
 
+#include "configs/config_loader.h"
+
 namespace ebb::config {
 
 namespace {
@@ -86,13 +88,7 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
     case FieldDescriptor::CPPTYPE_ENUM: {
       const auto* ev = f->enum_type()->FindValueByName(value);
       if (!ev) {
-        std::string names;  // the choices, without the UNSPECIFIED placeholder
-        for (int i = 0; i < f->enum_type()->value_count(); ++i) {
-          const std::string& n = f->enum_type()->value(i)->name();
-          if (n.find("UNSPECIFIED") != std::string::npos) continue;
-          names += (names.empty() ? "" : ", ") + n;
-        }
-        return bad(("one of " + names).c_str());
+        return bad(("one of " + enumValueNames(*f->enum_type())).c_str());
       }
       r->SetEnum(&m, f, ev);
       break;

@@ -12,6 +12,7 @@
 
 #include "agent/gating_config.h"
 #include "common/units.h"
+#include "configs/config_loader.h"
 #include "sim_backend/link_preset.h"
 
 namespace ebb::replay {
@@ -137,7 +138,12 @@ Result<const sim::LinkPreset*> linkPresetFromConfig(const config::Config& cfg) {
   const std::string& name = config::EmulatorSpec::LinkPreset_Name(e.link_preset());
   const sim::LinkPreset* preset = sim::findLinkPreset(name);
   if (preset == nullptr) {
-    return invalidArgument(fmt::format("emulator.link_preset: {} has no definition", name));
+    // A number without a name (a config built in code; the loader refuses it).
+    const auto* type = config::EmulatorSpec::LinkPreset_descriptor();
+    return invalidArgument(
+        name.empty() ? fmt::format("emulator.link_preset: unknown value {} (expected one of {})",
+                                   static_cast<int>(e.link_preset()), config::enumValueNames(*type))
+                     : fmt::format("emulator.link_preset: {} has no definition", name));
   }
   for (auto [field, given] : {std::pair{"emulator.cycle_ps", e.has_cycle_ps()},
                               std::pair{"emulator.flit_bytes", e.has_flit_bytes()},

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "configs/proto/tune.pb.h"  // generated
+
 namespace ebb::config {
 namespace {
 
@@ -29,6 +31,48 @@ TEST(ConfigLoader, TruncatedAndWronglyTypedInputFail) {
   EXPECT_FALSE(parseTextConfig("fabric { kary_n_tree { k: -4 } }", "t"));
   EXPECT_FALSE(parseTextConfig("fabric { kary_n_tree { k: \"four\" } }", "t"));
   EXPECT_FALSE(parseTextConfig("\x01\x02garbage{{{", "t"));
+}
+
+// proto3 enums are open: the text parser keeps numbers no value has. Every
+// input refuses them, at any depth, naming the place, the field and the names.
+TEST(ConfigLoader, EnumNumbersWithoutADefinitionAreRefused) {
+  struct Case {
+    const char* text;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"gating { policy: 42 }",
+       "t:1:10: gating.policy: unknown value 42 (expected one of DYNAMIC, STATIC, ALL_ON, "
+       "PROPORTIONAL)"},
+      {"lpi { mode: 99 }", "lpi.mode: unknown value 99 (expected one of "},
+      {"emulator { up_routing: 99 }", "emulator.up_routing: unknown value 99"},
+      {"emulator { switch_model: 99 }", "emulator.switch_model: unknown value 99"},
+      {"emulator {\n  link_preset: 99\n}", "t:2:3: emulator.link_preset: unknown value 99"},
+      {"gating { start: 7 }", "gating.start: unknown value 7"},
+      {"workload { arrivals: 9 }", "workload.arrivals: unknown value 9"},
+      {"agent { gating_action: 9 }", "agent.gating_action: unknown value 9"},
+      {"faults { event { action: FAIL } event { scope: 12 } }",
+       "faults.event[1].scope: unknown value 12 (expected one of LINK, UP_DIRECTION, "
+       "DOWN_DIRECTION, SWITCH)"},
+  };
+  for (const Case& c : cases) {
+    auto cfg = parseTextConfig(c.text, "t");
+    ASSERT_FALSE(cfg) << c.text;
+    EXPECT_EQ(cfg.status().code(), ErrorCode::kInvalidArgument) << c.text;
+    EXPECT_NE(cfg.status().message().find(c.expect), std::string::npos) << cfg.status().message();
+  }
+  // Defined values, by name or by number, are kept.
+  auto ok = parseTextConfig("gating { policy: 2 } lpi { mode: DEEP_SLEEP }", "t");
+  ASSERT_TRUE(ok) << ok.status().toString();
+  EXPECT_EQ(ok->gating().policy(), GatingSpec::STATIC);
+  // Any message, e.g. the tune spec's.
+  TuneSpec spec;
+  Status s = parseTextMessage("search { strategy: 9 }", "spec", spec);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("spec:1:10: search.strategy: unknown value 9 (expected one of GRID, "
+                             "HALVING, COORDINATE)"),
+            std::string::npos)
+      << s.message();
 }
 
 TEST(ConfigLoader, MissingFileIsAnIoErrorNamingThePath) {

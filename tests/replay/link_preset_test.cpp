@@ -96,6 +96,20 @@ TEST(LinkPreset, FieldsThePresetSetsAreRefusedBesideIt) {
   }
 }
 
+// A number no preset has: the loader refuses it; a config built in code
+// hears the number and the names, not an empty name.
+TEST(LinkPreset, AnUnknownNumberIsNamedWithTheChoices) {
+  config::Config cfg;
+  cfg.mutable_emulator()->set_link_preset(static_cast<config::EmulatorSpec::LinkPreset>(99));
+  Result<RunSpec> s = buildRunSpec(cfg);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.status().message().find("emulator.link_preset: unknown value 99 (expected one of "
+                                      "PAPER"),
+            std::string::npos)
+      << s.status().message();
+  EXPECT_FALSE(config::parseTextConfig("emulator { link_preset: 99 }", "t"));
+}
+
 TEST(LinkPreset, ARunOnEachPresetCarriesWhatItIsOffered) {
   const fabric::Topology topo = fabric::KAryNTree::make(2, 3).value().build();
   const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
