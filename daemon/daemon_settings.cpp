@@ -4,6 +4,7 @@
 
 #include "agent/gating_config.h"
 #include "common/units.h"
+#include "daemon/metrics_server.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -30,6 +31,28 @@ Result<std::uint64_t> parseGuid(const std::string& field, const std::string& tex
 // The longest wait before a failed-safe agent resumes (its backoff doubles
 // it to at most 64 x, which must still fit in picoseconds).
 constexpr std::int64_t kMaxResumeMs = 86'400'000;
+
+// IB port numbers of a CA, as `ebb agent --port` takes them.
+constexpr std::int32_t kMaxCaPort = 254;
+
+// A file the agent opens or creates at `path`: refused now, before anything
+// is opened, when it is a folder or its folder is a file (a folder that does
+// not exist yet may be made by the packaging before the agent starts).
+Status checkFilePath(const char* field, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    return invalidArgument(
+        fmt::format("agent.{}: {} is a folder, expected a file in a folder", field, path));
+  }
+  const fs::path parent = fs::path(path).parent_path();
+  const fs::file_status st = fs::status(parent.empty() ? fs::path(".") : parent, ec);
+  if (fs::exists(st) && !fs::is_directory(st)) {
+    return invalidArgument(fmt::format("agent.{}: {} is not a folder, so {} cannot be made in it",
+                                       field, parent.string(), path));
+  }
+  return Status::ok();
+}
 
 Status nonNegative(const char* field, std::int64_t v) {
   return v < 0 ? invalidArgument(fmt::format("agent.{}: must be >= 0 (is {})", field, v))
@@ -70,6 +93,11 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
     return msToPs(fmt::format("agent.{}", field), v);
   };
   s.port.caName = a.ca();
+  if (a.ca_port() > kMaxCaPort) {
+    // As `--port`: IB port numbers of a CA are 1..254 (0: the first active).
+    return invalidArgument(
+        fmt::format("agent.ca_port: must be in 0..{} (is {})", kMaxCaPort, a.ca_port()));
+  }
   s.port.port = a.ca_port();
   if (a.resume_after_fail_safe_ms() > kMaxResumeMs) {
     return invalidArgument(
@@ -200,17 +228,18 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   s.keepStateOnExit = a.keep_state_on_exit();
   s.metricsListen = a.metrics_listen().empty() ? "127.0.0.1:9464" : a.metrics_listen();
   if (s.metricsListen == "off") s.metricsListen.clear();
-  if (!a.decision_log().empty()) {
-    const std::filesystem::path p(a.decision_log());
-    s.decisionLog = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();
+  if (!s.metricsListen.empty()) {
+    if (Result<ListenAddress> l = parseListenAddress(s.metricsListen); !l) {
+      return invalidArgument("agent.metrics_listen: " + l.status().message());
+    }
   }
-  if (!a.osm_events().empty()) {
-    const std::filesystem::path p(a.osm_events());
-    s.osmEvents = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();
-  }
-  if (!a.lock_file().empty()) {
-    const std::filesystem::path p(a.lock_file());
-    s.lockFile = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();
+  for (auto [field, value, out] : {std::tuple{"decision_log", &a.decision_log(), &s.decisionLog},
+                                   std::tuple{"osm_events", &a.osm_events(), &s.osmEvents},
+                                   std::tuple{"lock_file", &a.lock_file(), &s.lockFile}}) {
+    if (value->empty()) continue;
+    const std::filesystem::path p(*value);
+    *out = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();
+    if (Status st = checkFilePath(field, *out); !st.isOk()) return st;
   }
   Result<TimePs> runFor = ms("run_for_ms", a.run_for_ms());
   if (!runFor) return runFor.status();

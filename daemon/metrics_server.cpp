@@ -15,21 +15,17 @@ using asio::ip::tcp;
 MetricsServer::MetricsServer(asio::io_context& io, Render render)
     : acceptor_(io), render_(std::move(render)) {}
 
-Result<std::unique_ptr<MetricsServer>> MetricsServer::start(asio::io_context& io,
-                                                            const std::string& listen,
-                                                            Render render) {
+Result<ListenAddress> parseListenAddress(const std::string& listen) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
-    return Status(
-        ErrorCode::kInvalidArgument,
-        fmt::format("metrics_listen '{}': expected host:port, e.g. 127.0.0.1:9464", listen));
+    return Status(ErrorCode::kInvalidArgument,
+                  fmt::format("'{}': expected host:port, e.g. 127.0.0.1:9464", listen));
   }
   boost::system::error_code ec;
   const auto addr = asio::ip::make_address(listen.substr(0, colon), ec);
   if (ec) {
     return Status(ErrorCode::kInvalidArgument,
-                  fmt::format("metrics_listen '{}': '{}' is not an IP address", listen,
-                              listen.substr(0, colon)));
+                  fmt::format("'{}': '{}' is not an IP address", listen, listen.substr(0, colon)));
   }
   int port = -1;
   try {
@@ -41,10 +37,21 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(asio::io_context& io
   }
   if (port < 0 || port > 65535) {
     return Status(ErrorCode::kInvalidArgument,
-                  fmt::format("metrics_listen '{}': the port must be 0..65535", listen));
+                  fmt::format("'{}': the port must be 0..65535", listen));
   }
+  return ListenAddress{addr, static_cast<unsigned short>(port)};
+}
+
+Result<std::unique_ptr<MetricsServer>> MetricsServer::start(asio::io_context& io,
+                                                            const std::string& listen,
+                                                            Render render) {
+  Result<ListenAddress> where = parseListenAddress(listen);
+  if (!where) {
+    return Status(ErrorCode::kInvalidArgument, "metrics_listen " + where.status().message());
+  }
+  boost::system::error_code ec;
   std::unique_ptr<MetricsServer> s(new MetricsServer(io, std::move(render)));
-  const tcp::endpoint ep(addr, static_cast<unsigned short>(port));
+  const tcp::endpoint ep(where->address, where->port);
   s->acceptor_.open(ep.protocol(), ec);
   if (!ec) s->acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) s->acceptor_.bind(ep, ec);

@@ -9,6 +9,15 @@
 
 namespace ebb::daemon {
 
+// metrics_listen's "host:port": an IP address and a port in 0..65535.
+struct ListenAddress {
+  boost::asio::ip::address address;
+  unsigned short port = 0;
+};
+// E_INVALID "'<listen>': <rule>" when `listen` is not one (checked by the
+// settings before anything is opened, and again by start()).
+Result<ListenAddress> parseListenAddress(const std::string& listen);
+
 // A minimal HTTP/1.0 endpoint for Prometheus: every GET gets the text that
 // `render` returns (exposition format 0.0.4), then the connection closes.
 // Runs on the daemon's io_context; one request at a time is plenty for a

@@ -194,7 +194,19 @@ INSTANTIATE_TEST_SUITE_P(
             "agent.check_period_ms: 9223372036854775 ms is beyond the time range"},
         Bad{"agent { run_for_ms: 9223372036854775807 }", "agent.run_for_ms"},
         Bad{"agent { flap_hold_ms: 9223372036854775807 }", "agent.flap_hold_ms"},
-        Bad{"gating { policy: DYNAMIC u_off: 0.05 }", "gating.u_off: applies to the STATIC"}),
+        Bad{"gating { policy: DYNAMIC u_off: 0.05 }", "gating.u_off: applies to the STATIC"},
+        // What the agent would refuse only once started: refused up front.
+        Bad{"agent { metrics_listen: \"nonsense\" }",
+            "agent.metrics_listen: 'nonsense': expected host:port, e.g. 127.0.0.1:9464"},
+        Bad{"agent { metrics_listen: \"1.2.3.4:99999\" }",
+            "agent.metrics_listen: '1.2.3.4:99999': the port must be 0..65535"},
+        Bad{"agent { metrics_listen: \"host:80\" }", "'host' is not an IP address"},
+        Bad{"agent { decision_log: \"/tmp\" }",
+            "agent.decision_log: /tmp is a folder, expected a file in a folder"},
+        Bad{"agent { lock_file: \"/tmp\" }", "agent.lock_file: /tmp is a folder"},
+        Bad{"agent { decision_log: \"/etc/hostname/d.jsonl\" }",
+            "agent.decision_log: /etc/hostname is not a folder"},
+        Bad{"agent { ca_port: 300 }", "agent.ca_port: must be in 0..254 (is 300)"}),
     [](const ::testing::TestParamInfo<Bad>& tpi) { return std::to_string(tpi.index); });
 
 }  // namespace

@@ -67,6 +67,26 @@ TEST(AgentCheckConfig, ASwitchNotInTheTopologyIsAnErrorNamingTheField) {
   EXPECT_EQ(r.out.find("config OK"), std::string::npos) << r.out;
 }
 
+// What the agent refused only after it started (the metrics address, a
+// folder as the decision log, a CA port --port refuses) fails the check.
+TEST(AgentCheckConfig, WhatStartupWouldRefuseIsRefusedByTheCheck) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"metrics_listen: \"nonsense\"", "agent.metrics_listen: 'nonsense': expected host:port"},
+      {"metrics_listen: \"1.2.3.4:99999\"", "the port must be 0..65535"},
+      {"decision_log: \"/tmp\"", "agent.decision_log: /tmp is a folder"},
+      {"ca_port: 300", "agent.ca_port: must be in 0..254 (is 300)"},
+  };
+  for (const auto& [field, expect] : cases) {
+    const std::string cfg = writeAgentConfig(
+        "late.textproto",
+        fmt::format("fabric {{ kary_n_tree {{ k: 4 n: 3 }} }} agent {{ {} }}", field));
+    const testing::CliRun r = testing::ebb({"agent", "--check-config", "--config", cfg});
+    EXPECT_EQ(r.code, kExitError) << field;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("config OK"), std::string::npos) << r.out;
+  }
+}
+
 TEST(AgentCheckConfig, AMissingTopologyFileIsNamed) {
   const std::string cfg = writeAgentConfig(
       "nofile.textproto", "fabric { topology_file { path: \"no-such-fabric.txt\" } }");
