@@ -77,11 +77,16 @@ int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     froms.push_back(from);
   }
   for (const fs::path& from : froms) {
-    Result<std::size_t> n = cache.importFrom(from.string());
+    std::vector<std::string> corrupt;
+    Result<std::size_t> n = cache.importFrom(from.string(), &corrupt);
     if (!n) {
       err << "ebb tune: --merge: " << n.status().toString() << "\n";
       return kExitError;
     }
+    // Not fatal here: another folder may hold a good copy; a run left
+    // without one is an error naming its file when the results are gathered.
+    for (const std::string& c : corrupt)
+      err << "ebb tune: --merge: warning: " << c << " (not merged)\n";
     if (!o.quiet) err << fmt::format("ebb tune: merged {} runs from {}\n", *n, from.string());
   }
   tune::ExecOptions exec;

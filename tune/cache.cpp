@@ -155,17 +155,47 @@ Result<RunKey> runKey(const config::Config& resolved, bool gated, FileDigests& d
   return key;
 }
 
-std::optional<RunOutcome> RunCache::load(const RunKey& key) const {
-  Result<std::string> text = config::readFile((fs::path(dir_) / (key.hash + ".json")).string());
-  if (!text) return std::nullopt;
+namespace {
+
+// The cached run in `file`, or why it is not one: unreadable, not the JSON
+// of a cached run (half written), or not the run its name (the hash of its
+// key) says.
+Result<config::CachedRun> readEntry(const fs::path& file) {
+  Result<std::string> text = config::readFile(file.string());
+  if (!text) return text.status();
   config::CachedRun cached;
   google::protobuf::util::JsonParseOptions opts;
   opts.ignore_unknown_fields = true;
-  if (!google::protobuf::util::JsonStringToMessage(*text, &cached, opts).ok()) {
-    return std::nullopt;
+  if (auto st = google::protobuf::util::JsonStringToMessage(*text, &cached, opts); !st.ok()) {
+    return Status(ErrorCode::kParse, fmt::format("{}: corrupt cached run (not its JSON: {})",
+                                                 file.string(), std::string(st.message())));
   }
-  if (cached.key() != key.text) return std::nullopt;
-  return RunOutcome{cached.summary(), cached.failure()};
+  if (hashHex(cached.key()) != file.stem().string()) {
+    return Status(
+        ErrorCode::kParse,
+        fmt::format("{}: corrupt cached run (its key does not hash to its name)", file.string()));
+  }
+  return cached;
+}
+
+}  // namespace
+
+std::optional<RunOutcome> RunCache::load(const RunKey& key) const {
+  Result<config::CachedRun> cached = readEntry(fs::path(dir_) / (key.hash + ".json"));
+  if (!cached || cached->key() != key.text) return std::nullopt;
+  return RunOutcome{cached->summary(), cached->failure()};
+}
+
+std::string RunCache::corruption(const RunKey& key) const {
+  const fs::path file = fs::path(dir_) / (key.hash + ".json");
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return {};
+  Result<config::CachedRun> cached = readEntry(file);
+  if (!cached) return cached.status().message();
+  if (cached->key() != key.text) {
+    return fmt::format("{}: a cached run of another key with the same hash", file.string());
+  }
+  return {};
 }
 
 Status RunCache::store(const RunKey& key, const RunOutcome& outcome) const {
@@ -186,7 +216,8 @@ Status RunCache::store(const RunKey& key, const RunOutcome& outcome) const {
   return writeFile(fs::path(dir_) / (key.hash + ".json"), json + "\n");
 }
 
-Result<std::size_t> RunCache::importFrom(const std::string& otherDir) const {
+Result<std::size_t> RunCache::importFrom(const std::string& otherDir,
+                                         std::vector<std::string>* corrupt) const {
   std::error_code ec;
   if (!fs::is_directory(otherDir, ec)) {
     return Status(ErrorCode::kIo, fmt::format("{}: not a folder of cached runs", otherDir));
@@ -199,12 +230,17 @@ Result<std::size_t> RunCache::importFrom(const std::string& otherDir) const {
   if (!listed) return listed.status();
   for (const fs::path& src : *listed) {
     const fs::path dst = fs::path(dir_) / src.filename();
-    if (fs::exists(dst, ec)) continue;
-    fs::copy_file(src, dst, ec);
-    if (ec) {
-      return Status(ErrorCode::kIo, fmt::format("cannot copy {} to {}: {}", src.string(),
-                                                dst.string(), ec.message()));
+    if (fs::exists(dst, ec) && readEntry(dst)) continue;  // a good copy is kept
+    // Checked before it is copied: a corrupt entry must not shadow a good
+    // copy another folder may hold; a good one replaces a corrupt one.
+    if (Result<config::CachedRun> e = readEntry(src); !e) {
+      if (e.status().code() == ErrorCode::kIo) return e.status();
+      if (corrupt) corrupt->push_back(e.status().message());
+      continue;
     }
+    Result<std::string> text = config::readFile(src.string());
+    if (!text) return text.status();
+    if (Status s = writeFile(dst, *text); !s.isOk()) return s;  // atomic: no half file
     ++copied;
   }
   return copied;

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "configs/proto/ebb.pb.h"     // generated
@@ -50,10 +51,17 @@ class RunCache {
   const std::string& dir() const { return dir_; }
   // nullopt when absent, unreadable or for another key (a collision).
   std::optional<RunOutcome> load(const RunKey& key) const;
+  // Why the entry of `key` is there but does not load ("<file>: <why>"), or
+  // empty when it is absent or good: what a merge that lacks a run reports.
+  std::string corruption(const RunKey& key) const;
   // Written to a temporary file and renamed: an interruption leaves no half file.
   Status store(const RunKey& key, const RunOutcome& outcome) const;
-  // Copies the entries of another cache folder that this one lacks; returns how many.
-  Result<std::size_t> importFrom(const std::string& otherDir) const;
+  // Copies the entries of another cache folder that this one lacks or holds
+  // corrupt (a good copy replaces a corrupt one); returns how many. An entry
+  // of `otherDir` that is itself corrupt is not copied: "<file>: <why>" is
+  // added to `corrupt` when given.
+  Result<std::size_t> importFrom(const std::string& otherDir,
+                                 std::vector<std::string>* corrupt = nullptr) const;
 
  private:
   std::string dir_;

@@ -86,6 +86,12 @@ Result<std::map<std::string, RunOutcome>> executeRuns(const std::vector<RunJob>&
     } else if (!mine) {
       ++counters.skipped;
     } else if (!options.computeMissing) {
+      if (const std::string why = cache.corruption(j.key); !why.empty()) {
+        return Status(ErrorCode::kParse,
+                      fmt::format("run '{}': {}, and no merged folder has a good copy: run its "
+                                  "shard again",
+                                  j.label, why));
+      }
       return Status(ErrorCode::kNotFound,
                     fmt::format("run '{}' ({}) is in none of the merged folders: did a shard "
                                 "fail or use another spec?",

@@ -392,6 +392,57 @@ TEST(TuneCache, UnreadableFolderEntriesAreNamed) {
       << n.status().message();
 }
 
+// A corrupt cached run (half written) is named, never merged over a good
+// copy, and replaced by a good copy from another folder.
+TEST(TuneCache, MergingReportsCorruptEntriesAndAGoodCopyReplacesOne) {
+  namespace fs = std::filesystem;
+  const auto dir = scratch("merge_corrupt");
+  FileDigests digests;
+  config::Config c;
+  c.mutable_gating()->set_u_on(0.3);
+  const RunKey key = runKey(c, true, digests).value();
+  results::RunSummary s;
+  s.set_mean_latency_cycles(42.5);
+  const RunCache good((dir / "good").string());
+  ASSERT_TRUE(good.store(key, {s, ""}).isOk());
+  const std::string name = key.hash + ".json";
+  const std::string text = testing::slurp(dir / "good" / name);
+  fs::create_directories(dir / "bad");
+  std::ofstream(dir / "bad" / name) << text.substr(0, text.size() / 2);
+
+  const RunCache merged((dir / "merged").string());
+  std::vector<std::string> corrupt;
+  Result<std::size_t> n = merged.importFrom((dir / "bad").string(), &corrupt);
+  ASSERT_TRUE(n) << n.status().toString();
+  EXPECT_EQ(*n, 0u);
+  ASSERT_EQ(corrupt.size(), 1u);
+  EXPECT_NE(corrupt[0].find((dir / "bad" / name).string() + ": corrupt cached run"),
+            std::string::npos)
+      << corrupt[0];
+  EXPECT_FALSE(fs::exists(dir / "merged" / name));
+  n = merged.importFrom((dir / "good").string());
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n, 1u);
+  ASSERT_TRUE(merged.load(key));
+  EXPECT_EQ(merged.load(key)->summary.mean_latency_cycles(), 42.5);
+
+  // A corrupt entry already in the destination is named, then replaced.
+  std::ofstream(dir / "merged" / name) << "{ \"key\": ";
+  EXPECT_FALSE(merged.load(key));
+  EXPECT_NE(merged.corruption(key).find((dir / "merged" / name).string() + ": corrupt cached run"),
+            std::string::npos)
+      << merged.corruption(key);
+  n = merged.importFrom((dir / "good").string());
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n, 1u);
+  EXPECT_TRUE(merged.load(key));
+  EXPECT_EQ(merged.corruption(key), "");
+  // A good destination entry is kept.
+  n = merged.importFrom((dir / "good").string());
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n, 0u);
+}
+
 TEST(TuneCache, StoredRunsLoadBackAndHalfFilesAreMisses) {
   const auto dir = scratch("cache");
   const RunCache cache((dir / "cache").string());
