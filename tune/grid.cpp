@@ -160,6 +160,16 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
     for (double x : *v)
       d.values.push_back(formatValue(x));
     if (d.values.empty()) return invalidArgument(where + ": empty: give values or a range");
+    // Two dimensions of one field would each override the other: the grid's
+    // rows would claim values that never ran.
+    for (const Dimension& other : dims) {
+      if (other.path == f.path()) {
+        return invalidArgument(fmt::format(
+            "{}: {} is swept twice (by a named dimension of search_space or an earlier field); "
+            "sweep it once",
+            where, f.path()));
+      }
+    }
     for (const std::string& value : d.values) {
       config::Config probe = base;
       if (Status s = config::applyOverride(probe, f.path() + "=" + value); !s.isOk()) {

@@ -125,6 +125,15 @@ const BadSpec kBadSpecs[] = {
      "u_on { from: 0.5 to: 1 step: 0.0001 } u_off { from: 0.0001 to: 0.2 step: 0.0001 } "
      "check_period_cycles { from: 1000 to: 10000 step: 1 } }",
      "search_space: the grid has over 20000 settings", "more than the limit of 10000"},
+    // One field in two dimensions: each would override the other.
+    {"FieldSweptTwice",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.3] } field { path: "
+     "\"gating.u_on\" values: [\"0.2\"] } }",
+     "search_space.field[0] (gating.u_on)", "gating.u_on is swept twice"},
+    {"FieldSweptTwiceByFields",
+     "budget { latency_increase_pct: 5 } search_space { field { path: \"seed\" values: [\"1\"] } "
+     "field { path: \"seed\" values: [\"2\"] } }",
+     "search_space.field[1] (seed)", "seed is swept twice"},
 };
 
 TEST(TuneSpec, TheSettingsLimitIsCheckedBeforeTheGridAndCanBeRaised) {
