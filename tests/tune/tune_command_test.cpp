@@ -241,7 +241,7 @@ TEST(TuneCommand, AMergeFolderThatIsNotOneIsRefused) {
                                        "values: [0.2] } }");
   std::filesystem::create_symlink("self", dir / "self");
   std::ofstream(dir / "file") << "x";
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string(300, 'a'), (dir / "self").string(), (dir / "file").string()}) {
     const CliRun r =
         ebb({"tune", spec.string(), "--out", (dir / "out").string(), "--merge", bad, "--quiet"});
