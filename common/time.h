@@ -32,6 +32,17 @@ constexpr double toMicroseconds(TimePs t) {
 constexpr double toMilliseconds(TimePs t) {
   return static_cast<double>(t) / static_cast<double>(kPsPerMs);
 }
+// a + b and a * b (a, b >= 0), or the end of time where they would not fit:
+// bounds worked out from a workload's span stay bounds near the end of time.
+inline constexpr TimePs kEndOfTime = INT64_MAX;
+constexpr TimePs saturatingAdd(TimePs a, TimePs b) {
+  TimePs r = 0;
+  return __builtin_add_overflow(a, b, &r) ? kEndOfTime : r;
+}
+constexpr TimePs saturatingMul(TimePs a, TimePs b) {
+  TimePs r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? kEndOfTime : r;
+}
 // Seconds as a double (e.g. from a trace) to the nearest picosecond. The
 // caller checks the range: beyond about 9.2e6 s the result does not fit.
 inline TimePs fromSeconds(double s) {

@@ -403,7 +403,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   sched.at(period, agent::Phase::kControl, sample);
   if (source.closedLoop()) {
     // Closed loop: run until every rank finished (bounded against deadlock).
-    const TimePs limit = 100 * end + kPsPerS;
+    const TimePs limit = saturatingAdd(saturatingMul(100, end), kPsPerS);
     while (!source.done() && sched.now() < limit && !sched.stopped()) {
       sched.runUntil(std::max(sched.now() + period, nextSampleAt));
       // Caught at the first check period at which no rank can move again.
@@ -430,9 +430,8 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   const std::uint64_t bytesDeliveredInWindow = emu.stats().bytesDelivered;
   // Drain what is still in flight (bounded: a saturated run may never empty;
   // the bound saturates for a workload that ends near the end of time).
-  const TimePs drainSpan = std::max<TimePs>(end / 5, 100 * period);
-  constexpr TimePs kLast = std::numeric_limits<TimePs>::max();
-  const TimePs drainLimit = end > kLast - drainSpan ? kLast : end + drainSpan;
+  const TimePs drainSpan = std::max<TimePs>(end / 5, saturatingMul(100, period));
+  const TimePs drainLimit = saturatingAdd(end, drainSpan);
   while (emu.packetsInNetwork() > 0 && sched.now() < drainLimit && !sched.stopped()) {
     sched.runUntil(sched.now() > drainLimit - period ? drainLimit : sched.now() + period);
   }

@@ -89,14 +89,22 @@ class JobsSource final : public WorkloadSource {
 
 // Progress of a closed loop is measured against the longest job's compute
 // time (repeating jobs excluded: they run as long as the others).
-TimePs jobsHorizon(const std::vector<LoadedJob>& jobs, TimePs atLeast) {
+// The latest a rank's start and compute alone take it to; E_INVALID when that
+// is beyond what virtual time can hold.
+Result<TimePs> jobsHorizon(const std::vector<LoadedJob>& jobs, TimePs atLeast) {
   TimePs end = atLeast;
   for (const LoadedJob& j : jobs) {
     if (j.def.repeat) continue;
-    for (const auto& ops : j.program.ranks) {
+    for (std::size_t r = 0; r < j.program.ranks.size(); ++r) {
       TimePs c = j.def.startPs;
-      for (const auto& op : ops)
-        c += op.kind == workload::MpiOpKind::kCompute ? op.duration : 0;
+      for (const auto& op : j.program.ranks[r])
+        c = saturatingAdd(c, op.kind == workload::MpiOpKind::kCompute ? op.duration : 0);
+      if (c == kEndOfTime) {
+        return invalidArgument(fmt::format(
+            "{} ('{}'): rank {}'s start and compute add up to more than virtual time can hold "
+            "(2^63 ps, about 106 days)",
+            j.def.field, j.def.name, r));
+      }
       end = std::max(end, c);
     }
   }
@@ -111,9 +119,10 @@ Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
   if (!spec.jobs.jobs.empty()) {
     Result<std::vector<LoadedJob>> loaded = loadJobs(spec.jobs, hosts, emu.config().seed);
     if (!loaded) return loaded.status();
-    const TimePs horizon = jobsHorizon(*loaded, spec.agent.checkPeriodPs);
+    const Result<TimePs> horizon = jobsHorizon(*loaded, spec.agent.checkPeriodPs);
+    if (!horizon) return horizon.status();
     return std::unique_ptr<WorkloadSource>(std::make_unique<JobsSource>(
-        emu, std::move(*loaded), horizon, spec.faults.retransmitTimeoutPs));
+        emu, std::move(*loaded), *horizon, spec.faults.retransmitTimeoutPs));
   }
   if (!spec.trafficFile.empty()) {
     // Checked whole before anything runs: hosts in range, times in order.
@@ -122,7 +131,8 @@ Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
     if (!sum) return sum.status();
     auto reader = workload::TrafficReader::open(spec.trafficFile);
     if (!reader) return reader.status();
-    const TimePs horizon = std::max<TimePs>(sum->lastTime + 1, spec.agent.checkPeriodPs);
+    const TimePs horizon =
+        std::max<TimePs>(saturatingAdd(sum->lastTime, 1), spec.agent.checkPeriodPs);
     return std::unique_ptr<WorkloadSource>(
         std::make_unique<FileSource>(emu, std::move(*reader), horizon));
   }

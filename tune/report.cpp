@@ -76,20 +76,24 @@ std::string runsCsv(const TunePlan& plan, const TuneResult& r) {
       "increase_pct,p99_latency_increase_pct,app_slowdown_pct,within_budget,broken,"
       "relative_power_switch_links,relative_power_all_links,mean_latency_cycles,"
       "p99_latency_cycles,baseline_mean_latency_cycles,baseline_p99_latency_cycles,"
-      "app_runtime_us,baseline_app_runtime_us,link_transitions,lpi_delay_ns_per_packet,run\n";
+      "app_runtime_us,baseline_app_runtime_us,link_transitions,lpi_delay_ns_per_packet,run,"
+      "messages_generated,messages_delivered,messages_lost,baseline_messages_delivered\n";
   for (const RunResult& x : r.runs) {
     const Setting& s = plan.settings[x.setting];
     out += fmt::format(
-        "{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.id,
-        csvField(s.label), dimensionValues(plan, s), csvField(plan.workloads[x.workload].name),
-        num(x.fraction), num(x.savingSwitchLinks), efficiencyText(x, ""), num(x.savingAllLinks),
-        num(x.meanLatencyPct), num(x.p99LatencyPct), x.appSlowdownPct ? num(*x.appSlowdownPct) : "",
-        x.broken.empty() ? 1 : 0, csvField(x.broken), num(x.run.relative_power_switch_links()),
+        "{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        s.id, csvField(s.label), dimensionValues(plan, s),
+        csvField(plan.workloads[x.workload].name), num(x.fraction), num(x.savingSwitchLinks),
+        efficiencyText(x, ""), num(x.savingAllLinks), num(x.meanLatencyPct), num(x.p99LatencyPct),
+        x.appSlowdownPct ? num(*x.appSlowdownPct) : "", x.broken.empty() ? 1 : 0,
+        csvField(x.broken), num(x.run.relative_power_switch_links()),
         num(x.run.relative_power_all_links()), num(x.run.mean_latency_cycles()),
         num(x.run.p99_latency_cycles()), num(x.baseline.mean_latency_cycles()),
         num(x.baseline.p99_latency_cycles()), num(x.run.app_runtime_us()),
         num(x.baseline.app_runtime_us()), x.run.link_transitions(),
-        x.run.has_lpi() ? num(x.run.lpi().added_delay_ns_per_packet()) : "", x.hash);
+        x.run.has_lpi() ? num(x.run.lpi().added_delay_ns_per_packet()) : "", x.hash,
+        x.run.messages_generated(), x.run.messages_delivered(), x.run.faults().lost_messages(),
+        x.baseline.messages_delivered());
   }
   return out;
 }

@@ -52,6 +52,19 @@ RunResult compare(const TunePlan& plan, const results::RunSummary& run,
                            ? 100.0 * worst
                            : increasePct(run.app_runtime_us(), baseline.app_runtime_us());
   }
+  // Latency counts what arrived: a setting that strands messages (neither
+  // delivered nor lost to a fault, more than all links on) is out, whatever
+  // its latency.
+  const auto stranded = [](const results::RunSummary& s) {
+    const std::uint64_t done = s.messages_delivered() + s.faults().lost_messages();
+    return s.messages_generated() > done ? s.messages_generated() - done : 0;
+  };
+  if (stranded(run) > stranded(baseline)) {
+    r.undelivered = true;
+    r.broken =
+        fmt::format("delivered {} of {} messages (all links on: {})", run.messages_delivered(),
+                    run.messages_generated(), baseline.messages_delivered());
+  }
   const Budget& b = plan.budget;
   const auto check = [&](const std::optional<double>& limit, double value, const char* what) {
     if (r.broken.empty() && limit && value > *limit + kTolerancePct) {
@@ -88,9 +101,12 @@ SettingResult aggregate(const TunePlan& plan, const std::vector<const RunResult*
   }
   s.saving = runs.empty() ? 0 : sum / static_cast<double>(runs.size());
   s.excess = std::max(0.0, s.excess);
-  for (const RunResult* r : runs)
+  bool undelivered = false;
+  for (const RunResult* r : runs) {
     s.failed = s.failed || r->failed;
-  if (s.failed) s.excess = std::numeric_limits<double>::infinity();
+    undelivered = undelivered || r->undelivered;
+  }
+  if (s.failed || undelivered) s.excess = std::numeric_limits<double>::infinity();
   return s;
 }
 

@@ -27,6 +27,7 @@ struct RunResult {
   double p99LatencyPct = 0;
   std::optional<double> appSlowdownPct;  // traces only
   std::string broken;                    // the budget rule broken; empty: within budget
+  bool undelivered = false;              // stranded more messages than all links on
   bool failed = false;                   // the emulator gave up (broken says why)
 };
 

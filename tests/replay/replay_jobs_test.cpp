@@ -374,6 +374,30 @@ TEST(ReplayJobs, ProgramsBeyondTheOperationLimitAreRefusedBeforeTheyAreBuilt) {
 // A motif runs closed-loop like a trace: its messages are the generated
 // program's, seeded by the config, and a mix of motifs gives each its own
 // hosts and slowdown.
+// A job whose compute alone runs past the end of virtual time (2^63 ps) is
+// refused naming the job, before it runs (no bound wraps around); one that
+// fits, however long, runs to its end.
+TEST(ReplayJobs, AJobBeyondTheEndOfVirtualTimeIsRefusedAndALongOneRuns) {
+  Fixture f;
+  const Result<RunOutput> beyond = runEmulation(
+      spec("gating { policy: ALL_ON } workload { collective { op: \"barrier\" ranks: 2 "
+           "compute_us: 9e12 iterations: 5 } }"),
+      f.topo, f.mt, true, {});
+  ASSERT_FALSE(beyond);
+  EXPECT_NE(beyond.status().message().find("workload.collective"), std::string::npos)
+      << beyond.status().message();
+  EXPECT_NE(beyond.status().message().find("more than virtual time can hold"), std::string::npos)
+      << beyond.status().message();
+  // 3 x 1e11 us = 3.5 days of compute: 100 times that, the deadlock bound,
+  // does not fit in 2^63 ps either, and must not wrap.
+  const Result<RunOutput> days = runEmulation(
+      spec("gating { policy: ALL_ON } workload { collective { op: \"barrier\" ranks: 2 "
+           "compute_us: 1e11 iterations: 3 } }"),
+      f.topo, f.mt, true, {});
+  ASSERT_TRUE(days) << days.status().toString();
+  EXPECT_GE(days->summary.app_runtime_us(), 3e11);
+}
+
 TEST(ReplayJobs, MotifsRunClosedLoopAloneAndInAMix) {
   Fixture f;
   const RunSpec one = spec(

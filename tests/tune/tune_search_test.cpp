@@ -234,6 +234,45 @@ TEST(TuneSearch, AFailedRunMakesItsSettingInfeasibleAndTheSweepGoesOn) {
   }
 }
 
+// Latency is over the messages that arrived: a setting whose run strands
+// messages (neither delivered nor lost to a fault) looks fast and is out of
+// budget however small its latency, and ranks below every setting that only
+// breaks a latency bound.
+TEST(TuneSearch, ARunThatStrandsMessagesIsOutOfBudget) {
+  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
+                                   "budget { latency_increase_pct: 50 } search_space { u_on { "
+                                   "values: [0.15, 0.3] } }");
+  ASSERT_TRUE(plan);
+  results::RunSummary base;
+  base.set_messages_generated(100);
+  base.set_messages_delivered(100);
+  base.set_mean_latency_cycles(40);
+  base.set_relative_power_switch_links(1.0);
+  results::RunSummary stranding = base;
+  stranding.set_messages_delivered(97);
+  stranding.set_mean_latency_cycles(30);
+  stranding.set_relative_power_switch_links(0.4);
+  RunResult r = compare(*plan, stranding, base, 0);
+  EXPECT_TRUE(r.undelivered);
+  EXPECT_EQ(r.broken, "delivered 97 of 100 messages (all links on: 100)");
+  // Lost to a fault is accounted for, not stranded.
+  results::RunSummary lossy = stranding;
+  lossy.mutable_faults()->set_lost_messages(3);
+  EXPECT_FALSE(compare(*plan, lossy, base, 0).undelivered);
+  results::RunSummary slow = base;
+  slow.set_mean_latency_cycles(80);  // +100% > 50%
+  slow.set_relative_power_switch_links(0.5);
+  RunResult late = compare(*plan, slow, base, 0);
+  EXPECT_FALSE(late.undelivered);
+  EXPECT_FALSE(late.broken.empty());
+  r.setting = 1;
+  late.setting = 0;
+  const SettingResult a = aggregate(*plan, {&r});
+  const SettingResult b = aggregate(*plan, {&late});
+  EXPECT_FALSE(a.feasible);
+  EXPECT_TRUE(betterThan(b, a));
+}
+
 TEST(TuneResume, AHalfWrittenCacheEntryIsRunAgain) {
   const auto dir = scratch("resume-half");
   Result<TunePlan> plan = planFrom(tinyGrid(0.1, "0.1, 0.3"));
