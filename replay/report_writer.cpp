@@ -182,8 +182,11 @@ std::string formatSummary(const results::Report& r) {
   if (r.has_baseline()) {
     out += line(r.baseline());
     out += fmt::format(
-        "  => link power saved: {:.1f}% of switch links, {:.1f}% of all links; {}\n",
-        100 * r.power_saving_switch_links(), 100 * r.power_saving_all_links(),
+        "  => link power saved: {}, {:.1f}% of all links; {}\n",
+        r.has_power_saving_switch_links()
+            ? fmt::format("{:.1f}% of switch links", 100 * r.power_saving_switch_links())
+            : std::string("no switch links to save on"),
+        100 * r.power_saving_all_links(),
         r.has_mean_latency_increase()
             ? fmt::format("mean latency {:+.1f}%, p99 {:+.1f}%", 100 * r.mean_latency_increase(),
                           100 * r.p99_latency_increase())

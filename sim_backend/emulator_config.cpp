@@ -41,6 +41,13 @@ Status EmulatorConfig::validate() const {
                       "{} flits per VC",
                       vcBufferBytes, vcBufferBytes / flitBytes, flitBytes, kMaxIqBufferFlits));
     }
+    // A flit takes at least a cycle from one buffer to the next: with 0 the
+    // model would round the stages up and miss its zero-load formula.
+    if (linkLatencyPs < cyclePs) {
+      return bad(
+          "link_latency_cycles",
+          fmt::format("must be >= 1 with the input-queued model (is {})", linkLatencyPs / cyclePs));
+    }
     if (linkLatencyPs / cyclePs > kMaxIqLinkCycles) {
       return bad("link_latency_cycles",
                  fmt::format("{} is more than the input-queued model's {} cycles",

@@ -150,8 +150,10 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     baseline = std::move(*allOn);
     const auto& b = baseline->summary;
     *report.mutable_baseline() = b;
-    report.set_power_saving_switch_links(
-        1.0 - ratio(run.summary.relative_power_switch_links(), b.relative_power_switch_links()));
+    if (b.relative_power_switch_links() > 0) {  // else the fabric has no switch link
+      report.set_power_saving_switch_links(
+          1.0 - ratio(run.summary.relative_power_switch_links(), b.relative_power_switch_links()));
+    }
     report.set_power_saving_all_links(
         1.0 - ratio(run.summary.relative_power_all_links(), b.relative_power_all_links()));
     const bool latencies = run.summary.messages_delivered() > 0 && b.messages_delivered() > 0;

@@ -40,6 +40,8 @@ TEST(SwitchModel, InputQueuedFieldsAndTheirRules) {
       {"emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 16388 }", "4096 flits per VC"},
       {"emulator { switch_model: INPUT_QUEUED link_latency_cycles: 1000000000 }",
        "emulator.link_latency_cycles: 1000000000 is more than the input-queued model's 100000"},
+      {"emulator { switch_model: INPUT_QUEUED link_latency_cycles: 0 }",
+       "emulator.link_latency_cycles: must be >= 1 with the input-queued model (is 0)"},
   };
   for (const auto& [text, says] : refused) {
     Result<RunSpec> s = modelSpec(text);

@@ -58,6 +58,29 @@ TEST(ReplayCli, CommandLineTracesOfEveryFormatReportPerJob) {
   EXPECT_NE(err.find("--trace"), std::string::npos) << err;
 }
 
+// A one-level fabric has no switch link: nothing to save there, said so,
+// rather than "100% saved" (report.json leaves the field out).
+TEST(ReplayCli, AFabricWithoutSwitchLinksHasNoSwitchLinkSaving) {
+  const std::filesystem::path dir =
+      std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_one_level";
+  std::filesystem::create_directories(dir);
+  const std::string cfg = (dir / "one.textproto").string();
+  std::ofstream(cfg) << "fabric { kary_n_tree { k: 4 n: 1 } } gating { policy: DYNAMIC }\n"
+                        "workload { uniform { rate: 0.05 duration_cycles: 5000 } }\n"
+                        "report { skip_plots: true }\n";
+  std::string out, err;
+  ASSERT_EQ(
+      ebb({"replay", cfg.c_str(), "--out", (dir / "out").string().c_str(), "--quiet"}, &out, &err),
+      kExitOk)
+      << err;
+  EXPECT_NE(out.find("link power saved: no switch links to save on"), std::string::npos) << out;
+  std::ifstream report(dir / "out" / "report.json");
+  const std::string json((std::istreambuf_iterator<char>(report)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"power_saving_all_links\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"power_saving_switch_links\""), std::string::npos) << json;
+}
+
 // `ebb gen --pattern collective`: the pairwise alltoall of 16 ranks, 3 times
 // with 50 us of compute before each: every ordered pair exactly 3 times with
 // the given size, in time order, the iterations at least the gap apart.
