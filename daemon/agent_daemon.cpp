@@ -6,6 +6,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <set>
 
 #include "daemon/counter_sweep.h"
 #include "daemon/instance_lock.h"
@@ -402,7 +404,11 @@ void AgentDaemon::restoreGated() {
   out_ << (width ? fmt::format("ebb agent: restoring the width of the {} links it reduced\n", n)
                  : fmt::format("ebb agent: re-enabling the {} links it disabled\n", n))
        << std::flush;
-  auto logSet = [this](fabric::LinkId, fabric::PortId end) {
+  // What it restored, counted as it goes: a Disabled Set still in flight at
+  // the signal lands during the restore and is undone too.
+  auto restored = std::make_shared<std::set<fabric::LinkId>>();
+  auto logSet = [this, restored](fabric::LinkId link, fabric::PortId end) {
+    restored->insert(link);
     agent::DecisionRecord d;
     d.time = sched_.now();
     d.port = end;
@@ -412,11 +418,13 @@ void AgentDaemon::restoreGated() {
     onDecision(d);
   };
   backend_->restoreAll(
-      [this, n, width](Status st) {
+      [this, restored, width](Status st) {
         if (st.isOk()) {
-          out_ << (width ? fmt::format(
-                               "ebb agent: restored the width of the {} links it had reduced\n", n)
-                         : fmt::format("ebb agent: re-enabled the {} links it had disabled\n", n));
+          const std::size_t done = restored->size();
+          out_ << (width
+                       ? fmt::format(
+                             "ebb agent: restored the width of the {} links it had reduced\n", done)
+                       : fmt::format("ebb agent: re-enabled the {} links it had disabled\n", done));
         } else {
           err_ << "ebb agent: could not re-enable every link: " << st.toString() << "\n";
           exitCode_ = 1;

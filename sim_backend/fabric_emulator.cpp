@@ -252,6 +252,9 @@ void FabricEmulator::dispatch(const NetEvent& e) {
     case kIqTick:
       iqTick();
       break;
+    case kIqIdle:
+      iqIdle(e.a, e.b);
+      break;
   }
 }
 
@@ -260,6 +263,7 @@ void FabricEmulator::turnedOn(std::uint32_t ch) {
   Channel& c = channels_[ch];
   if (!chCanSend(ch)) return;
   c.lpi.resume(sched_.now());
+  iqResumed(ch);
   // Turned off while turning on: it only drains what it holds, then goes off.
   if (c.offPending) {
     tryStart(ch);
@@ -441,6 +445,7 @@ TimePs FabricEmulator::changeDirection(LinkId link, Direction dir, bool on) {
   const TimePs ready = c.gate.request(true, now);
   if (ready <= now) {
     c.lpi.resume(now);
+    iqResumed(ch);
     if (usabilityCb_) usabilityCb_(link, dir, true);
     tryStart(ch);
     return now;

@@ -310,6 +310,12 @@ class FabricEmulator {
   // direction's gating state changes.
   void iqRefresh(std::uint32_t ch);
   void iqTakeVc(std::uint32_t out);
+  // A direction turned on again (its low-power idle resumed): packets that
+  // took its output VCs while it was off are ready now.
+  void iqResumed(std::uint32_t out);
+  // The output stayed without a packet through the pipeline bubble after it
+  // went idle (generation `gen`): its low-power idle starts now.
+  void iqIdle(std::uint32_t out, std::uint32_t gen);
   void iqBlock(std::uint32_t outSlot);
   void iqUnblock(std::uint32_t outSlot);
   void iqReleaseVc(std::uint32_t out, std::uint8_t vc);
@@ -333,7 +339,8 @@ class FabricEmulator {
     kTurnedOff,
     kDrop,
     kRecovered,
-    kIqTick
+    kIqTick,
+    kIqIdle
   };
   void post(TimePs when, EventKind kind, std::uint32_t a, std::uint32_t b = 0);
   void arm();

@@ -352,17 +352,47 @@ void FabricEmulator::iqTakeVc(std::uint32_t out) {
   if (port.owned++ > 0) return;
   c.busy = true;
   const TimePs now = sched_.now();
+  // Off or turning on: the packet is ready when the direction is (iqResumed).
+  if (c.lpi.suspended()) {
+    port.wakeAt = now;
+    return;
+  }
+  // Within the bubble after the last packet (iqReleaseVc): back to back.
+  if (c.lpi.busy()) c.lpi.transmissionEnded(now);
   port.wakeAt = now + c.lpi.packetReady(now);
 }
 
+void FabricEmulator::iqResumed(std::uint32_t out) {
+  if (!iqModel() || iqPorts_[out].owned == 0) return;
+  const TimePs now = sched_.now();
+  iqPorts_[out].wakeAt = now + channels_[out].lpi.packetReady(now);
+}
+
 // The tail passed: the output VC is free (BookSim2's wait_for_tail_credit = 0).
+// Low-power idle starts only after the pipeline's bubble: a packet already in
+// the switch (or queued at the host) behind the last one needs 1 + R + VA
+// cycles to claim the output, and goes out back to back as the output-queued
+// model's next packet does, even with a zero hold.
 void FabricEmulator::iqReleaseVc(std::uint32_t out, std::uint8_t vc) {
   iqOut_[iqSlot(out, vc)].owner = iq::kNone;
   Channel& c = channels_[out];
-  if (--iqPorts_[out].owned > 0) return;
+  iq::Port& port = iqPorts_[out];
+  if (--port.owned > 0) return;
   c.busy = false;
-  c.lpi.transmissionEnded(sched_.now());
+  const TimePs now = sched_.now();
+  if (c.offPending || cfg_.lpi.mode == policies::LpiMode::kOff) {
+    c.lpi.transmissionEnded(now);
+  } else {
+    const std::int64_t bubble = 1 + iqDelay_.route + cfg_.vcAllocCycles;
+    post(now + bubble * cfg_.cyclePs, kIqIdle, out, ++port.idleGen);
+  }
   if (c.offPending) finishOff(out);
+}
+
+void FabricEmulator::iqIdle(std::uint32_t out, std::uint32_t gen) {
+  Channel& c = channels_[out];
+  if (gen != iqPorts_[out].idleGen || iqPorts_[out].owned > 0) return;
+  if (c.lpi.busy() && !c.lpi.suspended()) c.lpi.transmissionEnded(sched_.now());
 }
 
 // A direction went off or failed: heads routed to it that hold no VC there

@@ -87,6 +87,7 @@ struct Port {
   std::uint8_t sendable = 1;       // output: chCanSend, cached
   std::uint16_t blocked = 0;       // output: VCs with a flit waiting and no credit
   std::int64_t blockedSince = 0;   // output: cycle the first of them blocked
+  std::uint32_t idleGen = 0;       // output: the last time it went idle (kIqIdle)
 };
 
 // A request to the switch allocator: an input VC (slot) for its output.

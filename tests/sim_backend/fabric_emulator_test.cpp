@@ -326,6 +326,29 @@ TEST(FabricEmulator, BurstPaysTheWakeUpOnce) {
   EXPECT_LE(last, ideal + 2 * cfg.lpi.wakeDeepSleep) << "last " << last << " ideal " << ideal;
 }
 
+// With a zero hold, packets queued together still go out back to back on
+// both switch models: the input-queued router's next packet needs a few
+// pipeline cycles to claim the output, and its link does not fall asleep in
+// between (once it was a wake-up per packet, and throughput collapsed).
+TEST(FabricEmulator, ZeroHoldBurstPaysOneWakeUpPerLinkOnBothModels) {
+  for (SwitchModel model : {SwitchModel::kOutputQueued, SwitchModel::kInputQueued}) {
+    SCOPED_TRACE(model == SwitchModel::kInputQueued ? "input-queued" : "output-queued");
+    EmulatorConfig cfg;
+    cfg.switchModel = model;
+    cfg.lpi = policies::LpiParams::table6(policies::LpiMode::kDeepSleep, 0);
+    Rig r(2, 1, cfg);
+    r.sched.runUntil(10'000'000'000);
+    for (int i = 0; i < 20; ++i)
+      r.emu.sendMessage(HostId(0), HostId(1), 64);
+    r.sched.runAll();
+    ASSERT_EQ(r.deliveries.size(), 20u);
+    const LinkId in = r.topo.host(HostId(0)).link, out = r.topo.host(HostId(1)).link;
+    EXPECT_EQ(r.emu.lpiCounters(in, Direction::kUp).wakeups, 1u);
+    EXPECT_EQ(r.emu.lpiCounters(out, Direction::kDown).wakeups, 1u);
+    EXPECT_EQ(r.emu.lpiCounters(in, Direction::kUp).packets, 20u);
+  }
+}
+
 }  // namespace
 }  // namespace ebb::sim
 
