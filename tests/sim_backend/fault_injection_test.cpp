@@ -287,14 +287,29 @@ struct RecordingCallback final : agent::BackendCallback {
   std::vector<Event> events;
 };
 
+// A 2-ary 2-tree whose SimBackend reports to a RecordingCallback, with a
+// detection delay (3 us) longer than T_on (2 us).
+struct Reporting {
+  explicit Reporting(EmulatorConfig c)
+      : cfg(withDelays(c)), r(2, 2, cfg), backend(r.emu), cb(r.sched) {
+    backend.setCallback(&cb);
+  }
+  static EmulatorConfig withDelays(EmulatorConfig c) {
+    c.faultDetectionPs = 3'000'000;
+    c.turnOnPs = 2'000'000;
+    return c;
+  }
+  EmulatorConfig cfg;
+  Rig r;
+  SimBackend backend;
+  RecordingCallback cb;
+};
+
 TEST_P(FaultsOnEachModel, PortDownReachesBothEndsAfterTheDetectionDelay) {
-  EmulatorConfig cfg = model();
-  cfg.faultDetectionPs = 3'000'000;
-  cfg.turnOnPs = 2'000'000;
-  Rig r(2, 2, cfg);
-  SimBackend backend(r.emu);
-  RecordingCallback cb(r.sched);
-  backend.setCallback(&cb);
+  Reporting rep(model());
+  const EmulatorConfig& cfg = rep.cfg;
+  Rig& r = rep.r;
+  RecordingCallback& cb = rep.cb;
   const LinkId link = r.leafUp(HostId(0), 0);
   const fabric::Link& l = r.topo.link(link);
   r.sched.runUntil(1'000);
@@ -335,13 +350,11 @@ TEST_P(FaultsOnEachModel, PortDownReachesBothEndsAfterTheDetectionDelay) {
 // is reported as the second direction; a whole repair as the ports up. The
 // port transmitting on a failed direction reads failed, its peer does not.
 TEST_P(FaultsOnEachModel, ADirectionDownIsReportedAsThatDirectionOnly) {
-  EmulatorConfig cfg = model();
-  cfg.faultDetectionPs = 3'000'000;
-  cfg.turnOnPs = 2'000'000;
-  Rig r(2, 2, cfg);
-  SimBackend backend(r.emu);
-  RecordingCallback cb(r.sched);
-  backend.setCallback(&cb);
+  Reporting rep(model());
+  const EmulatorConfig& cfg = rep.cfg;
+  Rig& r = rep.r;
+  SimBackend& backend = rep.backend;
+  RecordingCallback& cb = rep.cb;
   const LinkId link = r.leafUp(HostId(0), 0);
   const fabric::Link& l = r.topo.link(link);
   using D = RecordingCallback::DirectionEvent;

@@ -403,15 +403,25 @@ TEST(TuneCache, UnreadableFolderEntriesAreNamed) {
 
 // A corrupt cached run (half written) is named, never merged over a good
 // copy, and replaced by a good copy from another folder.
+// The cache key of a config with u_on 0.3, and a summary to store under it.
+RunKey sampleKey(FileDigests& digests, config::Config* out = nullptr) {
+  config::Config c;
+  c.mutable_gating()->set_u_on(0.3);
+  if (out) *out = c;
+  return runKey(c, true, digests).value();
+}
+results::RunSummary sampleSummary() {
+  results::RunSummary s;
+  s.set_mean_latency_cycles(42.5);
+  return s;
+}
+
 TEST(TuneCache, MergingReportsCorruptEntriesAndAGoodCopyReplacesOne) {
   namespace fs = std::filesystem;
   const auto dir = scratch("merge_corrupt");
   FileDigests digests;
-  config::Config c;
-  c.mutable_gating()->set_u_on(0.3);
-  const RunKey key = runKey(c, true, digests).value();
-  results::RunSummary s;
-  s.set_mean_latency_cycles(42.5);
+  const RunKey key = sampleKey(digests);
+  const results::RunSummary s = sampleSummary();
   const RunCache good((dir / "good").string());
   ASSERT_TRUE(good.store(key, {s, ""}).isOk());
   const std::string name = key.hash + ".json";
@@ -457,10 +467,8 @@ TEST(TuneCache, StoredRunsLoadBackAndHalfFilesAreMisses) {
   const RunCache cache((dir / "cache").string());
   FileDigests digests;
   config::Config c;
-  c.mutable_gating()->set_u_on(0.3);
-  const RunKey key = runKey(c, true, digests).value();
-  results::RunSummary s;
-  s.set_mean_latency_cycles(42.5);
+  const RunKey key = sampleKey(digests, &c);
+  results::RunSummary s = sampleSummary();
   s.set_link_transitions(7);
   ASSERT_TRUE(cache.store(key, {s, ""}).isOk());
   std::optional<RunOutcome> back = cache.load(key);
