@@ -248,16 +248,34 @@ Result<Topology> Parser::finish(const std::string& source) {
     return {ErrorCode::kParse, fmt::format("{}:{}: {}", source, lineNo, rule)};
   };
   if (nodes_.empty()) return fail(0, "no nodes: the file is empty or not ibnetdiscover output");
-  // Names: descriptions when present and unique, else ids.
+  // Names: descriptions when present and unique (also against every other
+  // node's id), else the description and the id, else the id. A name that
+  // still repeats is refused: faults and reports find a switch by name.
   std::map<std::string, int> descCount;
   for (const Node& n : nodes_)
     ++descCount[n.desc];
+  const auto nameOf = [&](const Node& n) {
+    if (n.desc.empty()) return n.id;
+    const auto other = ids_.find(n.desc);
+    const bool clash =
+        descCount[n.desc] > 1 || (other != ids_.end() && nodes_[other->second].id != n.id);
+    return clash ? n.desc + " " + n.id : n.desc;
+  };
+  std::map<std::string, int> lineOfName;
+  for (const Node& n : nodes_) {
+    if (n.type == NodeType::kRouter) continue;
+    const auto [it, fresh] = lineOfName.emplace(nameOf(n), n.line);
+    if (!fresh) {
+      return fail(n.line, fmt::format("two nodes would both be named \"{}\" (lines {} and {}): "
+                                      "give them distinct descriptions or ids",
+                                      it->first, it->second, n.line));
+    }
+  }
   TopologyBuilder b;
   std::vector<std::uint32_t> handle(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
-    std::string name =
-        n.desc.empty() ? n.id : (descCount[n.desc] > 1 ? n.desc + " " + n.id : n.desc);
+    std::string name = nameOf(n);
     if (n.type == NodeType::kRouter) continue;
     if (n.type == NodeType::kSwitch) {
       // Port 0 is the switch management port; cabled ports are 1..N (labels 0..N-1).

@@ -212,6 +212,28 @@ INSTANTIATE_TEST_SUITE_P(Cases, BadInput, ::testing::ValuesIn(badCases()),
                          [](const auto& tpi) { return std::string(tpi.param.name); });
 
 // Routers are read, their cables checked, and both are left out of the tree.
+// Names are unique: a description equal to another node's id is not used
+// alone (the spine described "L0" is "L0 S0", the leaf with id "L0" stays
+// "L0"), and a name that would still repeat is refused naming both lines.
+TEST(Ibnetdiscover, ADescriptionEqualToAnotherIdDoesNotMergeTwoSwitches) {
+  const std::string net =
+      "Switch 4 \"S0\" # \"L0\"\n[1] \"L0\"[3]\n[2] \"L1\"[3]\n\n"
+      "Switch 4 \"L0\"\n[1] \"h0\"[1]\n[3] \"S0\"[1]\n\n"
+      "Switch 4 \"L1\"\n[1] \"h1\"[1]\n[3] \"S0\"[2]\n\n"
+      "Hca 1 \"h0\"\n[1] \"L0\"[1]\n\nHca 1 \"h1\"\n[1] \"L1\"[1]\n";
+  auto t = parse(net);
+  ASSERT_TRUE(t) << t.status().toString();
+  ASSERT_TRUE(t->findSwitch("L0 S0"));
+  EXPECT_EQ(t->sw(*t->findSwitch("L0 S0")).level, 0);
+  ASSERT_TRUE(t->findSwitch("L0"));
+  EXPECT_EQ(t->sw(*t->findSwitch("L0")).level, 1);
+  // A node whose id is that combined name: refused, naming both lines.
+  auto r = parse(net + "\nHca 1 \"L0 S0\"\n");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("two nodes would both be named \"L0 S0\""), std::string::npos)
+      << r.status().toString();
+}
+
 TEST(Ibnetdiscover, RoutersAreLeftOutOfTheFatTree) {
   const std::string src = EBB_SOURCE_DIR;
   std::ifstream in(src + "/tests/data/ibnetdiscover_small.txt");
