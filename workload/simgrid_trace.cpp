@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "common/file_io.h"
 #include "common/fs_util.h"
 #include "workload/collectives.h"
 
@@ -37,6 +38,7 @@ struct Call {
 Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& calls) {
   std::ifstream in(file);
   if (!in) return {ErrorCode::kIo, fmt::format("cannot open trace {}", file.string())};
+  skipUtf8Bom(in);
   std::string line;
   int lineNo = 0;
   bool haveRank = false;
@@ -102,6 +104,44 @@ Status need(const Call& c, std::size_t n) {
     return {ErrorCode::kParse, fmt::format("{}: {} needs at least {} arguments (has {})", c.where,
                                            c.op, n, c.args.size())};
   }
+  return Status::ok();
+}
+
+Status needOnEveryRank(const std::vector<const Call*>& calls, std::size_t n) {
+  for (const Call* c : calls) {
+    if (Status s = need(*c, n); !s.isOk()) return s;
+  }
+  return Status::ok();
+}
+
+// Argument `k` of a collective (`fallback` where a rank leaves it out) must be
+// the same on every rank: MPI requires the same count and root on all of them.
+Status sameOnEveryRank(const std::vector<const Call*>& calls, std::size_t k, std::int64_t fallback,
+                       const char* what, std::int64_t& value) {
+  const auto argOf = [&](const Call& c) { return c.args.size() > k ? c.args[k] : fallback; };
+  value = argOf(*calls[0]);
+  for (std::size_t r = 1; r < calls.size(); ++r) {
+    if (argOf(*calls[r]) != value) {
+      return {ErrorCode::kParse,
+              fmt::format("{}: {} {} is {} where rank 0 gives {} ({}); every rank must give the "
+                          "same",
+                          calls[r]->where, calls[r]->op, what, argOf(*calls[r]), value,
+                          calls[0]->where)};
+    }
+  }
+  return Status::ok();
+}
+
+// The root of a rooted collective: argument `k`, 0 if left out, agreed by
+// every rank and one of the trace's ranks.
+Status rootOf(const std::vector<const Call*>& calls, std::size_t k, std::uint32_t& root) {
+  std::int64_t value = 0;
+  if (Status s = sameOnEveryRank(calls, k, 0, "root", value); !s.isOk()) return s;
+  if (value < 0 || value >= static_cast<std::int64_t>(calls.size())) {
+    return {ErrorCode::kParse, fmt::format("{}: {} root {} is not a rank of the trace (0..{})",
+                                           calls[0]->where, calls[0]->op, value, calls.size() - 1)};
+  }
+  root = static_cast<std::uint32_t>(value);
   return Status::ok();
 }
 
@@ -258,14 +298,17 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
       if (Status s = expand("barrier", 0, 0); !s.isOk()) return s;
     } else if (op == "bcast" || op == "reduce") {
       // bcast <count> [root]; reduce <count> <flops> [root]
-      if (Status s = need(c0, 1); !s.isOk()) return s;
-      const std::size_t rootArg = op == "bcast" ? 1 : 2;
-      const auto root =
-          static_cast<std::uint32_t>(c0.args.size() > rootArg ? c0.args[rootArg] : 0) % P;
-      if (Status s = expand(op, c0.args[0], root); !s.isOk()) return s;
+      if (Status s = needOnEveryRank(calls, 1); !s.isOk()) return s;
+      std::uint32_t root = 0;
+      std::int64_t count = 0;
+      if (Status s = rootOf(calls, op == "bcast" ? 1 : 2, root); !s.isOk()) return s;
+      if (Status s = sameOnEveryRank(calls, 0, 0, "count", count); !s.isOk()) return s;
+      if (Status s = expand(op, count, root); !s.isOk()) return s;
     } else if (op == "allreduce") {
-      if (Status s = need(c0, 1); !s.isOk()) return s;
-      if (Status s = expand("allreduce", c0.args[0], 0); !s.isOk()) return s;
+      if (Status s = needOnEveryRank(calls, 1); !s.isOk()) return s;
+      std::int64_t count = 0;
+      if (Status s = sameOnEveryRank(calls, 0, 0, "count", count); !s.isOk()) return s;
+      if (Status s = expand("allreduce", count, 0); !s.isOk()) return s;
       // The reduction's own computation (second argument, flops).
       for (std::uint32_t r = 0; r < P; ++r) {
         if (calls[r]->args.size() > 1 && calls[r]->args[1] > 0) {
@@ -275,13 +318,18 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
         }
       }
     } else if (op == "alltoall") {
-      if (Status s = need(c0, 1); !s.isOk()) return s;
-      if (Status s = expand("alltoall", c0.args[0], 0); !s.isOk()) return s;
+      if (Status s = needOnEveryRank(calls, 1); !s.isOk()) return s;
+      std::int64_t count = 0;
+      if (Status s = sameOnEveryRank(calls, 0, 0, "count", count); !s.isOk()) return s;
+      if (Status s = expand("alltoall", count, 0); !s.isOk()) return s;
     } else if (op == "gather" || op == "scatter") {
       // <sendcount> <recvcount> [root]
-      if (Status s = need(c0, 1); !s.isOk()) return s;
-      const auto root = static_cast<std::uint32_t>(c0.args.size() > 2 ? c0.args[2] : 0) % P;
-      if (Status s = expand(op, c0.args[0], root); !s.isOk()) return s;
+      if (Status s = needOnEveryRank(calls, 1); !s.isOk()) return s;
+      std::uint32_t root = 0;
+      std::int64_t count = 0;
+      if (Status s = rootOf(calls, 2, root); !s.isOk()) return s;
+      if (Status s = sameOnEveryRank(calls, 0, 0, "send count", count); !s.isOk()) return s;
+      if (Status s = expand(op, count, root); !s.isOk()) return s;
     } else {
       // alltoallv: <sendsize> <P sendcounts> ...; reducescatter: <P recvcounts> [flops];
       // allgatherv: <sendcount> <P recvcounts>: per-pair sizes, pairwise exchange.

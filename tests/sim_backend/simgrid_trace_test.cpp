@@ -176,6 +176,47 @@ TEST(SimgridTrace, BadInputNamesTheFileAndLine) {
   EXPECT_FALSE(readSimgridTrace((dir / "missing").string(), 1e9));
 }
 
+// A collective's root must be a rank of the trace, and every rank must give
+// the same root and count (MPI's rule): no silent wrap, no rank 0 wins.
+TEST(SimgridTrace, CollectivesWhoseRanksDisagreeOrNameNoRankAreErrors) {
+  const fs::path dir = fs::temp_directory_path() / ("ebb-ti-root-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto write = [&](int rank, const std::string& text) {
+    std::ofstream(dir / ("ti_trace" + std::to_string(rank) + ".txt")) << text;
+  };
+  const auto error = [&]() {
+    auto t = readSimgridTrace(dir.string(), 1e9);
+    return t ? std::string("accepted") : t.status().message();
+  };
+  write(0, "0 init\n0 bcast 4 2\n");
+  write(1, "1 init\n1 bcast 4 2\n");
+  EXPECT_NE(error().find("ti_trace0.txt:2: bcast root 2 is not a rank of the trace (0..1)"),
+            std::string::npos)
+      << error();
+  write(0, "0 init\n0 gather 3 3 1\n");
+  write(1, "1 init\n1 gather 3 3 0\n");
+  EXPECT_NE(error().find("ti_trace1.txt:2: gather root is 0 where rank 0 gives 1"),
+            std::string::npos)
+      << error();
+  write(0, "0 init\n0 reduce 8 10 1\n");
+  write(1, "1 init\n1 reduce 9 10 1\n");
+  EXPECT_NE(error().find("ti_trace1.txt:2: reduce count is 9 where rank 0 gives 8"),
+            std::string::npos)
+      << error();
+  write(1, "1 init\n1 reduce\n");
+  EXPECT_NE(error().find("ti_trace1.txt:2: reduce needs at least 1 arguments"), std::string::npos)
+      << error();
+  write(0, "0 init\n0 allreduce 8\n0 alltoall 5\n");
+  write(1, "1 init\n1 allreduce 8\n1 alltoall 6\n");
+  EXPECT_NE(error().find("ti_trace1.txt:3: alltoall count is 6 where rank 0 gives 5"),
+            std::string::npos)
+      << error();
+  write(1, "1 init\n1 allreduce 8\n1 alltoall 5\n");
+  EXPECT_EQ(error(), "accepted");
+  fs::remove_all(dir);
+}
+
 // A rank file that cannot be read (here a symlink to itself) is an error
 // naming it, not an exception out of std::filesystem, nor a skipped rank.
 TEST(SimgridTrace, AnUnreadableEntryOfTheFolderIsNamed) {
