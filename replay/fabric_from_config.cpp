@@ -37,6 +37,10 @@ Result<fabric::Topology> topologyFromConfig(const config::FabricConfig& cfg,
       if (spec.has_max_switches() && spec.max_switches() == 0) {
         return {ErrorCode::kInvalidArgument, "fabric.xgft.max_switches: must be > 0"};
       }
+      if (spec.has_ports() && spec.ports() == 0) {  // leave it out for the default
+        return {ErrorCode::kInvalidArgument,
+                "fabric.xgft.ports: must be > 0 (leave it out for the most any level needs)"};
+      }
       auto x = fabric::Xgft::make(
           {spec.m().begin(), spec.m().end()}, {spec.w().begin(), spec.w().end()},
           spec.has_ports() ? spec.ports() : 0,

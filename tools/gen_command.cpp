@@ -3,8 +3,10 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "agent/virtual_scheduler.h"
@@ -54,7 +56,38 @@ struct GenOptions {
   std::string collectives;
   std::string out;
   bool binary = false;
+  std::vector<std::string> given;  // the options on the command line, e.g. "--rate"
 };
+
+// Options that only some patterns read, and those patterns: given with
+// another pattern they would be ignored silently, so they are refused.
+Status checkOptionsApply(const GenOptions& o) {
+  static const std::map<std::string, std::vector<std::string>> kOnlyFor = {
+      {"--rate", {"uniform", "permutation", "hotspot"}},
+      {"--cycles", {"uniform", "permutation", "hotspot", "incast"}},
+      {"--time-scale", {"ramp"}},
+      {"--hotspot-host", {"hotspot", "incast"}},
+      {"--hotspot-fraction", {"hotspot"}},
+      {"--incast-senders", {"incast"}},
+      {"--incast-period-cycles", {"incast"}},
+      {"--collective", {"collective"}},
+      {"--algorithm", {"collective"}},
+      {"--motif", {"motif"}},
+      {"--cells", {"motif"}},
+      {"--collectives", {"motif"}},
+      {"--ranks", {"collective", "motif"}},
+      {"--iterations", {"collective", "motif"}},
+      {"--compute-us", {"collective", "motif"}}};
+  for (const std::string& name : o.given) {
+    const auto it = kOnlyFor.find(name);
+    if (it == kOnlyFor.end()) continue;
+    const std::vector<std::string>& patterns = it->second;
+    if (std::find(patterns.begin(), patterns.end(), o.pattern) != patterns.end()) continue;
+    return invalidArgument(fmt::format("{}: applies to --pattern {} only, not {}", name,
+                                       fmt::join(patterns, " or "), o.pattern));
+  }
+  return Status::ok();
+}
 
 // A collective loop or a motif: the program replayed closed-loop on the
 // emulator with every link on, and each message written at the time it was
@@ -174,6 +207,10 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
 }
 
 int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
+  if (Status s = checkOptionsApply(o); !s.isOk()) {
+    err << "ebb gen: " << s.toString() << "\n";
+    return kExitError;
+  }
   auto tree = fabric::KAryNTree::make(o.k, o.n, o.maxSwitches, "--max-switches");
   if (!tree) {
     err << "ebb gen: --k/--n: " << tree.status().toString() << "\n";
@@ -222,10 +259,12 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
   if (o.cyclePs <= 0)
     return bad(invalidArgument(fmt::format("--cycle-ps: must be > 0 (is {})", o.cyclePs)));
   const std::string cycleUnit = fmt::format("cycles of --cycle-ps = {} ps", o.cyclePs);
-  Result<TimePs> incast =
-      scaleToPs("--incast-period-cycles", o.incastPeriodCycles, o.cyclePs, cycleUnit);
-  if (!incast) return bad(incast.status());
-  spec.incastPeriodPs = *incast;
+  if (spec.pattern == workload::GenPattern::kIncast) {  // read by incast only
+    Result<TimePs> incast =
+        scaleToPs("--incast-period-cycles", o.incastPeriodCycles, o.cyclePs, cycleUnit);
+    if (!incast) return bad(incast.status());
+    spec.incastPeriodPs = *incast;
+  }
   Result<TimePs> endPs = scaleToPs("--cycles", o.cycles, o.cyclePs, cycleUnit);
   if (!endPs) return bad(endPs.status());
   spec.endPs = *endPs;
@@ -349,7 +388,10 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--out", o->out, "The traffic file to write")->required();
   cmd->add_flag("--binary", o->binary,
                 "Write the compact binary form (length-delimited protobuf records)");
-  cmd->callback([o, &action] {
+  cmd->callback([o, cmd, &action] {
+    for (const CLI::Option* opt : cmd->get_options()) {
+      if (opt->count() > 0) o->given.push_back(opt->get_name());
+    }
     action = [o](std::ostream& out, std::ostream& err) { return runGen(*o, out, err); };
   });
 }

@@ -64,11 +64,14 @@ Result<fabric::Topology> loadTopology(const TopoOptions& o) {
     return topologyFromConfig(cfg->fabric(), dir);
   }
   if (!o.xgft.empty()) {
+    if (o.portsGiven && o.ports == 0) {
+      return invalidArgument("--ports: must be > 0 (leave it out for the most any level needs)");
+    }
     auto x = fabric::Xgft::parse(o.xgft, o.ports, o.maxSwitches, "--max-switches");
     if (!x) return {x.status().code(), "--xgft: " + x.status().message()};
     return x->build();
   }
-  if (o.ports != 0) return invalidArgument("--ports: applies to --xgft only");
+  if (o.portsGiven) return invalidArgument("--ports: applies to --xgft only");
   auto tree = fabric::KAryNTree::make(o.k, o.n, o.maxSwitches, "--max-switches");
   if (!tree) return {tree.status().code(), "--k/--n: " + tree.status().message()};
   return tree->build();

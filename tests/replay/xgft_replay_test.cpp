@@ -52,6 +52,7 @@ TEST(XgftReplay, BadTreesInAConfigNameTheFieldAndTheRule) {
       {"xgft { m: [4, 0] w: [1, 4] }", "m_2 = 0"},
       {"xgft { m: [4, 4] w: [1, 4] ports: 7 }", "ports = 7"},
       {"xgft { m: [4, 4] w: [1, 4] max_switches: 0 }", "fabric.xgft.max_switches: must be > 0"},
+      {"xgft { m: [4, 4] w: [1, 4] ports: 0 }", "fabric.xgft.ports: must be > 0"},
       {"xgft { }", "needs at least one level"},
   };
   for (const auto& [text, what] : cases) {
