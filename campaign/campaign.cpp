@@ -142,20 +142,36 @@ CampaignTotals aggregate(const std::vector<ScenarioResult>& scenarios) {
   return t;
 }
 
+Status checkCampaignBase(const config::Config& base, std::uint64_t seed, const ScenarioShape& shape,
+                         const std::string& baseDir) {
+  Result<fabric::Topology> topo = replay::topologyFromConfig(base.fabric(), baseDir);
+  if (!topo) return topo.status();
+  Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
+  if (!mt) return mt.status();
+  if (topo->numHosts() < 2) {
+    return invalidArgument(fmt::format(
+        "fabric: {} host{}: a fault campaign needs at least 2 (it keeps host pairs connected)",
+        topo->numHosts(), topo->numHosts() == 1 ? "" : "s"));
+  }
+  // The base's own settings (gating, emulator, fault timing), on a scenario.
+  const config::Config first = makeScenario(base, *topo, seed, shape, baseDir);
+  if (Result<replay::RunSpec> spec = replay::buildRunSpec(first, baseDir); !spec) {
+    return spec.status();
+  }
+  return Status::ok();
+}
+
 Result<CampaignResult> runCampaign(const config::Config& base, const CampaignOptions& options) {
+  // Checked before any thread starts.
+  if (Status s =
+          checkCampaignBase(base, scenarioSeed(options.seed, 0), options.shape, options.baseDir);
+      !s.isOk()) {
+    return s;
+  }
   Result<fabric::Topology> topo = replay::topologyFromConfig(base.fabric(), options.baseDir);
   if (!topo) return topo.status();
   Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
   if (!mt) return mt.status();
-  // The base's own settings (gating, emulator, fault timing) are checked on
-  // the first scenario before any thread starts.
-  if (options.scenarios > 0) {
-    const config::Config first =
-        makeScenario(base, *topo, scenarioSeed(options.seed, 0), options.shape, options.baseDir);
-    if (Result<replay::RunSpec> spec = replay::buildRunSpec(first, options.baseDir); !spec) {
-      return spec.status();
-    }
-  }
   CampaignResult result;
   result.scenarios.resize(options.scenarios);
   std::atomic<std::uint64_t> next{0};

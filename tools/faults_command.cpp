@@ -67,10 +67,6 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb faults: " << o.configPath << ": " << mt.status().toString() << "\n";
     return kExitError;
   }
-  if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
-    err << "ebb faults: " << s.toString() << "\n";
-    return kExitError;
-  }
   const TopoSummary shape = summarize(*topo, *mt);
   campaign::CampaignOptions opts;
   opts.seed = o.seed;
@@ -79,6 +75,17 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
       o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   opts.shape.periods = o.periods;
   opts.baseDir = baseDir;
+  // A base no scenario can run on is refused before --out is touched.
+  if (Status s = campaign::checkCampaignBase(
+          *base, o.replay ? o.replaySeed : campaign::scenarioSeed(o.seed, 0), opts.shape, baseDir);
+      !s.isOk()) {
+    err << "ebb faults: " << o.configPath << ": " << s.toString() << "\n";
+    return kExitError;
+  }
+  if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
+    err << "ebb faults: " << s.toString() << "\n";
+    return kExitError;
+  }
   campaign::CampaignInfo info;
   info.config = o.configPath;
   info.fabric = fmt::format("{} ({} hosts, {} switches)", shape.shape, shape.hosts, shape.switches);

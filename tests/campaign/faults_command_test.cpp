@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -138,6 +139,33 @@ TEST(FaultsCommand, BadArgumentsNameTheFlag) {
       {"faults", "--config", bad, "--scenarios", "2", "--out", (dir / "out").string(), "--quiet"});
   EXPECT_EQ(r.code, tools::kExitError);
   EXPECT_NE(r.err.find("gating.turn_on_cycles"), std::string::npos) << r.err;
+  // Refused before --out is touched: what a previous run wrote there stays,
+  // for a bad base and for a fabric with no host pair to keep connected.
+  const std::filesystem::path kept = dir / "kept";
+  std::filesystem::create_directories(kept);
+  std::ofstream(kept / "summary.json") << "{}";
+  const std::string oneHost = (dir / "one_host.textproto").string();
+  std::ofstream(oneHost) << "fabric { topology_file { path: \"one_host.topo\" } }\n";
+  std::ofstream(dir / "one_host.topo")
+      << "Switch\t8 \"S-0002c90300000200\"\t# \"leaf-1\" enhanced port 0 lid 6 lmc 0\n"
+         "[1]\t\"H-0002c90300001001\"[1](2c90300001002)\t# \"node01 HCA-1\" lid 1 4xHDR\n\n"
+         "Ca\t1 \"H-0002c90300001001\"\t# \"node01 HCA-1\"\n"
+         "[1](2c90300001002)\t\"S-0002c90300000200\"[1]\t# lid 1 lmc 0 \"leaf-1\" lid 6\n";
+  for (const std::string& config : {bad, oneHost}) {
+    for (const char* replay : {"", "5"}) {
+      std::vector<std::string> args = {"faults", "--config",    config,
+                                       "--out",  kept.string(), "--quiet"};
+      if (*replay != 0) args.insert(args.end(), {"--replay-scenario", replay});
+      const auto refused = ebb(args);
+      EXPECT_EQ(refused.code, tools::kExitError) << config << refused.out;
+      EXPECT_EQ(slurp(kept / "summary.json"), "{}") << config;
+      if (config == oneHost) {
+        EXPECT_NE(refused.err.find("fabric: 1 host: a fault campaign needs at least 2"),
+                  std::string::npos)
+            << refused.err;
+      }
+    }
+  }
   const auto help = ebb({"faults", "--help"});
   EXPECT_EQ(help.code, tools::kExitOk);
   EXPECT_NE(help.out.find("--replay-scenario"), std::string::npos) << help.out;
