@@ -38,6 +38,20 @@ Status checkReadableFile(const fs::path& path, std::string_view what) {
   return Status::ok();
 }
 
+std::string_view withoutUtf8Bom(std::string_view text) {
+  if (text.substr(0, kUtf8Bom.size()) == kUtf8Bom) text.remove_prefix(kUtf8Bom.size());
+  return text;
+}
+
+void skipUtf8Bom(std::istream& in) {
+  // Byte by byte with peek, so a pipe works too; a text whose first bytes
+  // only begin the mark is not UTF-8 text, and its reader refuses it anyway.
+  for (char c : kUtf8Bom) {
+    if (in.peek() != static_cast<unsigned char>(c)) return;
+    in.get();
+  }
+}
+
 Status prepareOutputFolder(const std::string& dir, std::string_view option) {
   if (dir.empty()) {
     return {ErrorCode::kInvalidArgument,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <istream>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,13 @@ Status writeFile(const std::filesystem::path& path, std::string_view contents);
 // Before reading `path` as `what` (e.g. "topology file"): E_IO naming the
 // path and why when it does not exist, is a folder, or cannot be opened.
 Status checkReadableFile(const std::filesystem::path& path, std::string_view what);
+
+// Text files saved by some editors (Windows Notepad) start with a UTF-8 byte
+// order mark. The readers of text inputs skip it, so line 1 reads as written.
+inline constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+std::string_view withoutUtf8Bom(std::string_view text);
+// Consumes the mark at the stream's current position, if it is there.
+void skipUtf8Bom(std::istream& in);
 
 // Before a run: the output folder `dir` (given as `option`, e.g. "--out") can
 // hold its results. Creates it if needed and proves it writable with a probe

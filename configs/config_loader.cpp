@@ -114,7 +114,7 @@ Result<std::string> readFile(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) return {ErrorCode::kIo, fmt::format("error reading {}", path)};
-  return ss.str();
+  return std::string(withoutUtf8Bom(ss.str()));
 }
 
 Status parseTextMessage(const std::string& text, const std::string& sourceName,

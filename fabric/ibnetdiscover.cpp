@@ -357,6 +357,7 @@ Result<Topology> readIbnetdiscoverFile(const std::string& path) {
   if (Status s = checkReadableFile(path, "topology file"); !s.isOk()) return s;
   std::ifstream in(path);
   if (!in) return {ErrorCode::kIo, fmt::format("cannot open topology file {}", path)};
+  skipUtf8Bom(in);
   return parseIbnetdiscover(in, path);
 }
 

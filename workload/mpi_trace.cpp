@@ -98,6 +98,7 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
   if (Status s = checkReadableFile(path, "trace"); !s.isOk()) return s;
   std::ifstream in(path);
   if (!in) return Status(ErrorCode::kIo, fmt::format("cannot open trace {}", path));
+  skipUtf8Bom(in);
   std::string line;
   int lineNo = 0;
   const auto bad = [&](const std::string& rule) {

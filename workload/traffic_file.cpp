@@ -317,6 +317,7 @@ Result<std::unique_ptr<TrafficReader>> TrafficReader::open(const std::string& pa
   in->clear();
   in->seekg(0);
   if (!*in) return Status(ErrorCode::kIo, fmt::format("cannot read traffic file {}", path));
+  skipUtf8Bom(*in);
   return std::unique_ptr<TrafficReader>(std::make_unique<TextReader>(path, std::move(in)));
 }
 
