@@ -18,6 +18,19 @@ Status checkOfferedLoad(std::string_view field, double rate) {
   return Status::ok();
 }
 
+RateProfile::RateProfile(std::vector<std::pair<TimePs, double>> points)
+    : points_(std::move(points)) {
+  for (const auto& [t, r] : points_)
+    max_ = std::max(max_, r);
+  for (const auto& [t, r] : points_) {
+    if (r >= max_) {
+      hasPeak_ = true;
+      peakAt_ = t;
+      break;
+    }
+  }
+}
+
 RateProfile RateProfile::alonsoRamp(TimePs cyclePs, double scale, double low, double high) {
   const auto c = [&](double cycles) { return static_cast<TimePs>(cycles * scale) * cyclePs; };
   return RateProfile(
@@ -45,19 +58,10 @@ double RateProfile::integral() const {
   return sum;
 }
 
-double RateProfile::max() const {
-  double m = 0;
-  for (const auto& p : points_)
-    m = std::max(m, p.second);
-  return m;
-}
 
 bool RateProfile::rising(TimePs t) const {
   // Rising until the first time the peak is reached.
-  for (const auto& [pt, r] : points_) {
-    if (r >= max()) return t < pt;
-  }
-  return true;
+  return !hasPeak_ || t < peakAt_;
 }
 
 Status RateProfile::validate() const {

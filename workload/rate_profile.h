@@ -15,8 +15,7 @@ namespace ebb::workload {
 class RateProfile {
  public:
   RateProfile() = default;
-  explicit RateProfile(std::vector<std::pair<TimePs, double>> points)
-      : points_(std::move(points)) {}
+  explicit RateProfile(std::vector<std::pair<TimePs, double>> points);
   static RateProfile constant(double rate, TimePs end) {
     return RateProfile({{0, rate}, {end, rate}});
   }
@@ -26,7 +25,7 @@ class RateProfile {
                                 double high = 0.60);
 
   double at(TimePs t) const;
-  double max() const;
+  double max() const { return max_; }
   // The rate integrated over time: flits/cycle/node x picoseconds.
   double integral() const;
   TimePs end() const { return points_.empty() ? 0 : points_.back().first; }
@@ -36,6 +35,10 @@ class RateProfile {
 
  private:
   std::vector<std::pair<TimePs, double>> points_;
+  // Worked out once: rising() is asked for every message of long profiles.
+  double max_ = 0;
+  bool hasPeak_ = false;  // points_ is not empty
+  TimePs peakAt_ = 0;     // the first point at the maximum
 };
 
 // An offered load in flits/cycle/node must be in 0..1, what one host link
