@@ -19,8 +19,12 @@ class CollectFirstError : public google::protobuf::io::ErrorCollector {
   explicit CollectFirstError(std::string source) : source_(std::move(source)) {}
   void AddError(int line, google::protobuf::io::ColumnNumber column,
                 const std::string& message) override {
-    if (first_.empty())
-      first_ = fmt::format("{}:{}:{}: {}", source_, line + 1, column + 1, message);
+    if (!first_.empty()) return;
+    // The parser quotes the offending token whole: cut a huge one short.
+    constexpr std::size_t kMaxMessage = 240;
+    const std::string shown =
+        message.size() <= kMaxMessage ? message : message.substr(0, kMaxMessage) + "... (cut)";
+    first_ = fmt::format("{}:{}:{}: {}", source_, line + 1, column + 1, shown);
   }
   void AddWarning(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
   const std::string& first() const { return first_; }
@@ -111,10 +115,22 @@ Result<std::string> readFile(const std::string& path) {
   if (Status s = checkReadableFile(path, "file"); !s.isOk()) return s;
   std::ifstream in(path, std::ios::binary);
   if (!in) return {ErrorCode::kIo, fmt::format("cannot open {}", path)};
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // Read up to a bound: endless input (/dev/zero, a pipe that never closes
+  // its end is the caller's) or a huge file that is no config is refused,
+  // not read into memory until it runs out.
+  constexpr std::size_t kMaxConfigBytes = 64 << 20;
+  std::string text;
+  std::vector<char> block(1 << 16);
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    text.append(block.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes) {
+      return {ErrorCode::kInvalidArgument, fmt::format("{}: larger than {} MiB: not a config file",
+                                                       path, kMaxConfigBytes >> 20)};
+    }
+  }
   if (in.bad()) return {ErrorCode::kIo, fmt::format("error reading {}", path)};
-  return std::string(withoutUtf8Bom(ss.str()));
+  return std::string(withoutUtf8Bom(text));
 }
 
 Status parseTextMessage(const std::string& text, const std::string& sourceName,

@@ -1,6 +1,7 @@
 #include "replay/runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <random>
@@ -27,9 +28,13 @@ using fabric::LinkId;
 
 namespace {
 
+// Nearest rank: the smallest value with at least q of the values at or
+// below it (so p99 of fewer than 100 messages is their maximum).
 double percentile(std::vector<TimePs>& v, double q) {
   if (v.empty()) return 0;
-  const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
+  // (The epsilon keeps q x n = 99.000000001 from rounding up a whole rank.)
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()) - 1e-9));
+  const std::size_t k = std::min(v.size(), std::max<std::size_t>(rank, 1)) - 1;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
   return static_cast<double>(v[k]);
 }

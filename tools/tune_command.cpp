@@ -148,9 +148,10 @@ void addTuneCommand(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   cmd->add_option("--jobs", opts->jobs, "Runs in parallel (default: every core)")
       ->check(wholeNumberAboveZero());
-  cmd->add_option("--shard", opts->shard,
-                  "I/N: run only the I-th of N parts of the grid (0 <= I < N), e.g. a Slurm array "
-                  "task; then merge the shards' folders with --merge");
+  auto* shard = cmd->add_option(
+      "--shard", opts->shard,
+      "I/N: run only the I-th of N parts of the grid (0 <= I < N), e.g. a Slurm array "
+      "task; then merge the shards' folders with --merge");
   auto* merge = cmd->add_option("--merge", opts->merge,
                                 "Folders of finished shards: gather their runs into --out and "
                                 "write the results (no run is computed)")
@@ -164,8 +165,10 @@ void addTuneCommand(CLI::App& app, CommandAction& action) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}))
       ->capture_default_str();
   cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
-  cmd->callback([opts, &action] {
-    if (!opts->shard.empty() && !parseShard(opts->shard, opts->shardIndex, opts->shardCount)) {
+  cmd->callback([opts, shard, &action] {
+    // Given, even empty (a job script's unset variable), it must be I/N: an
+    // empty one must not make every array task run the whole grid.
+    if (shard->count() > 0 && !parseShard(opts->shard, opts->shardIndex, opts->shardCount)) {
       throw CLI::ValidationError("--shard", "expected I/N with 0 <= I < N, got " + opts->shard);
     }
     action = [opts](std::ostream& out, std::ostream& err) {

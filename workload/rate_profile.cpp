@@ -58,7 +58,6 @@ double RateProfile::integral() const {
   return sum;
 }
 
-
 bool RateProfile::rising(TimePs t) const {
   // Rising until the first time the peak is reached.
   return !hasPeak_ || t < peakAt_;

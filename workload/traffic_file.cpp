@@ -60,7 +60,11 @@ class BlockInput {
   }
 
   // The next line without its '\n' (the last one may lack it); false at the
-  // end. The view lasts until the next call.
+  // end, or when a line runs past kMaxLine bytes (lineTooLong(): endless
+  // input such as /dev/zero, or a file that is not text, is refused rather
+  // than read into memory whole). The view lasts until the next call.
+  static constexpr std::size_t kMaxLine = 1 << 20;
+  bool lineTooLong() const { return tooLong_; }
   bool nextLine(std::string_view& line) {
     std::size_t scanned = 0;
     while (true) {
@@ -72,6 +76,10 @@ class BlockInput {
         return true;
       }
       scanned = avail;
+      if (avail > kMaxLine) {
+        tooLong_ = true;
+        return false;
+      }
       if (eof_) {
         if (avail == 0) return false;
         line = std::string_view(data(), avail);
@@ -91,6 +99,7 @@ class BlockInput {
   std::size_t end_ = 0;
   std::uint64_t reads_ = 0;
   bool eof_ = false;
+  bool tooLong_ = false;
 };
 
 constexpr bool isSeparator(char c) {
@@ -129,6 +138,11 @@ class TextReader final : public TrafficReader {
       // Blank (only spaces, tabs, CRs): skipped; commas alone are 0 fields.
       if (n == 0 && line.find(',') == std::string_view::npos) continue;
       return parse(fields, n);
+    }
+    if (in_.lineTooLong()) {
+      ++lineNo_;
+      return error(
+          fmt::format("line longer than {} bytes: not a text traffic file", BlockInput::kMaxLine));
     }
     if (in_.bad()) return Status(ErrorCode::kIo, fmt::format("{}: read error", path_));
     return std::optional<TrafficMessage>{};

@@ -95,5 +95,31 @@ TEST(TextBom, EveryTextInputReadsAsWithoutTheMark) {
   fs::remove_all(dir);
 }
 
+// Endless input (a character device, a file that is no text) is refused
+// with the rule, not read into memory until it runs out; a huge bad token is
+// not echoed whole.
+TEST(TextBom, EndlessOrHugeInputIsRefusedNotReadWhole) {
+  Result<config::Config> zero = config::loadConfigFile("/dev/zero");
+  ASSERT_FALSE(zero);
+  EXPECT_NE(zero.status().message().find("/dev/zero: larger than 64 MiB: not a config file"),
+            std::string::npos)
+      << zero.status().message();
+  auto reader = workload::TrafficReader::open("/dev/zero");
+  ASSERT_TRUE(reader) << reader.status().toString();
+  auto m = (*reader)->next();
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.status().message().find("/dev/zero:1: line longer than 1048576 bytes"),
+            std::string::npos)
+      << m.status().message();
+  const fs::path dir = scratchDir();
+  write(dir / "long.textproto", std::string(200000, '1') + "\n");
+  Result<config::Config> longLine = config::loadConfigFile((dir / "long.textproto").string());
+  ASSERT_FALSE(longLine);
+  EXPECT_LT(longLine.status().message().size(), 1000u);
+  EXPECT_NE(longLine.status().message().find("long.textproto:1:1:"), std::string::npos)
+      << longLine.status().message();
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ebb

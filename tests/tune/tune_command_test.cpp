@@ -219,6 +219,7 @@ TEST(TuneCommand, BadCommandLinesAndSpecsExitWithTheirCodes) {
                                        "values: [0.2] } } search { strategy: HALVING }");
   EXPECT_EQ(ebb({"tune", spec.string(), "--shard", "3/3"}).code, kExitUsage);
   EXPECT_EQ(ebb({"tune", spec.string(), "--shard", "x"}).code, kExitUsage);
+  EXPECT_EQ(ebb({"tune", spec.string(), "--shard", ""}).code, kExitUsage);  // an unset variable
   const CliRun halving =
       ebb({"tune", spec.string(), "--shard", "0/2", "--out", (dir / "out").string(), "--quiet"});
   EXPECT_EQ(halving.code, kExitError);
