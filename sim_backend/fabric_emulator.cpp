@@ -37,6 +37,19 @@ FabricEmulator::FabricEmulator(const fabric::Topology& topo, const EmulatorConfi
     }
   }
   if (iqModel()) iqInit();
+  // Up routing must know where a way down exists on a tree where not every
+  // switch reaches every leaf (a root cabled to some pods only, a missing
+  // cable): else a packet could climb to a switch with no way down.
+  recomputeReach();
+  const auto& leaves = topo.switchesAtLevel(topo.depth() - 1);
+  for (SwitchId::rep_type sw = 0; sw < topo.numSwitches() && !irregularReach_; ++sw) {
+    for (SwitchId leaf : leaves) {
+      if (!reach_.reaches(SwitchId(sw), leaf)) {
+        irregularReach_ = true;
+        break;
+      }
+    }
+  }
 }
 
 // The scheduler may outlive the emulator: its pending task must not run.
@@ -335,8 +348,49 @@ std::uint32_t FabricEmulator::route(SwitchId sw, HostId dst) {
   const SwitchId leaf = topo_.leafOf(dst);
   if (leaf == sw) return index(topo_.host(dst).link, Direction::kDown);
   const std::uint16_t down = downRoutes_.port(sw, leaf);
-  if (down != DownRoutes::kNoPort) return index(topo_.sw(sw).ports[down].link, Direction::kDown);
+  if (down != DownRoutes::kNoPort) {
+    if (downRoutes_.anyAlternates()) return chooseDown(sw, leaf, dst);
+    return index(topo_.sw(sw).ports[down].link, Direction::kDown);
+  }
   return chooseUp(sw, dst);
+}
+
+void FabricEmulator::refreshGatedReach() {
+  if (!gatedReachDirty_) return;
+  gatedReach_.recompute([this](LinkId l, Direction d) {
+    const Channel& c = channels_[index(l, d)];
+    return c.failed || !c.enabled;
+  });
+  gatedReachDirty_ = false;
+}
+
+// Ports that are on and lead to the leaf over what is on; else those no
+// failure took that lead there (the packet waits for one to turn on); else
+// the lowest (faults left no way: the caller's failure handling applies).
+// Spread by destination host, so parallel cables share a leaf's traffic.
+std::uint32_t FabricEmulator::chooseDown(SwitchId sw, SwitchId leaf, HostId dst) {
+  const std::span<const std::uint16_t> ports = downRoutes_.ports(sw, leaf);
+  const auto channelOf = [&](std::uint16_t port) {
+    return index(topo_.sw(sw).ports[port].link, Direction::kDown);
+  };
+  if (ports.size() == 1) return channelOf(ports.front());
+  const bool checkGated = failedDirections_ > 0 || routeAroundGated_ || irregularReach_;
+  if (checkGated) refreshGatedReach();
+  for (int pass = 0; pass < 2; ++pass) {
+    downScratch_.clear();
+    for (std::uint16_t port : ports) {
+      const std::uint32_t ch = channelOf(port);
+      const SwitchId child = channels_[ch].receiver;
+      if (channels_[ch].failed) continue;
+      if (pass == 0 && (!chUsable(ch) || (checkGated && !gatedReach_.reaches(child, leaf)))) {
+        continue;
+      }
+      if (pass == 1 && !reach_.reaches(child, leaf)) continue;
+      downScratch_.push_back(ch);
+    }
+    if (!downScratch_.empty()) return downScratch_[dst.value() % downScratch_.size()];
+  }
+  return channelOf(ports.front());
 }
 
 // With faults (or whole-link gating, as a subnet manager routes), a packet
@@ -347,17 +401,13 @@ std::uint32_t FabricEmulator::route(SwitchId sw, HostId dst) {
 // allow one (the agents' recovery turns a way on); gating alone never leaves
 // a packet without a way up.
 std::uint32_t FabricEmulator::chooseUp(SwitchId sw, HostId dst) {
-  if (failedDirections_ == 0 && !routeAroundGated_) return chooseUpAmong(sw, dst, nullptr);
-  if (gatedReachDirty_) {
-    gatedReach_.recompute([this](LinkId l, Direction d) {
-      const Channel& c = channels_[index(l, d)];
-      return c.failed || !c.enabled;
-    });
-    gatedReachDirty_ = false;
+  if (failedDirections_ == 0 && !routeAroundGated_ && !irregularReach_) {
+    return chooseUpAmong(sw, dst, nullptr);
   }
+  refreshGatedReach();
   const std::uint32_t out = chooseUpAmong(sw, dst, &gatedReach_);
   if (out != kNone) return out;
-  return chooseUpAmong(sw, dst, failedDirections_ > 0 ? &reach_ : nullptr);
+  return chooseUpAmong(sw, dst, failedDirections_ > 0 || irregularReach_ ? &reach_ : nullptr);
 }
 
 // The usable up links with their load, for the up-routing strategy; with none
@@ -492,8 +542,12 @@ void FabricEmulator::rerouteQueued(std::uint32_t ch, bool forFault) {
     return;
   }
   if (c.head == kNone) return;
-  if (ch % 2 != static_cast<std::uint32_t>(Direction::kUp) || l.lowerIsHost) {
-    if (!forFault) return;  // gating: a host has one link, and a down link drains
+  const bool up = ch % 2 == static_cast<std::uint32_t>(Direction::kUp);
+  // A host has one link; a down link has another way only beside parallel
+  // cables or in an irregular tree, and under gating it drains.
+  const bool otherWay = up ? !l.lowerIsHost : !c.toHost && forFault && downRoutes_.anyAlternates();
+  if (!otherWay) {
+    if (!forFault) return;
     while (c.head != kNone)
       discard(pop(ch));
     return;
@@ -501,9 +555,10 @@ void FabricEmulator::rerouteQueued(std::uint32_t ch, bool forFault) {
   std::vector<std::uint32_t> moved;
   while (c.head != kNone)
     moved.push_back(pop(ch));
+  const SwitchId sender = up ? l.lower.sw : l.upper.sw;
   for (std::uint32_t p : moved) {
-    const std::uint32_t out = chooseUp(l.lower.sw, packets_[p].dst);
-    if (out == kNone || channels_[out].failed) {  // faults left it no way up
+    const std::uint32_t out = route(sender, packets_[p].dst);
+    if (out == kNone || channels_[out].failed) {  // faults left it no way on
       discard(p);
       continue;
     }

@@ -251,6 +251,10 @@ class FabricEmulator {
   // `reach`: only up links from which the destination can be reached by it
   // (nullptr: any).
   std::uint32_t chooseUpAmong(fabric::SwitchId sw, fabric::HostId dst, const FaultReach* reach);
+  // Among several down ports toward `leaf` (parallel cables, an irregular
+  // tree): one that is on and leads there, spread over destination hosts.
+  std::uint32_t chooseDown(fabric::SwitchId sw, fabric::SwitchId leaf, fabric::HostId dst);
+  void refreshGatedReach();
   bool chUsable(std::uint32_t ch);
   bool chCanSend(std::uint32_t ch);
   TimePs changeDirection(fabric::LinkId link, fabric::Direction dir, bool on);
@@ -359,6 +363,7 @@ class FabricEmulator {
   DownRoutes downRoutes_;
   std::unique_ptr<UpRoutingStrategy> upRouting_;
   std::vector<UpCandidate> upScratch_;
+  std::vector<std::uint32_t> downScratch_;
   EmulatorStats stats_;
   std::uint64_t packetsLive_ = 0;
   std::uint64_t queuedAtHosts_ = 0;
@@ -372,7 +377,8 @@ class FabricEmulator {
   FaultReach gatedReach_;                  // ... and gating has not turned off
   std::vector<std::uint8_t> switchFault_;  // per switch
   std::uint32_t failedDirections_ = 0;     // routing consults the reach only when > 0 ...
-  bool routeAroundGated_ = false;          // ... or when this is set
+  bool routeAroundGated_ = false;          // ... or when this is set ...
+  bool irregularReach_ = false;            // ... or when some switch cannot reach every leaf
   bool gatedReachDirty_ = true;            // gating or faults changed since gatedReach_ was
   // Input-queued model state (empty with the output-queued model).
   std::uint32_t iqCap_ = 0;  // flits per VC buffer

@@ -411,7 +411,9 @@ void FabricEmulator::iqReroute(std::uint32_t ch, bool forFault) {
       const std::uint32_t slot = iqSlot(iqInputs_[i], v);
       iq::InputVc& ivc = iqIn_[slot];
       if (ivc.state == iq::InputVc::kVcAlloc && ivc.out == ch) {
-        if (forFault && up) {  // a down path has no other way: it sinks
+        // A down path has another way only beside parallel cables or in an
+        // irregular tree; else it sinks.
+        if (forFault && (up || downRoutes_.anyAlternates())) {
           ++stats_.packetsRerouted;
           Message& m = messages_[packets_[ivc.packet].msg];
           if (!m.rerouted) ++stats_.messagesRerouted;

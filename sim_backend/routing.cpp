@@ -12,27 +12,44 @@ DownRoutes::DownRoutes(const fabric::Topology& topo) {
     leafIndex_[leaves[i].value()] = static_cast<std::uint32_t>(i);
   }
   table_.assign(topo.numSwitches() * numLeaves_, kNoPort);
-  // Bottom-up: a switch reaches a leaf through the first down port whose child
-  // is that leaf or reaches it.
+  // Bottom-up: a switch reaches a leaf through each down port whose child is
+  // that leaf or reaches it; the table keeps the lowest, alternates_ all.
+  const auto add = [&](std::size_t e, std::uint16_t port) {
+    if (table_[e] == kNoPort) {
+      table_[e] = port;
+      return;
+    }
+    std::vector<std::uint16_t>& all = alternates_[e];
+    if (all.empty()) all.push_back(table_[e]);
+    all.push_back(port);
+  };
   for (int level = topo.depth() - 2; level >= 0; --level) {
     for (SwitchId s : topo.switchesAtLevel(level)) {
-      std::uint16_t* row = &table_[s.value() * numLeaves_];
+      const std::size_t row = s.value() * numLeaves_;
       for (std::uint16_t port : topo.sw(s).downPorts) {
         const fabric::Link& l = topo.link(topo.sw(s).ports[port].link);
         if (l.lowerIsHost) continue;
         const SwitchId child = l.lower.sw;
         if (leafIndex_[child.value()] != kNotALeaf) {
-          std::uint16_t& r = row[leafIndex_[child.value()]];
-          if (r == kNoPort) r = port;
+          add(row + leafIndex_[child.value()], port);
           continue;
         }
         const std::uint16_t* childRow = &table_[child.value() * numLeaves_];
         for (std::size_t leaf = 0; leaf < numLeaves_; ++leaf) {
-          if (childRow[leaf] != kNoPort && row[leaf] == kNoPort) row[leaf] = port;
+          if (childRow[leaf] != kNoPort) add(row + leaf, port);
         }
       }
     }
   }
+}
+
+std::span<const std::uint16_t> DownRoutes::ports(SwitchId sw, SwitchId leaf) const {
+  const std::size_t e = entry(sw, leaf);
+  if (table_[e] == kNoPort) return {};
+  if (!alternates_.empty()) {
+    if (const auto it = alternates_.find(e); it != alternates_.end()) return it->second;
+  }
+  return {&table_[e], 1};
 }
 
 FaultReach::FaultReach(const fabric::Topology& topo, const DownRoutes& down)
@@ -58,13 +75,16 @@ void FaultReach::recompute(const Failed& failed) {
           row[leaf] = 1;
           continue;
         }
-        const std::uint16_t port = down_.port(s, leaves[leaf]);
         row[leaf] = 0;
-        if (port == DownRoutes::kNoPort) continue;
-        const fabric::LinkId link = topo_.sw(s).ports[port].link;
-        const SwitchId child = topo_.link(link).lower.sw;
-        row[leaf] = !failed(link, fabric::Direction::kDown) &&
-                    downOk_[child.value() * numLeaves_ + leaf] != 0;
+        for (std::uint16_t port : down_.ports(s, leaves[leaf])) {
+          const fabric::LinkId link = topo_.sw(s).ports[port].link;
+          const SwitchId child = topo_.link(link).lower.sw;
+          if (!failed(link, fabric::Direction::kDown) &&
+              downOk_[child.value() * numLeaves_ + leaf] != 0) {
+            row[leaf] = 1;
+            break;
+          }
+        }
       }
     }
   }

@@ -4,6 +4,8 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "fabric/ids.h"
@@ -17,30 +19,42 @@ namespace ebb::sim {
 // port the down table names; otherwise it goes up, on a link the up-routing
 // strategy picks among the usable ones (docs/design.md, "emulator routing").
 
-// The down table: for every switch and leaf, the down port of the switch that
-// leads to that leaf (the lowest such port), built once from the topology.
+// The down table: for every switch and leaf, the down ports of the switch that
+// lead to that leaf, built once from the topology. In a k-ary n-tree there is
+// one; parallel cables to a child, or several children above the leaf (an
+// irregular tree), give more, and the emulator spreads over those that work.
 class DownRoutes {
  public:
   static constexpr std::uint16_t kNoPort = 0xFFFF;
 
   explicit DownRoutes(const fabric::Topology& topo);
-  // The down port of `sw` toward `leaf`, or kNoPort when `leaf` is not below `sw`.
+  // The lowest down port of `sw` toward `leaf`, or kNoPort when `leaf` is not below `sw`.
   std::uint16_t port(fabric::SwitchId sw, fabric::SwitchId leaf) const {
-    return table_[sw.value() * numLeaves_ + leafIndex_[leaf.value()]];
+    return table_[entry(sw, leaf)];
   }
+  // Whether some switch has more than one down port toward some leaf.
+  bool anyAlternates() const { return !alternates_.empty(); }
+  // Every down port of `sw` toward `leaf`, lowest first (empty: not below).
+  std::span<const std::uint16_t> ports(fabric::SwitchId sw, fabric::SwitchId leaf) const;
 
  private:
   static constexpr std::uint32_t kNotALeaf = 0xFFFFFFFF;
+  std::size_t entry(fabric::SwitchId sw, fabric::SwitchId leaf) const {
+    return sw.value() * numLeaves_ + leafIndex_[leaf.value()];
+  }
   std::vector<std::uint32_t> leafIndex_;  // per switch: its index among the leaves
-  std::vector<std::uint16_t> table_;      // [switch * leaves + leaf] -> down port label
+  std::vector<std::uint16_t> table_;      // [switch * leaves + leaf] -> lowest down port label
+  // The entries with more than one port: all of them, lowest first.
+  std::unordered_map<std::size_t, std::vector<std::uint16_t>> alternates_;
   std::size_t numLeaves_ = 0;
 };
 
 // Which switches can still reach each leaf over link directions that have not
 // failed, the up*/down* way: up over any non-failed up direction, then down
-// the down table's path. Recomputed after each failure or repair; the emulator
-// consults it only while some direction is failed, so runs without faults do
-// not pay for it.
+// over any of the down table's ports. Recomputed after each failure or
+// repair; the emulator consults it while some direction is failed, and always
+// on a tree where some switch cannot reach every leaf the up*/down* way (an
+// irregular tree), so a packet never climbs to a switch with no way down.
 class FaultReach {
  public:
   using Failed = std::function<bool(fabric::LinkId, fabric::Direction)>;
