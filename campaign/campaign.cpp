@@ -53,6 +53,7 @@ ScenarioResult runOn(const config::Config& cfg, const std::string& baseDir,
     r.periods = static_cast<std::int64_t>(run->rows.size());
     r.messagesGenerated = run->summary.messages_generated();
     r.messagesDelivered = run->summary.messages_delivered();
+    r.packetsStranded = run->summary.packets_stranded();
     for (const replay::FaultRecord& f : r.faults.events) {
       if (f.action == "fail") ++r.faultsInjected;
     }
@@ -119,6 +120,8 @@ CampaignTotals aggregate(const std::vector<ScenarioResult>& scenarios) {
     t.lostMessages += f.lostMessages;
     t.retransmittedMessages += f.retransmittedMessages;
     t.packetsRerouted += f.packetsRerouted;
+    t.packetsStranded += r.packetsStranded;
+    t.scenariosWithStranded += r.packetsStranded > 0 ? 1u : 0u;
     t.packetsDropped += f.packetsDropped;
     t.agentRestarts += f.agentRestarts;
     t.faultsInjected += r.faultsInjected;

@@ -21,6 +21,9 @@ struct ScenarioResult {
   std::uint64_t faultsInjected = 0;  // failures the run reports ("fail" records)
   std::uint64_t messagesGenerated = 0;
   std::uint64_t messagesDelivered = 0;
+  // Packets neither delivered nor lost when the run's drain ended (stuck, or
+  // a backlog the drain's bound cut short).
+  std::uint64_t packetsStranded = 0;
   std::int64_t periods = 0;  // check periods run
   replay::FaultOutcome faults;
   std::string error;   // the run failed (a bug: the config is generated valid)
@@ -39,6 +42,8 @@ struct CampaignTotals {
   std::uint64_t lostMessages = 0;
   std::uint64_t retransmittedMessages = 0;
   std::uint64_t packetsRerouted = 0;
+  std::uint64_t packetsStranded = 0;
+  std::uint64_t scenariosWithStranded = 0;
   std::uint64_t packetsDropped = 0;
   std::uint64_t agentRestarts = 0;
   std::uint64_t faultsInjected = 0;

@@ -66,6 +66,8 @@ std::string summaryJson(const CampaignInfo& info, const CampaignResult& result) 
       .add("retransmitted_messages", t.retransmittedMessages)
       .add("packets_rerouted", t.packetsRerouted)
       .add("packets_dropped", t.packetsDropped)
+      .add("packets_stranded", t.packetsStranded)
+      .add("scenarios_with_stranded_packets", t.scenariosWithStranded)
       .add("agent_restarts", t.agentRestarts)
       .add("faults_injected", t.faultsInjected)
       .add("faults_scheduled", t.faultsScheduled)
@@ -88,15 +90,15 @@ std::string scenariosCsv(const CampaignResult& result) {
       "index,seed,faults_scheduled,repairs_scheduled,faults_injected,violations,"
       "physically_cut_pairs,cut_off_hosts,max_recovery_ps,lost_messages,retransmitted_messages,"
       "packets_rerouted,packets_dropped,agent_restarts,messages_generated,messages_delivered,"
-      "periods,error\n";
+      "periods,packets_stranded,error\n";
   for (const ScenarioResult& r : result.scenarios) {
     const replay::FaultOutcome& f = r.faults;
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.index, r.seed,
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.index, r.seed,
                      r.faultsScheduled, r.repairsScheduled, r.faultsInjected, f.violations,
                      f.physicallyCutPairs, csvField(joined(f.cutOffHosts)), f.maxRecoveryPs,
                      f.lostMessages, f.retransmittedMessages, f.packetsRerouted, f.packetsDropped,
                      f.agentRestarts, r.messagesGenerated, r.messagesDelivered, r.periods,
-                     csvField(r.error));
+                     r.packetsStranded, csvField(r.error));
   }
   return s;
 }
@@ -120,6 +122,12 @@ std::string summaryText(const CampaignInfo& info, const CampaignResult& result) 
       t.packetsRerouted, t.packetsDropped);
   s += fmt::format("  violations: {} host-pair periods beyond the recovery bound in {} scenarios\n",
                    t.violations, t.scenariosWithViolations);
+  if (t.packetsStranded > 0) {
+    s += fmt::format(
+        "  stranded:   {} packets in {} scenarios still in the network when the drain ended "
+        "(scenarios.csv packets_stranded; replay one alone to see where they wait)\n",
+        t.packetsStranded, t.scenariosWithStranded);
+  }
   if (!t.firstViolation.empty()) s += "    first: " + t.firstViolation + "\n";
   if (t.failedRuns > 0) {
     s += fmt::format("  failed runs: {}; first: {}\n", t.failedRuns, t.firstError);

@@ -169,12 +169,19 @@ Result<std::string> writeReport(const std::string& dir, const results::Report& r
 
 std::string formatSummary(const results::Report& r) {
   const auto line = [](const results::RunSummary& s) {
-    return fmt::format(
+    std::string text = fmt::format(
         "  {:<28} power {:6.1f}% (switch links) {:6.1f}% (all links)   latency mean {:8.1f} "
         "p50 {:7.1f} p99 {:8.1f} cycles   delivered {}/{}   transitions {}\n",
         s.policy(), 100 * s.relative_power_switch_links(), 100 * s.relative_power_all_links(),
         s.mean_latency_cycles(), s.p50_latency_cycles(), s.p99_latency_cycles(),
         s.messages_delivered(), s.messages_generated(), s.link_transitions());
+    if (s.packets_stranded() > 0) {
+      text += fmt::format(
+          "    ! {} packets still in the network when the drain ended (power and latency "
+          "count the drain; a saturated network, or packets stuck): {}\n",
+          s.packets_stranded(), s.stranded_where());
+    }
+    return text;
   };
   std::string out = fmt::format("ebb replay: {}\n  fabric:   {}\n  workload: {}\n", r.name(),
                                 r.fabric(), r.workload());

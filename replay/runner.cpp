@@ -442,6 +442,10 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   }
   if (!monitor.failure().isOk()) return monitor.failure();
   if (const Status st = source.status(); !st.isOk()) return st;
+  if (emu.packetsInNetwork() > 0) {  // said, never left for the reader to infer
+    out.summary.set_packets_stranded(emu.packetsInNetwork());
+    out.summary.set_stranded_where(emu.describeWaiting(3));
+  }
   out.connectivityProofs = monitor.proofs();
   if (injector) {
     injector->finish();

@@ -41,7 +41,7 @@ TEST(FaultsCommand, WritesTheSummaryTheCsvAndTheWorstScenario) {
   for (const char* key :
        {"\"scenarios\":6", "\"violations\":", "\"physically_cut_pairs\":", "\"max_recovery_ps\":",
         "\"lost_messages\":", "\"retransmitted_messages\":", "\"packets_rerouted\":",
-        "\"packets_dropped\":", "\"agent_restarts\":6",
+        "\"packets_dropped\":", "\"packets_stranded\":", "\"agent_restarts\":6",
         "\"faults_injected\":", "\"worst_scenario\":{\"index\":", "\"first_violation\":"}) {
     EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
   }
