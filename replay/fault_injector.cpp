@@ -71,7 +71,59 @@ Result<std::unique_ptr<FaultInjector>> FaultInjector::create(const FaultsDef& de
     }
     inj->events_.push_back(std::move(r));
   }
+  if (Status st = checkRepairs(inj->events_, topo, def.random.enabled()); !st.isOk()) return st;
   return inj;
+}
+
+// A REPAIR names a part an earlier FAIL took (a typo in a port must not
+// leave the failed cable failed while the plan claims it was repaired).
+// Not checked where the plan cannot tell statically: random faults, or a
+// link named as a switch's minimal-tree up link (resolved when it happens).
+Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
+                                   const fabric::Topology& topo, bool randomFaults) {
+  if (randomFaults) return Status::ok();
+  std::vector<std::uint8_t> failedDirs(topo.numLinks(), 0);  // bit 1 up, bit 2 down
+  std::vector<std::uint8_t> failedSwitches(topo.numSwitches(), 0);
+  for (const Resolved& r : events) {  // in time order (faultsFromConfig sorted them)
+    const FaultEventDef& e = r.def;
+    if (e.action == FaultAction::kRestartAgent) continue;
+    if (e.scope != FaultScope::kSwitch && !r.link.valid()) return Status::ok();
+    const bool fail = e.action == FaultAction::kFail;
+    if (e.scope == FaultScope::kSwitch) {
+      std::uint8_t& failed = failedSwitches[r.sw.value()];
+      if (!fail && failed == 0) {
+        return invalidArgument(
+            fmt::format("{}: REPAIR of switch {}, which no earlier event failed (a repair names "
+                        "the part a FAIL named)",
+                        e.where, topo.sw(r.sw).name));
+      }
+      failed = fail ? 1 : 0;
+      continue;
+    }
+    const std::uint8_t bits = e.scope == FaultScope::kUpDirection     ? 1
+                              : e.scope == FaultScope::kDownDirection ? 2
+                                                                      : 3;
+    std::uint8_t& failed = failedDirs[r.link.value()];
+    if (fail) {
+      failed = static_cast<std::uint8_t>(failed | bits);
+      continue;
+    }
+    const fabric::Link& l = topo.link(r.link);
+    const bool endFailed = failedSwitches[l.upper.sw.value()] != 0 ||
+                           (!l.lowerIsHost && failedSwitches[l.lower.sw.value()] != 0);
+    if ((failed & bits) == 0 && !endFailed) {
+      return invalidArgument(fmt::format(
+          "{}: REPAIR of {}link {}, which no earlier event failed (a repair names the part a "
+          "FAIL named)",
+          e.where,
+          bits == 1   ? "the up direction of "
+          : bits == 2 ? "the down direction of "
+                      : "",
+          topo.describeLink(r.link)));
+    }
+    failed = static_cast<std::uint8_t>(failed & ~bits);
+  }
+  return Status::ok();
 }
 
 FaultInjector::FaultInjector(const FaultsDef& def, const fabric::Topology& topo,
@@ -88,6 +140,7 @@ void FaultInjector::start() {
   agent::VirtualScheduler& sched = emu_.scheduler();
   for (std::size_t i = 0; i < events_.size(); ++i) {
     sched.at(events_[i].def.at, agent::Phase::kNetwork, [this, i] {
+      ++eventsReached_;
       const Resolved& r = events_[i];
       apply(r.def.action, r.def.scope, r.sw, r.link, false);
     });

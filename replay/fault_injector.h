@@ -53,6 +53,8 @@ class FaultInjector {
   // Every host the surviving cables cut off at some point, ascending names.
   std::vector<std::string> cutOffHosts() const;
   std::uint64_t agentRestarts() const { return restarts_; }
+  // Events of the plan scheduled after the run ended: they never happened.
+  std::uint64_t eventsNotReached() const { return events_.size() - eventsReached_; }
 
  private:
   struct Resolved {
@@ -62,6 +64,8 @@ class FaultInjector {
   };
   FaultInjector(const FaultsDef& def, const fabric::Topology& topo, sim::FabricEmulator& emu,
                 TimePs horizon);
+  static Status checkRepairs(const std::vector<Resolved>& events, const fabric::Topology& topo,
+                             bool randomFaults);
   void apply(FaultAction action, FaultScope scope, fabric::SwitchId sw, fabric::LinkId link,
              bool random);
   void randomArrival();
@@ -73,6 +77,7 @@ class FaultInjector {
   sim::FabricEmulator& emu_;
   TimePs horizon_;
   std::vector<Resolved> events_;
+  std::uint64_t eventsReached_ = 0;
   fabric::FaultSet truth_;
   TimePs lastChangeAt_ = -1;
   std::vector<FaultRecord> records_;

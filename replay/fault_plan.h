@@ -104,6 +104,7 @@ struct FaultOutcome {
   std::uint64_t packetsRerouted = 0;
   std::uint64_t packetsDropped = 0;
   std::uint64_t agentRestarts = 0;
+  std::uint64_t eventsNotReached = 0;  // scheduled after the run ended: never happened
 };
 
 }  // namespace ebb::replay

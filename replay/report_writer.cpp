@@ -281,6 +281,11 @@ std::string formatSummary(const results::Report& r) {
         hosts += (hosts.empty() ? "" : " ") + h;
       out += fmt::format("  physically cut off (not counted against ebb): {}\n", hosts);
     }
+    if (f.events_not_reached() > 0) {
+      out += fmt::format(
+          "    ! {} fault events were scheduled after the run ended and never happened\n",
+          f.events_not_reached());
+    }
   }
   return out;
 }

@@ -166,6 +166,7 @@ void fillFaultsReport(const FaultOutcome& f, results::FaultsReport& r) {
   r.set_packets_rerouted(f.packetsRerouted);
   r.set_packets_dropped(f.packetsDropped);
   r.set_agent_restarts(f.agentRestarts);
+  r.set_events_not_reached(f.eventsNotReached);
 }
 
 Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo,
@@ -454,6 +455,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     monitor.fill(f);
     f.cutOffHosts = injector->cutOffHosts();
     f.agentRestarts = injector->agentRestarts();
+    f.eventsNotReached = injector->eventsNotReached();
     f.retransmittedMessages = source.retransmissions();
     const sim::EmulatorStats& st = emu.stats();
     f.packetsRerouted = st.packetsRerouted;

@@ -73,6 +73,25 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       err << "ebb replay: " << s.toString() << "\n";
       return kExitError;
     }
+    // --traffic and --trace replace the workload's pattern: an override of
+    // another pattern would be dropped silently.
+    static const char* const kPatterns[] = {
+        "workload.alonso_ramp", "workload.uniform",    "workload.traffic_file", "workload.trace",
+        "workload.mix",         "workload.collective", "workload.rate_points",  "workload.motif"};
+    const std::string key = ov.substr(0, ov.find('='));
+    const char* const given = !o.trafficPath.empty() ? "--traffic"
+                              : !o.tracePath.empty() ? "--trace"
+                                                     : nullptr;
+    for (const char* pattern : kPatterns) {
+      const std::string p(pattern);
+      const bool inPattern = key == p || key.rfind(p + ".", 0) == 0 || key.rfind(p + "[", 0) == 0;
+      if (given != nullptr && inPattern) {
+        err << "ebb replay: E_INVALID: override " << ov << ": " << given
+            << " replaces the workload's pattern (" << p
+            << "), so this would be ignored; drop one of them\n";
+        return kExitUsage;
+      }
+    }
   }
   // The report names what ran: the config and what the command line changed.
   // A config without a name is named by its file.

@@ -344,6 +344,45 @@ TEST(Faults, BadFaultConfigsAreRejectedNamingTheField) {
             std::string::npos);
   EXPECT_NE(error("detection_cycles: -1").find("faults.detection_cycles"), std::string::npos);
   EXPECT_EQ(error("event { level: 2 index: 0 port: 5 }"), "");
+  // A repair names what an earlier failure took: the same link from either
+  // end, a direction of a failed link, or a link of a failed switch.
+  EXPECT_NE(error("event { action: REPAIR switch_name: \"S2_0_0\" port: 5 }")
+                .find("faults.event[0]: REPAIR of link"),
+            std::string::npos);
+  EXPECT_NE(error("event { at_cycles: 10 switch_name: \"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 20 action: REPAIR switch_name: \"S2_0_0\" port: 6 }")
+                .find("faults.event[1]: REPAIR of link"),
+            std::string::npos);
+  EXPECT_NE(error("event { at_cycles: 10 scope: UP_DIRECTION switch_name: \"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 20 action: REPAIR scope: DOWN_DIRECTION switch_name: "
+                  "\"S2_0_0\" port: 5 }")
+                .find("REPAIR of the down direction of link"),
+            std::string::npos);
+  EXPECT_NE(error("event { action: REPAIR scope: SWITCH switch_name: \"S1_0_0\" }")
+                .find("REPAIR of switch S1_0_0, which no earlier event failed"),
+            std::string::npos);
+  EXPECT_EQ(error("event { at_cycles: 10 switch_name: \"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 20 action: REPAIR scope: UP_DIRECTION switch_name: "
+                  "\"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 30 action: REPAIR scope: DOWN_DIRECTION switch_name: "
+                  "\"S2_0_0\" port: 5 }"),
+            "");
+  EXPECT_EQ(error("event { at_cycles: 10 scope: SWITCH switch_name: \"S1_0_0\" } "
+                  "event { at_cycles: 20 action: REPAIR switch_name: \"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 30 action: REPAIR scope: SWITCH switch_name: \"S1_0_0\" }"),
+            "");
+}
+
+// An event after the run ended never happens, and the report says so.
+TEST(Faults, EventsAfterTheRunEndedAreCountedAsNotReached) {
+  Fixture f;
+  const RunSpec s = spec(std::string(kLowLoad) +
+                         "faults { event { at_cycles: 5000 switch_name: \"S2_0_0\" port: 5 } "
+                         "event { at_cycles: 900000000 switch_name: \"S2_1_0\" port: 5 } }");
+  const Result<RunOutput> out = runEmulation(s, f.topo, f.mt, true, {});
+  ASSERT_TRUE(out) << out.status().toString();
+  EXPECT_EQ(out->faults.events.size(), 1u);
+  EXPECT_EQ(out->faults.eventsNotReached, 1u);
 }
 
 }  // namespace

@@ -412,6 +412,11 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
         farTraffic.string(), "--out", scratch("never-out").string()},
        kExitError,
        {"gating: about 4.6e+12 check periods"}},
+      // An override of the pattern --traffic replaces would be dropped.
+      {{"replay", "workload.uniform.rate=0.5", "--traffic", farTraffic.string(), "--out",
+        scratch("never-out").string()},
+       kExitUsage,
+       {"override workload.uniform.rate=0.5: --traffic replaces the workload's pattern"}},
       {{"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2", "workload.uniform.rate=0.1",
         "workload.uniform.duration_cycles=1000000", "gating.max_check_periods=100", "--out",
         scratch("never-out").string()},
