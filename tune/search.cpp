@@ -59,7 +59,13 @@ RunResult compare(const TunePlan& plan, const results::RunSummary& run,
     const std::uint64_t done = s.messages_delivered() + s.faults().lost_messages();
     return s.messages_generated() > done ? s.messages_generated() - done : 0;
   };
-  if (stranded(run) > stranded(baseline)) {
+  if (baseline.messages_delivered() == 0) {
+    // Nothing to compare against: no setting can be judged on this workload.
+    r.broken = fmt::format(
+        "all links on delivered no message ({} generated): nothing to compare "
+        "(a workload without traffic?)",
+        baseline.messages_generated());
+  } else if (stranded(run) > stranded(baseline)) {
     r.undelivered = true;
     r.broken =
         fmt::format("delivered {} of {} messages (all links on: {})", run.messages_delivered(),

@@ -271,6 +271,15 @@ TEST(TuneSearch, ARunThatStrandsMessagesIsOutOfBudget) {
   const SettingResult b = aggregate(*plan, {&late});
   EXPECT_FALSE(a.feasible);
   EXPECT_TRUE(betterThan(b, a));
+  // A workload on which all links on delivers nothing judges no setting.
+  results::RunSummary empty;
+  empty.set_relative_power_switch_links(1.0);
+  results::RunSummary gatedEmpty = empty;
+  gatedEmpty.set_relative_power_switch_links(0.5);
+  const RunResult none = compare(*plan, gatedEmpty, empty, 0);
+  EXPECT_NE(none.broken.find("all links on delivered no message"), std::string::npos)
+      << none.broken;
+  EXPECT_FALSE(aggregate(*plan, {&none}).feasible);
 }
 
 TEST(TuneResume, AHalfWrittenCacheEntryIsRunAgain) {
