@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -68,7 +69,15 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb replay: " << cfg.status().toString() << "\n";
     return kExitError;
   }
+  std::vector<std::string> keys;  // each field once: a second would silently win
   for (const std::string& ov : o.overrides) {
+    const std::string key = ov.substr(0, ov.find('='));
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+      err << "ebb replay: E_INVALID: override " << ov << ": " << key
+          << " is given twice on the command line\n";
+      return kExitUsage;
+    }
+    keys.push_back(key);
     if (Status s = config::applyOverride(*cfg, ov); !s.isOk()) {
       err << "ebb replay: " << s.toString() << "\n";
       return kExitError;
@@ -78,7 +87,6 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     static const char* const kPatterns[] = {
         "workload.alonso_ramp", "workload.uniform",    "workload.traffic_file", "workload.trace",
         "workload.mix",         "workload.collective", "workload.rate_points",  "workload.motif"};
-    const std::string key = ov.substr(0, ov.find('='));
     const char* const given = !o.trafficPath.empty() ? "--traffic"
                               : !o.tracePath.empty() ? "--trace"
                                                      : nullptr;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -78,6 +79,7 @@ Status setAlgorithm(CollectiveAlgos& a, const std::string& op, const std::string
 
 Status parseAlgorithms(CollectiveAlgos& a, const std::string& list) {
   std::size_t start = 0;
+  std::vector<std::string> ops;  // each named once: a second would silently win
   while (start < list.size()) {
     std::size_t end = list.find(',', start);
     if (end == std::string::npos) end = list.size();
@@ -87,7 +89,13 @@ Status parseAlgorithms(CollectiveAlgos& a, const std::string& list) {
       return {ErrorCode::kInvalidArgument,
               fmt::format("collective algorithm '{}': expected op=algorithm", item)};
     }
-    if (Status s = setAlgorithm(a, item.substr(0, eq), item.substr(eq + 1)); !s.isOk()) return s;
+    const std::string op = item.substr(0, eq);
+    if (std::find(ops.begin(), ops.end(), op) != ops.end()) {
+      return {ErrorCode::kInvalidArgument,
+              fmt::format("collective algorithm '{}': {} is named twice in '{}'", item, op, list)};
+    }
+    ops.push_back(op);
+    if (Status s = setAlgorithm(a, op, item.substr(eq + 1)); !s.isOk()) return s;
     start = end + 1;
   }
   return Status::ok();

@@ -195,6 +195,9 @@ TEST(CollectiveAlgos, NamesSelectAlgorithmsAndBadNamesListTheChoices) {
   EXPECT_NE(bad.message().find("choices: binomial, gather-to-root"), std::string::npos)
       << bad.message();
   EXPECT_FALSE(parseAlgorithms(a, "allreduce").isOk());
+  const Status twice = parseAlgorithms(a, "allreduce=ring,allreduce=recursive-doubling");
+  ASSERT_FALSE(twice.isOk());
+  EXPECT_NE(twice.message().find("allreduce is named twice"), std::string::npos) << twice.message();
   EXPECT_FALSE(parseAlgorithms(a, "scan=ring").isOk());
   Programs p(4);
   EXPECT_FALSE(expandCollective(p, a, "scan", 8, -1).isOk());

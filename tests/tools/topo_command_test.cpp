@@ -412,6 +412,9 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
         farTraffic.string(), "--out", scratch("never-out").string()},
        kExitError,
        {"gating: about 4.6e+12 check periods"}},
+      {{"replay", "seed=3", "seed=4", "--out", scratch("never-out").string()},
+       kExitUsage,
+       {"override seed=4: seed is given twice on the command line"}},
       // An override of the pattern --traffic replaces would be dropped.
       {{"replay", "workload.uniform.rate=0.5", "--traffic", farTraffic.string(), "--out",
         scratch("never-out").string()},
