@@ -299,6 +299,11 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
     return kExitError;
   }
   Result<std::uint64_t> n = workload::generateTraffic(spec, **writer);
+  if (n && *n == 0) {  // not written: ebb replay refuses an empty traffic file
+    return bad(invalidArgument(fmt::format(
+        "the {} pattern gave no message (--rate {}, --cycles {}): nothing written to {}", o.pattern,
+        o.rate, o.cycles, o.out)));
+  }
   Status closed = (*writer)->close();
   if (!n || !closed.isOk()) {
     err << "ebb gen: " << (n ? closed : n.status()).toString() << "\n";

@@ -344,6 +344,10 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
         "--out", genOut.string()},
        kExitError,
        {"about 8e+09 messages, more than the limit of 100000000", "--incast-period-cycles"}},
+      // No message: no file (ebb replay refuses an empty traffic file).
+      {{"gen", "--rate", "0", "--cycles", "2000", "--out", genOut.string()},
+       kExitError,
+       {"the uniform pattern gave no message (--rate 0, --cycles 2000): nothing written"}},
       // An option the pattern never reads is refused, not ignored.
       {{"gen", "--pattern", "incast", "--rate", "0", "--out", genOut.string()},
        kExitError,
