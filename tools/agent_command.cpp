@@ -17,6 +17,7 @@
 #include "daemon/instance_lock.h"
 #include "ib_backend/verbs_devices.h"
 #include "replay/fabric_from_config.h"
+#include "tools/cli_checks.h"
 #include "tools/command.h"
 
 namespace ebb::tools {
@@ -199,7 +200,7 @@ void addAgentCommand(CLI::App& app, CommandAction& action) {
                   "Unix datagram socket to bind for OpenSM's events (the ebb_osm_events plugin; "
                   "agent.osm_events): a trap about a switch re-reads its ports at once");
   cmd->add_option("--run-for-ms", o->runForMs, "stop after this long (agent.run_for_ms)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(wholeNumber());
   cmd->add_option("--open-timeout-ms", o->openTimeoutMs,
                   "give up when the umad port does not open in this time (default 10000)");
   cmd->add_option("--sweep", o->sweeps,

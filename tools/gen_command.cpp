@@ -260,6 +260,10 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
     return bad(invalidArgument(fmt::format("--cycle-ps: must be > 0 (is {})", o.cyclePs)));
   const std::string cycleUnit = fmt::format("cycles of --cycle-ps = {} ps", o.cyclePs);
   if (spec.pattern == workload::GenPattern::kIncast) {  // read by incast only
+    if (o.incastPeriodCycles <= 0) {
+      return bad(invalidArgument(
+          fmt::format("--incast-period-cycles: must be > 0 (is {})", o.incastPeriodCycles)));
+    }
     Result<TimePs> incast =
         scaleToPs("--incast-period-cycles", o.incastPeriodCycles, o.cyclePs, cycleUnit);
     if (!incast) return bad(incast.status());

@@ -222,7 +222,12 @@ Result<std::vector<double>> expandRange(const config::Range& r, const std::strin
   if (!(r.step() > 0) || !std::isfinite(r.step())) {
     return invalidArgument(fmt::format("{}.step: must be > 0 (is {})", field, r.step()));
   }
-  if (!(r.to() >= r.from()) || !std::isfinite(r.to()) || !std::isfinite(r.from())) {
+  for (const auto& [name, v] : {std::pair{"from", r.from()}, std::pair{"to", r.to()}}) {
+    if (!std::isfinite(v)) {
+      return invalidArgument(fmt::format("{}.{}: {} is not a number", field, name, v));
+    }
+  }
+  if (!(r.to() >= r.from())) {
     return invalidArgument(
         fmt::format("{}.to: must be >= from ({}) (is {})", field, r.from(), r.to()));
   }

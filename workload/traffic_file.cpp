@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -102,6 +103,21 @@ class BlockInput {
   bool tooLong_ = false;
 };
 
+// A field as an error quotes it: bytes that do not print (a NUL, a control
+// character) as \xNN, so the message shows why it is not a number.
+std::string shown(std::string_view f) {
+  std::string out;
+  for (char c : f) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7F) {
+      out += fmt::format("\\x{:02X}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 constexpr bool isSeparator(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == ',';
 }
@@ -183,8 +199,13 @@ class TextReader final : public TrafficReader {
     m.time = static_cast<TimePs>(std::llround(ns * 1000.0));
     const auto num = [&](std::string_view f, auto& out, const char* what) -> Status {
       auto [p, ec] = std::from_chars(f.data(), f.data() + f.size(), out);
+      if (ec == std::errc::result_out_of_range) {
+        return error(
+            fmt::format("{} '{}' is out of range (at most {})", what, shown(f),
+                        std::numeric_limits<std::remove_reference_t<decltype(out)>>::max()));
+      }
       if (ec != std::errc() || p != f.data() + f.size()) {
-        return error(fmt::format("{} '{}' is not a non-negative integer", what, f));
+        return error(fmt::format("{} '{}' is not a non-negative integer", what, shown(f)));
       }
       return Status::ok();
     };

@@ -57,6 +57,15 @@ TEST(AgentCheckConfig, AllowListedIsActiveAndDryRunSaysSo) {
   EXPECT_NE(r.out.find("metrics:       off"), std::string::npos) << r.out;
 }
 
+// A negative duration is refused with the rule, not a range of 300 digits.
+TEST(AgentCheckConfig, ANegativeRunForIsRefusedPlainly) {
+  const testing::CliRun r = testing::ebb({"agent", "--run-for-ms", "-1"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("--run-for-ms: must be a whole number >= 0 (is -1)"), std::string::npos)
+      << r.err;
+  EXPECT_LT(r.err.size(), 300u) << r.err;
+}
+
 TEST(AgentCheckConfig, ASwitchNotInTheTopologyIsAnErrorNamingTheField) {
   const std::string cfg = writeAgentConfig("bad.textproto",
                                            "fabric { kary_n_tree { k: 4 n: 3 } } "

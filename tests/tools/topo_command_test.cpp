@@ -344,6 +344,9 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
         "--out", genOut.string()},
        kExitError,
        {"about 8e+09 messages, more than the limit of 100000000", "--incast-period-cycles"}},
+      {{"gen", "--pattern", "incast", "--incast-period-cycles", "-5", "--out", genOut.string()},
+       kExitError,
+       {"--incast-period-cycles: must be > 0 (is -5)"}},
       // No message: no file (ebb replay refuses an empty traffic file).
       {{"gen", "--rate", "0", "--cycles", "2000", "--out", genOut.string()},
        kExitError,

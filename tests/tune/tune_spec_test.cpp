@@ -50,6 +50,9 @@ const BadSpec kBadSpecs[] = {
     {"RangeBackwards",
      "budget { latency_increase_pct: 5 } search_space { u_on { from: 0.5 to: 0.1 step: 0.1 } }",
      "search_space.u_on.to", "must be >= from"},
+    {"RangeFromNotANumber",
+     "budget { latency_increase_pct: 5 } search_space { u_on { from: nan to: 0.3 step: 0.1 } }",
+     "search_space.u_on.from", "nan is not a number"},
     {"ValuesAndRange",
      "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] from: 0.1 to: 0.5 "
      "step: 0.1 } }",

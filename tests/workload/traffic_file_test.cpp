@@ -85,6 +85,11 @@ TEST(TrafficFile, BadTextNamesTheFileAndLine) {
       {"9.3e15 0 1 64\n", ":1: time '9.3e15' ns is out of range: must be in [0, 9.2e+15] ns"},
       {"1e400 0 1 64\n", ":1: time '1e400' ns is out of range"},
       {"nan 0 1 64\n", ":1: time 'nan' is not a non-negative number of nanoseconds"},
+      {"10 0 1 6\x01"
+       "4\n",
+       ":1: bytes '6\\x014' is not a non-negative integer"},
+      {"10 0 1 99999999999999999999\n",
+       ":1: bytes '99999999999999999999' is out of range (at most 9223372036854775807)"},
   };
   for (const BadLine& c : cases) {
     const std::string path = scratch("bad.txt");
