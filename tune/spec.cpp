@@ -147,9 +147,12 @@ Status checkSearch(const config::Search& s, TunePlan& plan) {
   if (plan.eta < 2)
     return invalidArgument(fmt::format("search.eta: must be >= 2 (is {})", s.eta()));
   plan.minFraction = s.has_min_fraction() ? s.min_fraction() : 1.0 / (plan.eta * plan.eta);
-  if (!(plan.minFraction > 0 && plan.minFraction <= 1)) {
-    return invalidArgument(
-        fmt::format("search.min_fraction: must be in (0, 1] (is {})", s.min_fraction()));
+  // Below 1/10 000 of the workload a shortened replay measures nothing (a few
+  // check periods of a long run), and the rungs only multiply.
+  constexpr double kLeastFraction = 1e-4;
+  if (!(plan.minFraction >= kLeastFraction && plan.minFraction <= 1)) {
+    return invalidArgument(fmt::format("search.min_fraction: must be in [{:g}, 1] (is {})",
+                                       kLeastFraction, s.min_fraction()));
   }
   return Status::ok();
 }

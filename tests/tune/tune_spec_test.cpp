@@ -101,7 +101,11 @@ const BadSpec kBadSpecs[] = {
     {"FractionAboveOne",
      "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
      "strategy: HALVING min_fraction: 2 }",
-     "search.min_fraction", "(0, 1]"},
+     "search.min_fraction", "must be in [0.0001, 1] (is 2)"},
+    {"FractionTooSmall",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
+     "strategy: HALVING min_fraction: 1e-300 }",
+     "search.min_fraction", "must be in [0.0001, 1] (is 1e-300)"},
     {"NoPasses",
      "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
      "strategy: COORDINATE max_passes: -1 }",
@@ -118,7 +122,7 @@ const BadSpec kBadSpecs[] = {
     {"ZeroFraction",
      "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
      "strategy: HALVING min_fraction: 0 }",
-     "search.min_fraction", "(0, 1]"},
+     "search.min_fraction", "must be in [0.0001, 1] (is 0)"},
     {"ZeroStep",
      "budget { latency_increase_pct: 5 } search_space { u_on { from: 0 to: 0 step: 0 } }",
      "search_space.u_on.step", "must be > 0"},
