@@ -224,6 +224,17 @@ Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::strin
             "workload.mix.jobs: every job repeats, so the run would never end; "
             "at least one job must not repeat");
       }
+      // A name given twice is a mistake (the report keys jobs by name);
+      // names derived from files are made unique below.
+      for (int i = 0; i < mix.jobs_size(); ++i) {
+        for (int k = 0; k < i; ++k) {
+          if (!mix.jobs(i).name().empty() && mix.jobs(i).name() == mix.jobs(k).name()) {
+            return invalidArgument(
+                fmt::format("workload.mix.jobs[{}].name: \"{}\" is already the name of jobs[{}]", i,
+                            mix.jobs(i).name(), k));
+          }
+        }
+      }
       std::vector<std::string> names;
       for (auto& j : out.jobs) {
         // Names are the report's keys: make them unique.

@@ -276,6 +276,9 @@ TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
   const BadWorkload cases[] = {
       {"workload { mix { } }", "workload.mix.jobs: a mix needs at least one job"},
       {"workload { mix { jobs { name: \"x\" } } }", "workload.mix.jobs[0]: needs a trace"},
+      {"workload { mix { jobs { name: \"a\" collective { op: \"bcast\" ranks: 4 } } "
+       "jobs { name: \"a\" collective { op: \"alltoall\" ranks: 4 } } } }",
+       "workload.mix.jobs[1].name: \"a\" is already the name of jobs[0]"},
       {"workload { mix { jobs { collective { op: \"alltoall\" ranks: 4 } repeat: true } } }",
        "at least one job must not repeat"},
       {"workload { collective { op: \"scan\" ranks: 4 } }", "unknown collective 'scan'"},
