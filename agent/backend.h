@@ -36,6 +36,11 @@ struct PortCounters {
   // Cumulative time the port had data to send but no credit downstream
   // (InfiniBand's PortXmitWait; the emulator's credit wait). 0 where unknown.
   TimePs xmitWait = 0;
+  // Packets wait to leave on this transmit direction while it is off. The
+  // emulator's routing queues a packet on an off up link when no on link
+  // leads to its destination any more (after a one-direction failure, in
+  // flight); InfiniBand never queues on a disabled port: always false there.
+  bool waitingWhileOff = false;
 };
 
 struct CounterSample {

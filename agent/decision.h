@@ -19,7 +19,8 @@ struct DecisionRecord {
   bool up = true;  // an up port (else a down port)
   bool turnOn = false;
   policies::Rule rule = policies::Rule::kWithinBand;
-  // "gating", "down-link-rule", "propagate-up", "fail-safe", "fault-recovery"
+  // "gating", "down-link-rule", "propagate-up", "fail-safe", "fault-recovery",
+  // "packets-waiting"
   std::string source;
   double measured = 0;
   double threshold = 0;

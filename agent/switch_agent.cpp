@@ -150,9 +150,13 @@ void SwitchAgent::onSample(const CounterSample& s) {
   // The credit wait likewise: time waited over the period, per usable up link.
   double bytes = 0, capacity = 0, waited = 0, links = 0;
   const TimePs dt = lastSample_ < 0 ? 0 : s.sampledAt - lastSample_;
+  std::vector<PortState*> waitingOff;  // off up links packets wait on
   for (const PortCounters& c : s.ports) {
     for (PortState& p : ports_) {
       if (p.index != c.index) continue;
+      if (p.up && !p.failed && c.waitingWhileOff && p.transmit == LinkPowerState::kOff) {
+        waitingOff.push_back(&p);
+      }
       if (p.up && p.transmit == LinkPowerState::kOn && dt > 0) {
         bytes += static_cast<double>(c.txBytes - p.lastTxBytes);
         capacity += p.bandwidth * static_cast<double>(dt);
@@ -168,6 +172,19 @@ void SwitchAgent::onSample(const CounterSample& s) {
   lastSample_ = s.sampledAt;
   lastU_ = capacity > 0 ? bytes / capacity : 0.0;
   if (firstSample || !cfg_.gating || stopped_ || upIdx_.empty()) return;
+  // Packets wait on an off up link (routing found no on way to their
+  // destination, e.g. after a one-direction failure): it goes on, and the
+  // policy holds this period so it does not undo that at once.
+  if (!waitingOff.empty()) {
+    for (PortState* p : waitingOff) {
+      DecisionRecord rec;
+      rec.source = "packets-waiting";
+      rec.rule = policies::Rule::kPacketsWaiting;
+      rec.measured = lastU_;
+      apply(*p, true, rec);
+    }
+    return;
+  }
   buildView();
   const policies::SwitchView view{view_, view_.empty(), isMt_, anyAscendingInputOn()};
   const policies::Decision d = policy_.decide(view, lastU_, lastWait_);

@@ -61,6 +61,8 @@ const char* toString(Rule r) {
       return "load-needs-fewer";
     case Rule::kCongested:
       return "xmit-wait>W_on";
+    case Rule::kPacketsWaiting:
+      return "packets-waiting";
   }
   return "?";
 }

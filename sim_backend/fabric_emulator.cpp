@@ -624,6 +624,13 @@ policies::DirectionTimes FabricEmulator::directionTimes(LinkId link, Direction d
   return t;
 }
 
+bool FabricEmulator::waitingWhileOff(LinkId link, Direction dir) const {
+  const std::uint32_t ch = index(link, dir);
+  const Channel& c = channels_[ch];
+  if (c.enabled || c.offPending || c.failed) return false;
+  return iqModel() ? iqPorts_[ch].owned > 0 : c.head != kNone;
+}
+
 TimePs FabricEmulator::creditWaitNow(LinkId link, Direction dir) const {
   const Channel& c = channels_[index(link, dir)];
   if (iqModel()) {

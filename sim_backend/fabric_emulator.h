@@ -145,6 +145,9 @@ class FabricEmulator {
   // Credit wait so far, the wait in progress included (counters() adds a
   // wait only when it ends); on both switch models.
   TimePs creditWaitNow(fabric::LinkId link, fabric::Direction dir) const;
+  // Packets queued on (or holding a VC of) this direction while gating keeps
+  // it off (agent::PortCounters::waitingWhileOff).
+  bool waitingWhileOff(fabric::LinkId link, fabric::Direction dir) const;
   const ChannelCounters& counters(fabric::LinkId link, fabric::Direction dir) const {
     return channels_[index(link, dir)].counters;
   }

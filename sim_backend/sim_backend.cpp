@@ -104,8 +104,9 @@ void SimBackend::requestCounters(fabric::SwitchId sw, Done<agent::CounterSample>
   for (std::uint16_t p = 0; p < s.ports.size(); ++p) {
     if (s.ports[p].role == fabric::PortRole::kUnused) continue;
     const ChannelCounters& c = emu_.counters(s.ports[p].link, txDir({sw, p}));
-    sample.ports.push_back(
-        {p, c.txBytes, c.txPackets, emu_.creditWaitNow(s.ports[p].link, txDir({sw, p}))});
+    sample.ports.push_back({p, c.txBytes, c.txPackets,
+                            emu_.creditWaitNow(s.ports[p].link, txDir({sw, p})),
+                            emu_.waitingWhileOff(s.ports[p].link, txDir({sw, p}))});
   }
   complete<agent::CounterSample>(std::move(done), std::move(sample));
 }
