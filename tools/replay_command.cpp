@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -58,6 +59,37 @@ seed: 1
 
 double ratio(double a, double b) {
   return b > 0 ? a / b : 0.0;
+}
+
+// The command-line option or override behind a config field an error names,
+// so the message points where the user wrote it: " (given as --ranks 0)".
+std::string givenOnCommandLine(const ReplayOptions& o, const std::string& message) {
+  const auto names = [&](const std::string& field) {
+    const std::size_t at = message.find(field);
+    if (at == std::string::npos) return false;
+    const std::size_t end = at + field.size();
+    return end == message.size() ||
+           (std::isalnum(static_cast<unsigned char>(message[end])) == 0 && message[end] != '_');
+  };
+  for (auto it = o.overrides.rbegin(); it != o.overrides.rend(); ++it) {
+    const std::string key = it->substr(0, it->find('='));
+    if (names(key)) return fmt::format(" (given as {} on the command line)", *it);
+  }
+  if (!o.tracePath.empty()) {
+    const std::pair<const char*, std::string> options[] = {
+        {"workload.trace.ranks", o.ranks ? fmt::format("--ranks {}", *o.ranks) : ""},
+        {"workload.trace.flops_per_s",
+         o.flopsPerS ? fmt::format("--flops-per-s {}", *o.flopsPerS) : ""},
+        {"workload.trace.size_scale",
+         o.sizeScale ? fmt::format("--size-scale {}", *o.sizeScale) : ""},
+        {"workload.trace.collectives",
+         o.collectives.empty() ? "" : fmt::format("--collectives {}", o.collectives)},
+        {"workload.trace.path", fmt::format("--trace {}", o.tracePath)}};
+    for (const auto& [field, given] : options) {
+      if (!given.empty() && names(field)) return fmt::format(" (given as {})", given);
+    }
+  }
+  return {};
 }
 
 int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
@@ -130,7 +162,8 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   const std::string baseDir = std::filesystem::path(o.configPath).parent_path().string();
   Result<RunSpec> spec = buildRunSpec(*cfg, baseDir);
   if (!spec) {
-    err << "ebb replay: " << where << ": " << spec.status().toString() << "\n";
+    err << "ebb replay: " << where << ": " << spec.status().toString()
+        << givenOnCommandLine(o, spec.status().message()) << "\n";
     return kExitError;
   }
   Result<fabric::Topology> topo = topologyFromConfig(cfg->fabric(), baseDir);
