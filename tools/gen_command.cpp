@@ -89,6 +89,33 @@ Status checkOptionsApply(const GenOptions& o) {
   return Status::ok();
 }
 
+// The workload fields gen fills from its options, named as the user gave
+// them: "workload.collective.op: unknown collective" -> "--collective: ...".
+Status asGenOptions(const Status& s) {
+  static const std::pair<const char*, const char*> kFields[] = {
+      {"workload.collective.op", "--collective"},
+      {"workload.collective.algorithm", "--algorithm"},
+      {"workload.collective.bytes", "--message-bytes"},
+      {"workload.collective.ranks", "--ranks"},
+      {"workload.collective.iterations", "--iterations"},
+      {"workload.collective.compute_us", "--compute-us"},
+      {"workload.motif.name", "--motif"},
+      {"workload.motif.ranks", "--ranks"},
+      {"workload.motif.iterations", "--iterations"},
+      {"workload.motif.cells", "--cells"},
+      {"workload.motif.collectives", "--collectives"},
+      {"workload.motif.compute_us", "--compute-us"}};
+  std::string message = s.message();
+  for (const auto& [field, option] : kFields) {
+    const std::string f(field);
+    if (message.rfind(f, 0) == 0 && (message.size() == f.size() || message[f.size()] == ':')) {
+      message = option + message.substr(f.size());
+      break;
+    }
+  }
+  return {s.code(), message};
+}
+
 // A collective loop or a motif: the program replayed closed-loop on the
 // emulator with every link on, and each message written at the time it was
 // sent there, so the file carries the algorithm's steps and the compute gaps
@@ -128,7 +155,7 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
   }
   Result<JobsDef> jobs = jobsFromWorkload(w, "");
   if (!jobs) {
-    err << "ebb gen: " << jobs.status().toString() << "\n";
+    err << "ebb gen: " << asGenOptions(jobs.status()).toString() << "\n";
     return kExitError;
   }
   Result<std::vector<LoadedJob>> loaded =

@@ -123,7 +123,7 @@ TEST(ReplayCli, GenCollectiveWritesTheLoopAtClosedLoopTimes) {
   EXPECT_EQ(ebb({"gen", "--pattern", "collective", "--collective", "scan", "--out", file.c_str()},
                 &out, &err),
             kExitError);
-  EXPECT_NE(err.find("unknown collective 'scan'"), std::string::npos) << err;
+  EXPECT_NE(err.find("--collective: unknown collective 'scan'"), std::string::npos) << err;
   // Iterations beyond the bound: refused by name, nothing allocated or written.
   std::filesystem::remove(dir + "/many.txt");
   for (const char* pattern : {"collective", "motif"}) {
@@ -187,7 +187,7 @@ TEST(ReplayCli, GenMotifWritesTheGeneratedProgram) {
   EXPECT_EQ(
       ebb({"gen", "--pattern", "motif", "--motif", "lulesh", "--out", file.c_str()}, &out, &err),
       kExitError);
-  EXPECT_NE(err.find("unknown motif 'lulesh'"), std::string::npos) << err;
+  EXPECT_NE(err.find("--motif: unknown motif 'lulesh'"), std::string::npos) << err;
 }
 
 // The fault configs of configs/ as a user runs them: every message of the
