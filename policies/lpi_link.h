@@ -70,6 +70,11 @@ class LpiLink {
   // before it can start (0 when active or in hold) and credits the idle time up
   // to `now`; the link is waking (full power) until now + delay, then active.
   TimePs packetReady(TimePs now);
+  // Another packet starts on a transmitter that is already busy (the
+  // input-queued model interleaves packets of several VCs on one link): it is
+  // counted among the packets, with no wake-up of its own, so the counters
+  // mean the same (one per packet sent) on both switch models.
+  void packetJoined() { ++counters_.packets; }
   // The transmission that started after packetReady ended at `now`.
   void transmissionEnded(TimePs now);
   // The transmitter has a packet to send but no credits at `now`: it is not

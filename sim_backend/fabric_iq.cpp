@@ -349,7 +349,10 @@ void FabricEmulator::iqUnblock(std::uint32_t outSlot) {
 void FabricEmulator::iqTakeVc(std::uint32_t out) {
   Channel& c = channels_[out];
   iq::Port& port = iqPorts_[out];
-  if (port.owned++ > 0) return;
+  if (port.owned++ > 0) {
+    c.lpi.packetJoined();
+    return;
+  }
   c.busy = true;
   const TimePs now = sched_.now();
   // Off or turning on: the packet is ready when the direction is (iqResumed).
