@@ -119,6 +119,19 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   if (Status st = s.transport.validate(); !st.isOk())
     return invalidArgument("agent." + st.message());
 
+  // Sections only the emulator reads: refused, not ignored (a reader of the
+  // config must not think they act on the real fabric).
+  for (const auto& [section, present] :
+       {std::pair{"emulator", cfg.has_emulator()}, std::pair{"workload", cfg.has_workload()},
+        std::pair{"faults", cfg.has_faults()}, std::pair{"report", cfg.has_report()},
+        std::pair{"oracle", cfg.has_oracle()}}) {
+    if (present) {
+      return invalidArgument(fmt::format(
+          "{}: does not apply to `ebb agent`, which drives a real fabric (it is read by ebb "
+          "replay, tune and faults); give the agent a config without it",
+          section));
+    }
+  }
   if (cfg.lpi().mode() != config::LpiSpec::MODE_UNSPECIFIED &&
       cfg.lpi().mode() != config::LpiSpec::OFF) {
     return invalidArgument(

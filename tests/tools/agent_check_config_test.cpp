@@ -57,6 +57,18 @@ TEST(AgentCheckConfig, AllowListedIsActiveAndDryRunSaysSo) {
   EXPECT_NE(r.out.find("metrics:       off"), std::string::npos) << r.out;
 }
 
+// Sections only the emulator reads are refused, not passed as "config OK".
+TEST(AgentCheckConfig, EmulatorOnlySectionsAreRefused) {
+  for (const char* section : {"emulator { vcs: 0 }", "workload { uniform { rate: 5 } }",
+                              "faults { random { mtbf_us: 1 } }", "report { skip_plots: true }"}) {
+    const std::string cfg = writeAgentConfig(
+        "emu_only.textproto", std::string("fabric { kary_n_tree { k: 4 n: 3 } } ") + section);
+    const testing::CliRun r = testing::ebb({"agent", "--check-config", "--config", cfg});
+    EXPECT_EQ(r.code, kExitError) << section << ": " << r.out;
+    EXPECT_NE(r.err.find("does not apply to `ebb agent`"), std::string::npos) << r.err;
+  }
+}
+
 // A negative duration is refused with the rule, not a range of 300 digits.
 TEST(AgentCheckConfig, ANegativeRunForIsRefusedPlainly) {
   const testing::CliRun r = testing::ebb({"agent", "--run-for-ms", "-1"});
