@@ -145,19 +145,16 @@ CampaignTotals aggregate(const std::vector<ScenarioResult>& scenarios) {
   return t;
 }
 
-Status checkCampaignBase(const config::Config& base, std::uint64_t seed, const ScenarioShape& shape,
+Status checkCampaignBase(const config::Config& base, const fabric::Topology& topo,
+                         std::uint64_t seed, const ScenarioShape& shape,
                          const std::string& baseDir) {
-  Result<fabric::Topology> topo = replay::topologyFromConfig(base.fabric(), baseDir);
-  if (!topo) return topo.status();
-  Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
-  if (!mt) return mt.status();
-  if (topo->numHosts() < 2) {
+  if (topo.numHosts() < 2) {
     return invalidArgument(fmt::format(
         "fabric: {} host{}: a fault campaign needs at least 2 (it keeps host pairs connected)",
-        topo->numHosts(), topo->numHosts() == 1 ? "" : "s"));
+        topo.numHosts(), topo.numHosts() == 1 ? "" : "s"));
   }
   // The base's own settings (gating, emulator, fault timing), on a scenario.
-  const config::Config first = makeScenario(base, *topo, seed, shape, baseDir);
+  const config::Config first = makeScenario(base, topo, seed, shape, baseDir);
   if (Result<replay::RunSpec> spec = replay::buildRunSpec(first, baseDir); !spec) {
     return spec.status();
   }
@@ -165,16 +162,16 @@ Status checkCampaignBase(const config::Config& base, std::uint64_t seed, const S
 }
 
 Result<CampaignResult> runCampaign(const config::Config& base, const CampaignOptions& options) {
-  // Checked before any thread starts.
-  if (Status s =
-          checkCampaignBase(base, scenarioSeed(options.seed, 0), options.shape, options.baseDir);
-      !s.isOk()) {
-    return s;
-  }
   Result<fabric::Topology> topo = replay::topologyFromConfig(base.fabric(), options.baseDir);
   if (!topo) return topo.status();
   Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
   if (!mt) return mt.status();
+  // Checked before any thread starts.
+  if (Status s = checkCampaignBase(base, *topo, scenarioSeed(options.seed, 0), options.shape,
+                                   options.baseDir);
+      !s.isOk()) {
+    return s;
+  }
   CampaignResult result;
   result.scenarios.resize(options.scenarios);
   std::atomic<std::uint64_t> next{0};

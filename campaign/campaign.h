@@ -78,11 +78,13 @@ struct CampaignOptions {
 // rather than fatal. Never fails itself: a run error is recorded in `error`.
 ScenarioResult runScenario(const config::Config& scenario, const std::string& baseDir = "");
 
-// Whether a campaign can run on `base` at all, before anything is run or
-// written: its fabric builds, has a minimal tree and at least two hosts (a
-// fault campaign keeps host pairs connected), and a scenario built on it
-// (seed `seed`) validates. E_INVALID naming the field or the rule otherwise.
-Status checkCampaignBase(const config::Config& base, std::uint64_t seed, const ScenarioShape& shape,
+// Whether a campaign can run on `base` (whose fabric is `topo`, already
+// built with its minimal tree) at all, before anything is run or written: the
+// fabric has at least two hosts (a fault campaign keeps host pairs
+// connected), and a scenario built on it (seed `seed`) validates. E_INVALID
+// naming the field or the rule otherwise.
+Status checkCampaignBase(const config::Config& base, const fabric::Topology& topo,
+                         std::uint64_t seed, const ScenarioShape& shape,
                          const std::string& baseDir);
 
 // Runs `options.scenarios` scenarios on `options.jobs` threads. The result

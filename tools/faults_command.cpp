@@ -77,7 +77,8 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
   opts.baseDir = baseDir;
   // A base no scenario can run on is refused before --out is touched.
   if (Status s = campaign::checkCampaignBase(
-          *base, o.replay ? o.replaySeed : campaign::scenarioSeed(o.seed, 0), opts.shape, baseDir);
+          *base, *topo, o.replay ? o.replaySeed : campaign::scenarioSeed(o.seed, 0), opts.shape,
+          baseDir);
       !s.isOk()) {
     err << "ebb faults: " << o.configPath << ": " << s.toString() << "\n";
     return kExitError;
