@@ -23,8 +23,9 @@ bool parseNumber(const std::string& s, T& out) {
   return ec == std::errc() && ptr == end;
 }
 
+// Decimal only, as a config file's numbers: no hex floats, inf, nan or spaces.
 bool parseDouble(const std::string& s, double& out) {
-  if (s.empty()) return false;
+  if (s.empty() || s.find_first_not_of("0123456789+-.eE") != std::string::npos) return false;
   std::size_t used = 0;
   try {
     out = std::stod(s, &used);
@@ -67,13 +68,13 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
     }
     case FieldDescriptor::CPPTYPE_DOUBLE: {
       double v;
-      if (!parseDouble(value, v)) return bad("a number");
+      if (!parseDouble(value, v)) return bad("a decimal number");
       r->SetDouble(&m, f, v);
       break;
     }
     case FieldDescriptor::CPPTYPE_FLOAT: {
       double v;
-      if (!parseDouble(value, v)) return bad("a number");
+      if (!parseDouble(value, v)) return bad("a decimal number");
       r->SetFloat(&m, f, static_cast<float>(v));
       break;
     }

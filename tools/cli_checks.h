@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <charconv>
 #include <string>
 
@@ -39,6 +40,68 @@ inline CLI::Validator wholeNumber() {
         return {};
       },
       ">= 0");
+}
+
+// Numbers on the command line are decimal, as in configs and overrides.
+// CLI11 would read "010" as octal 8, "0x10" as 16 and "0b11" as 3, and for
+// "--k 1e3" says "At Most 1 required but received 2". Every whole-number
+// option of `app` and its subcommands gets "must be a whole number (is 1e3)"
+// (leading zeros dropped: "010" is 10), every real-number option "must be a
+// decimal number (is 0x1p-3)".
+inline void requireDecimalNumbers(CLI::App& app) {
+  const auto digits = [](const std::string& s, std::size_t from) {
+    if (from >= s.size()) return false;
+    for (std::size_t i = from; i < s.size(); ++i) {
+      if (std::isdigit(static_cast<unsigned char>(s[i])) == 0) return false;
+    }
+    return true;
+  };
+  const CLI::Validator whole(
+      [digits](std::string& s) -> std::string {
+        const std::size_t sign = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+        if (!digits(s, sign)) return "must be a whole number (is " + s + ")";
+        std::size_t zeros = sign;
+        while (zeros + 1 < s.size() && s[zeros] == '0')
+          ++zeros;
+        s.erase(sign, zeros - sign);
+        if (s[0] == '+') s.erase(0, 1);
+        return {};
+      },
+      "");
+  const CLI::Validator real(
+      [digits](std::string& s) -> std::string {
+        // [sign] digits [. digits] [e [sign] digits], at least one digit before the exponent.
+        std::size_t i = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+        const std::size_t e = s.find_first_of("eE", i);
+        const std::string mantissa =
+            s.substr(i, e == std::string::npos ? std::string::npos : e - i);
+        const std::size_t dot = mantissa.find('.');
+        const std::string units = mantissa.substr(0, dot);
+        const std::string frac = dot == std::string::npos ? "" : mantissa.substr(dot + 1);
+        bool ok = !(units.empty() && frac.empty()) && (units.empty() || digits(units, 0)) &&
+                  (frac.empty() || digits(frac, 0));
+        if (ok && e != std::string::npos) {
+          const std::size_t x =
+              e + 1 < s.size() && (s[e + 1] == '-' || s[e + 1] == '+') ? e + 2 : e + 1;
+          ok = digits(s, x);
+        }
+        if (!ok) return "must be a decimal number (is " + s + ")";
+        return {};
+      },
+      "");
+  const auto visit = [&](CLI::App& a, auto& self) -> void {
+    for (CLI::Option* o : a.get_options()) {
+      const std::string type = o->get_type_name();
+      if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) {
+        o->transform(whole);
+      } else if (type.rfind("FLOAT", 0) == 0) {
+        o->check(real);
+      }
+    }
+    for (CLI::App* sub : a.get_subcommands({}))
+      self(*sub, self);
+  };
+  visit(app, visit);
 }
 
 }  // namespace ebb::tools

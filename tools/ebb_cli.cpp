@@ -4,6 +4,7 @@
 
 #include "common/status.h"
 #include "tools/build_info.h"
+#include "tools/cli_checks.h"
 #include "tools/command.h"
 
 namespace ebb::tools {
@@ -24,6 +25,7 @@ void buildEbbApp(CLI::App& app, CommandAction& action) {
   addAgentCommand(app, action);
   addTuneCommand(app, action);
   addFaultsCommand(app, action);
+  requireDecimalNumbers(app);
 }
 
 namespace {

@@ -30,6 +30,11 @@ TEST(Overrides, ErrorsNameTheFieldAndLeaveTheConfigUnchanged) {
   EXPECT_NE(s.message().find("unsigned"), std::string::npos);
   s = applyOverride(cfg, "fabric.kary_n_tree.k=4x");
   EXPECT_FALSE(s.isOk());
+  for (const char* notDecimal : {"gating.u_on=0x1p-2", "gating.u_on=inf", "gating.u_on= 0.5"}) {
+    s = applyOverride(cfg, notDecimal);
+    EXPECT_NE(s.message().find("the value is not a decimal number"), std::string::npos)
+        << notDecimal;
+  }
   s = applyOverride(cfg, "fabric.topology_file.format=XML");
   EXPECT_NE(s.message().find("the value is not one of IBNETDISCOVER, IBSIM_NET"),
             std::string::npos);

@@ -381,6 +381,20 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
         "workload.max_messages=100", "--out", scratch("never-out").string()},
        kExitError,
        {"more than the limit of 100"}},
+      // Numbers are decimal: CLI11 alone reads 010 as 8, 0x10 as 16 and 0x1p-3 as 0.125.
+      {{"topo", "--k", "0x10", "--n", "1"}, kExitUsage, {"--k: must be a whole number (is 0x10)"}},
+      {{"gen", "--cycles", "1e3", "--out", genOut.string()},
+       kExitUsage,
+       {"--cycles: must be a whole number (is 1e3)"}},
+      {{"gen", "--rate", "0x1p-3", "--out", genOut.string()},
+       kExitUsage,
+       {"--rate: must be a decimal number (is 0x1p-3)"}},
+      {{"gen", "--rate", "nan", "--out", genOut.string()},
+       kExitUsage,
+       {"--rate: must be a decimal number (is nan)"}},
+      {{"replay", "workload.uniform.rate=0x1p-3", "--out", scratch("never-out").string()},
+       kExitError,
+       {"workload.uniform.rate=0x1p-3: the value is not a decimal number"}},
       // Values CLI11 would wrap or that would be ignored.
       {{"gen", "--seed", "-1", "--out", genOut.string()},
        kExitUsage,
@@ -463,6 +477,10 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
   }
   EXPECT_FALSE(std::filesystem::exists(genOut)) << "nothing is written for a refused file";
   EXPECT_FALSE(std::filesystem::exists(scratch("never-out") / "report.json"));
+  // A leading zero is decimal still, not octal.
+  const CliRun leadingZero = ebb({"topo", "--k", "010", "--n", "1"});
+  EXPECT_EQ(leadingZero.code, kExitOk) << leadingZero.err;
+  EXPECT_NE(leadingZero.out.find("hosts:         10\n"), std::string::npos) << leadingZero.out;
 }
 
 // An incast file holds its rounds: a long, sparse one is written (not refused
