@@ -133,11 +133,13 @@ void addTopoCommand(CLI::App& app, CommandAction& action) {
   config->excludes(k)->excludes(n)->excludes(ibnd)->excludes(xgft);
   ibnd->excludes(k)->excludes(n)->excludes(xgft);
   xgft->excludes(k)->excludes(n);
-  cmd->add_option("--export", opts->exportFormat,
-                  "Write the topology to stdout instead of the summary: ibsim (net file) or dot "
-                  "(Graphviz, minimal tree highlighted)")
-      ->check(CLI::IsMember({"ibsim", "dot"}));
-  cmd->add_flag("--json", opts->json, "Print the summary as JSON");
+  auto* exportAs =
+      cmd->add_option("--export", opts->exportFormat,
+                      "Write the topology to stdout instead of the summary: ibsim (net file) or "
+                      "dot (Graphviz, minimal tree highlighted)")
+          ->check(CLI::IsMember({"ibsim", "dot"}));
+  // An export prints no summary: --json with it would be ignored.
+  cmd->add_flag("--json", opts->json, "Print the summary as JSON")->excludes(exportAs);
   cmd->callback([opts, ports, maxSwitches, &action] {
     opts->portsGiven = ports->count() > 0;
     opts->maxSwitchesGiven = maxSwitches->count() > 0;

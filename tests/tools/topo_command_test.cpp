@@ -381,6 +381,9 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
         "workload.max_messages=100", "--out", scratch("never-out").string()},
        kExitError,
        {"more than the limit of 100"}},
+      {{"topo", "--k", "2", "--n", "2", "--export", "dot", "--json"},
+       kExitUsage,
+       {"--export excludes --json"}},
       // Numbers are decimal: CLI11 alone reads 010 as 8, 0x10 as 16 and 0x1p-3 as 0.125.
       {{"topo", "--k", "0x10", "--n", "1"}, kExitUsage, {"--k: must be a whole number (is 0x10)"}},
       {{"gen", "--cycles", "1e3", "--out", genOut.string()},
