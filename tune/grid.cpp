@@ -27,6 +27,21 @@ std::string shortName(const std::string& path) {
   return it == names.end() ? path : it->second;
 }
 
+// The search_space field that sweeps a config path (a field sweep: its path).
+std::string spaceFieldOf(const std::string& path) {
+  static const std::map<std::string, std::string> fields = {
+      {"gating.policy", "policy"},
+      {"gating.u_off", "u_off"},
+      {"gating.u_on", "u_on"},
+      {"gating.check_period_cycles", "check_period_cycles"},
+      {"lpi.mode", "lpi_mode"},
+      {"lpi.hold_ts", "lpi_hold_ts"},
+      {"gating.hysteresis", "hysteresis"},
+      {"lpi.adaptive_hold.delay_budget_ns", "lpi_delay_budget_ns"}};
+  auto it = fields.find(path);
+  return it == fields.end() ? "field (" + path + ")" : it->second;
+}
+
 Status checkThresholdValues(const std::vector<double>& values, const char* field, bool isOff) {
   for (double v : values) {
     if (!isOff && !(v > 0 && v <= 1)) {
@@ -170,13 +185,32 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
             where, f.path()));
       }
     }
+    // Each value checked, and two spellings of one value ("0.2", "0.20") would
+    // run the same setting twice under two names.
+    std::map<std::string, std::string> seen;  // the config each value makes -> the value
     for (const std::string& value : d.values) {
       config::Config probe = base;
       if (Status s = config::applyOverride(probe, f.path() + "=" + value); !s.isOk()) {
         return invalidArgument(where + ": " + s.message());
       }
+      const auto [it, fresh] = seen.emplace(probe.ShortDebugString(), value);
+      if (!fresh) {
+        return invalidArgument(fmt::format("{}: {} and {} are the same value; give it once", where,
+                                           it->second, value));
+      }
     }
     dims.push_back(std::move(d));
+  }
+  // The named dimensions: a value given twice would run twice.
+  for (const Dimension& d : dims) {
+    for (std::size_t i = 0; i < d.values.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (d.values[i] == d.values[j]) {
+          return invalidArgument(fmt::format("search_space.{}: {} is given twice; give it once",
+                                             spaceFieldOf(d.path), d.values[i]));
+        }
+      }
+    }
   }
   return dims;
 }
@@ -219,6 +253,14 @@ Result<std::vector<double>> expandRange(const config::Range& r, const std::strin
     if (!std::isfinite(v)) return invalidArgument(fmt::format("{}: {} is not a number", field, v));
   }
   if (!hasRange) return out;
+  // A range missing an end would start or stop at 0 unasked.
+  for (const auto& [name, given] : {std::pair{"from", r.has_from()}, std::pair{"to", r.has_to()},
+                                    std::pair{"step", r.has_step()}}) {
+    if (!given) {
+      return invalidArgument(
+          fmt::format("{}.{}: missing (a range needs from, to and step)", field, name));
+    }
+  }
   if (!(r.step() > 0) || !std::isfinite(r.step())) {
     return invalidArgument(fmt::format("{}.step: must be > 0 (is {})", field, r.step()));
   }
