@@ -1,6 +1,10 @@
 #include "common/fs_util.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -52,6 +56,14 @@ std::string absolutePath(const fs::path& p) {
   std::error_code ec;
   const fs::path a = fs::absolute(p, ec);
   return ec ? p.string() : a.string();
+}
+
+bool processAlive(const std::string& pidText) {
+  long pid = 0;
+  const char* end = pidText.data() + pidText.size();
+  const auto [ptr, ec] = std::from_chars(pidText.data(), end, pid);
+  if (ec != std::errc() || ptr != end || pid <= 0) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
 }  // namespace ebb

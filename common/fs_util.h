@@ -23,4 +23,9 @@ Result<std::vector<std::filesystem::path>> listRegularFiles(
 // std::filesystem::absolute throws for an empty path and on getcwd failure.
 std::string absolutePath(const std::filesystem::path& p);
 
+// Whether the process whose id `pidText` spells (decimal) is still running:
+// a temporary file or folder named after a process that is gone is a
+// leftover of a run killed outright (SIGKILL), which nothing else removes.
+bool processAlive(const std::string& pidText);
+
 }  // namespace ebb

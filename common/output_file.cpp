@@ -8,9 +8,35 @@
 
 #include <fmt/format.h>
 
+#include "common/fs_util.h"
+
 namespace ebb {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// Removes the temporary files of `target` (<target>.ebb-<pid>-<n>.tmp) that
+// runs killed outright left behind: those of processes no longer running.
+void removeLeftovers(const fs::path& target) {
+  const std::string prefix = target.filename().string() + ".ebb-";
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() + 4 || name.rfind(prefix, 0) != 0 ||
+        name.compare(name.size() - 4, 4, ".tmp") != 0)
+      continue;
+    const std::string rest = name.substr(prefix.size());  // <pid>-<n>.tmp
+    const std::size_t dash = rest.find('-');
+    if (dash == std::string::npos || processAlive(rest.substr(0, dash))) continue;
+    std::error_code ignored;
+    fs::remove(it->path(), ignored);
+  }
+}
+
+}  // namespace
 
 Result<OutputFile> OutputFile::open(const std::string& path) {
   std::error_code ec;
@@ -26,6 +52,7 @@ Result<OutputFile> OutputFile::open(const std::string& path) {
     const fs::path real = fs::canonical(target, ec);
     if (!ec) target = real;  // a dangling link is replaced
   }
+  removeLeftovers(target);
   static std::atomic<unsigned> serial{0};
   const std::string tmp =
       fmt::format("{}.ebb-{}-{}.tmp", target.string(), ::getpid(), serial.fetch_add(1));

@@ -3,7 +3,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/file_io.h"
+#include "common/fs_util.h"
 
 namespace ebb {
 
@@ -81,15 +81,6 @@ Status rollForward(const fs::path& dir, const fs::path& commitDir,
   if (ec) return ioError(dir / kManifest, "cannot install the manifest", ec);
   fs::remove_all(commitDir, ec);
   return Status::ok();
-}
-
-bool processAlive(const std::string& pidText) {
-  try {
-    const long pid = std::stol(pidText);
-    return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
-  } catch (const std::exception&) {
-    return false;
-  }
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +17,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "common/child_process.h"
 #include "common/output_set.h"
@@ -219,19 +223,31 @@ TEST(GenInterrupt, AGenCutOffMidwayLeavesTheEarlierFileWhole) {
     EXPECT_NE(r.exitCode, 0) << trap << r.out << r.err;
     EXPECT_EQ(readText(out), earlier) << trap << r.err;
     // The failed write took its temporary file with it; the killed run's is
-    // left behind (nothing runs after SIGKILL or SIGXFSZ).
+    // left behind (nothing runs after SIGKILL or SIGXFSZ) until the next run.
     if (*trap) {
       EXPECT_NE(r.err.find("cannot write " + out.string()), std::string::npos) << r.err;
       EXPECT_EQ(entries(), std::vector<std::string>{"traffic.txt"}) << r.err;
     }
   }
-  // A complete run replaces the file.
+  ASSERT_EQ(entries().size(), 2u) << "the killed run's temporary file is there";
+  // A complete run replaces the file and removes the killed run's leftover
+  // (its process is gone), not a live run's or another file's.
+  const fs::path other = dir / "traffic.txt.ebb-notes.tmp";
+  std::ofstream(other) << "not ours\n";
+  const fs::path live = dir / fmt::format("traffic.txt.ebb-{}-0.tmp", ::getpid());
+  std::ofstream(live) << "a live run's\n";
   ChildProcess::Spec complete;
   complete.argv = {kEbb.string(), "gen", "--cycles", "1000", "--out", out.string()};
   const CommandResult r = runCommand(complete, 60s);
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(readText(out), earlier);
   EXPECT_EQ(readText(out).rfind("# ebb traffic file", 0), 0u);
+  std::vector<std::string> left = entries();
+  std::sort(left.begin(), left.end());
+  std::vector<std::string> kept = {"traffic.txt", other.filename().string(),
+                                   live.filename().string()};
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(left, kept);
 }
 
 }  // namespace
