@@ -22,6 +22,11 @@ Connectivity::Connectivity(const Topology& topo) : topo_(topo), now_(topo), surv
     hostsByLeaf_[next[i]++] = id;
     if (!firstHostOfLeaf_[i].valid()) firstHostOfLeaf_[i] = id;
   }
+  // A leaf switch without hosts (a file fabric with roots given) joins no pair.
+  hostLeaves_.assign(now_.words(), 0);
+  for (std::size_t i = 0; i < nl; ++i) {
+    if (firstHostOfLeaf_[i].valid()) LeafReach::setBit(hostLeaves_.data(), i);
+  }
 }
 
 std::optional<HostPair> Connectivity::findDisconnectedPair(const LinkStates& states) {
@@ -37,11 +42,10 @@ std::optional<HostPair> Connectivity::findDisconnectedPair(const LinkStates& sta
   now_.compute([&](LinkId l, Direction d) { return states.isOn(l, d); });
   const std::size_t nl = now_.numLeaves();
   for (std::size_t i = 0; i < nl; ++i) {
+    if (!firstHostOfLeaf_[i].valid()) continue;
     const Word* r = now_.reach(now_.leaf(i));
     for (std::size_t w = 0; w < now_.words(); ++w) {
-      const std::size_t bitsHere = std::min<std::size_t>(64, nl - w * 64);
-      const Word full = bitsHere == 64 ? ~Word{0} : ((Word{1} << bitsHere) - 1);
-      const Word missing = full & ~r[w];
+      const Word missing = hostLeaves_[w] & ~r[w];
       if (missing != 0) {
         const auto j = w * 64 + static_cast<std::size_t>(__builtin_ctzll(missing));
         return HostPair{firstHostOfLeaf_[i], firstHostOfLeaf_[j]};

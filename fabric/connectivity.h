@@ -82,7 +82,8 @@ class Connectivity {
   const Topology& topo_;
   LeafReach now_;
   LeafReach surviving_;
-  std::vector<HostId> firstHostOfLeaf_;   // leaf index -> a host on it
+  std::vector<HostId> firstHostOfLeaf_;   // leaf index -> a host on it (invalid: none)
+  std::vector<Word> hostLeaves_;          // leaves with a host
   std::vector<std::uint32_t> hostStart_;  // leaf index -> first slot in hostsByLeaf_
   std::vector<HostId> hostsByLeaf_;       // hosts grouped by leaf, ascending
 

@@ -141,7 +141,8 @@ class Parser {
     nodeHeader(s, lineNo);
   }
 
-  Result<Topology> finish(const std::string& source);
+  Result<Topology> finish(const std::string& source, const std::vector<std::string>& roots,
+                          const std::string& rootsField);
 
  private:
   void keyValue(std::string_view key, std::string_view value, int lineNo) {
@@ -243,7 +244,8 @@ class Parser {
   std::optional<std::uint64_t> pendingGuid_;
 };
 
-Result<Topology> Parser::finish(const std::string& source) {
+Result<Topology> Parser::finish(const std::string& source, const std::vector<std::string>& roots,
+                                const std::string& rootsField) {
   const auto fail = [&](int lineNo, const std::string& rule) -> Result<Topology> {
     return {ErrorCode::kParse, fmt::format("{}:{}: {}", source, lineNo, rule)};
   };
@@ -328,6 +330,9 @@ Result<Topology> Parser::finish(const std::string& source) {
     }
     if (!st.isOk()) return fail(d.line, st.message());
   }
+  if (!roots.empty()) {
+    if (Status st = b.setRoots(roots, rootsField); !st.isOk()) return st;
+  }
   Result<Topology> t = b.build();
   if (!t) return {t.status().code(), source + ": " + t.status().message()};
   return t;
@@ -335,7 +340,9 @@ Result<Topology> Parser::finish(const std::string& source) {
 
 }  // namespace
 
-Result<Topology> parseIbnetdiscover(std::istream& in, const std::string& sourceName) {
+Result<Topology> parseIbnetdiscover(std::istream& in, const std::string& sourceName,
+                                    const std::vector<std::string>& roots,
+                                    const std::string& rootsField) {
   Parser parser;
   std::string text;
   int lineNo = 0;
@@ -350,15 +357,17 @@ Result<Topology> parseIbnetdiscover(std::istream& in, const std::string& sourceN
   } catch (const ParseError& e) {
     return {ErrorCode::kParse, fmt::format("{}:{}: {}", sourceName, e.line(), e.rule())};
   }
-  return parser.finish(sourceName);
+  return parser.finish(sourceName, roots, rootsField);
 }
 
-Result<Topology> readIbnetdiscoverFile(const std::string& path) {
+Result<Topology> readIbnetdiscoverFile(const std::string& path,
+                                       const std::vector<std::string>& roots,
+                                       const std::string& rootsField) {
   if (Status s = checkReadableFile(path, "topology file"); !s.isOk()) return s;
   std::ifstream in(path);
   if (!in) return {ErrorCode::kIo, fmt::format("cannot open topology file {}", path)};
   skipUtf8Bom(in);
-  return parseIbnetdiscover(in, path);
+  return parseIbnetdiscover(in, path, roots, rootsField);
 }
 
 }  // namespace ebb::fabric

@@ -2,6 +2,7 @@
 
 #include <istream>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "fabric/topology.h"
@@ -15,7 +16,13 @@ namespace ebb::fabric {
 // descriptions when given (the quoted text after '#'), else the node ids.
 // Errors: E_PARSE "<source>:<line>: <rule>"; structural problems
 // E_NOT_FAT_TREE "<source>: ..."; an unreadable file E_IO naming the path.
-Result<Topology> parseIbnetdiscover(std::istream& in, const std::string& sourceName);
-Result<Topology> readIbnetdiscoverFile(const std::string& path);
+// `roots`, when given, names the top switches (TopologyBuilder::setRoots;
+// `rootsField` is the setting that gave them, for its errors).
+Result<Topology> parseIbnetdiscover(std::istream& in, const std::string& sourceName,
+                                    const std::vector<std::string>& roots = {},
+                                    const std::string& rootsField = "roots");
+Result<Topology> readIbnetdiscoverFile(const std::string& path,
+                                       const std::vector<std::string>& roots = {},
+                                       const std::string& rootsField = "roots");
 
 }  // namespace ebb::fabric

@@ -1,6 +1,7 @@
 #include "fabric/topology_builder.h"
 
 #include <algorithm>
+#include <charconv>
 #include <deque>
 
 #include <fmt/format.h>
@@ -10,6 +11,13 @@ namespace ebb::fabric {
 namespace {
 Status notFatTree(std::string msg) {
   return {ErrorCode::kNotFatTree, std::move(msg)};
+}
+
+// Hex digits only (a GUID after its 0x).
+bool parseHex(const std::string& s, std::uint64_t& v) {
+  const char* end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, v, 16);
+  return ec == std::errc() && ptr == end;
 }
 }  // namespace
 
@@ -83,6 +91,78 @@ void TopologyBuilder::setKAry(int k, int n, std::vector<KAryLabel> labels) {
   topo_.labels_ = std::move(labels);
 }
 
+Status TopologyBuilder::setRoots(const std::vector<std::string>& roots, const std::string& field) {
+  roots_.clear();
+  for (const std::string& r : roots) {
+    std::uint64_t guid = 0;
+    const bool isGuid =
+        r.size() > 2 && r[0] == '0' && (r[1] == 'x' || r[1] == 'X') && parseHex(r.substr(2), guid);
+    const auto named = [&](const auto& node) {
+      return node.name == r || (isGuid && node.guid == guid);
+    };
+    const auto& sws = topo_.switches_;
+    const auto it = std::find_if(sws.begin(), sws.end(), named);
+    if (it == sws.end()) {
+      const bool host = std::any_of(topo_.hosts_.begin(), topo_.hosts_.end(), named);
+      return invalidArgument(fmt::format(
+          "{}: \"{}\" {}", field, r,
+          host ? "is a host, not a switch" : "names no switch of the fabric (by name or GUID)"));
+    }
+    const SwitchId id(static_cast<std::uint32_t>(it - sws.begin()));
+    if (std::find(roots_.begin(), roots_.end(), id) != roots_.end()) {
+      return invalidArgument(fmt::format("{}: switch {} is given twice", field, it->name));
+    }
+    roots_.push_back(id);
+  }
+  return Status::ok();
+}
+
+// Given roots: level = hops below the nearest root; every switch with hosts
+// must be on the lowest level (a leaf switch may have none).
+Status TopologyBuilder::levelsFromRoots(std::vector<int>& level,
+                                        const std::vector<bool>& hasHosts) {
+  const std::size_t ns = topo_.switches_.size();
+  level.assign(ns, -1);
+  std::deque<std::uint32_t> queue;
+  for (SwitchId r : roots_) {
+    level[r.value()] = 0;
+    queue.push_back(r.value());
+  }
+  while (!queue.empty()) {
+    const std::uint32_t s = queue.front();
+    queue.pop_front();
+    for (const PortId& peer : peers_[s]) {
+      if (peer.sw.valid() && level[peer.sw.value()] < 0) {
+        level[peer.sw.value()] = level[s] + 1;
+        queue.push_back(peer.sw.value());
+      }
+    }
+  }
+  const int lowest = *std::max_element(level.begin(), level.end());  // connected: all reached
+  for (const Cable& c : cables_) {
+    if (c.hostCable) continue;
+    const std::uint32_t a = c.a.sw.value(), b = c.b.sw.value();
+    if (level[a] != level[b]) continue;
+    const auto& sa = topo_.switches_[a];
+    const auto& sb = topo_.switches_[b];
+    return notFatTree(fmt::format(
+        "cable {}[{}] - {}[{}] joins two switches of level {} (level 0: the given roots): a "
+        "cycle within a level, or a root that is not at the top",
+        sa.name, c.a.ibPortNumber(), sb.name, c.b.ibPortNumber(), level[a]));
+  }
+  for (std::size_t s = 0; s < ns; ++s) {
+    if (!hasHosts[s] || level[s] == lowest) continue;
+    const auto low = std::find(level.begin(), level.end(), lowest) - level.begin();
+    return notFatTree(fmt::format(
+        "switch {} has hosts at level {} (level 0: the given roots), but switch {} is at level "
+        "{}: hosts hang off the lowest level only (are the roots the top switches?)",
+        topo_.switches_[s].name, level[s], topo_.switches_[static_cast<std::size_t>(low)].name,
+        lowest));
+  }
+  topo_.depth_ = lowest + 1;
+  return Status::ok();
+}
+
 // Height = hops above the nearest switch with hosts; level = maxHeight - height.
 Status TopologyBuilder::assignLevels(std::vector<int>& level) {
   const std::size_t ns = topo_.switches_.size();
@@ -96,6 +176,7 @@ Status TopologyBuilder::assignLevels(std::vector<int>& level) {
       queue.push_back(c.a.sw.value());
     }
   }
+  if (!roots_.empty()) return levelsFromRoots(level, hasHosts);
   while (!queue.empty()) {
     std::uint32_t s = queue.front();
     queue.pop_front();

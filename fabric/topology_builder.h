@@ -30,6 +30,13 @@ class TopologyBuilder {
   // Names the generated shape (Topology::shape).
   void setShape(std::string shape) { topo_.shape_ = std::move(shape); }
 
+  // The switches of the top level, by name or GUID (0x...), for a fabric whose
+  // hosts cannot tell: levels are then counted down from them, where by
+  // default they count up from the switches with hosts (so a leaf switch
+  // without hosts would be taken for the one root). `field` names the
+  // setting in errors. Call after every switch is added.
+  Status setRoots(const std::vector<std::string>& roots, const std::string& field);
+
   std::size_t numSwitches() const { return topo_.switches_.size(); }
   std::size_t numHosts() const { return topo_.hosts_.size(); }
 
@@ -47,11 +54,13 @@ class TopologyBuilder {
   };
   Status checkFree(PortId p) const;
   Status assignLevels(std::vector<int>& level);
+  Status levelsFromRoots(std::vector<int>& level, const std::vector<bool>& hasHosts);
 
   Topology topo_;
   std::vector<Cable> cables_;
   std::vector<std::vector<PortId>> peers_;  // per switch, per port: the cabled peer
   std::vector<int> hostCables_;             // per host: number of cables
+  std::vector<SwitchId> roots_;             // given by setRoots; empty: levels from the hosts
 };
 
 }  // namespace ebb::fabric

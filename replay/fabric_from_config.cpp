@@ -56,7 +56,8 @@ Result<fabric::Topology> topologyFromConfig(const config::FabricConfig& cfg,
       }
       std::filesystem::path p(spec.path());
       if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
-      return fabric::readIbnetdiscoverFile(p.string());
+      return fabric::readIbnetdiscoverFile(p.string(), {spec.roots().begin(), spec.roots().end()},
+                                           "fabric.topology_file.roots");
     }
     case config::FabricConfig::TOPOLOGY_NOT_SET:
       break;

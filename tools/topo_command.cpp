@@ -29,6 +29,7 @@ struct TopoOptions {
   std::uint64_t maxSwitches = fabric::KAryNTree::kDefaultMaxSwitches;
   std::string configPath;
   std::string ibnetdiscoverPath;
+  std::vector<std::string> roots;  // with ibnetdiscoverPath
   std::string xgft;
   std::uint32_t ports = 0;
   bool portsGiven = false;
@@ -56,7 +57,8 @@ Result<fabric::Topology> loadTopology(const TopoOptions& o) {
                  : "the fabric is as big as the file"));
     }
   }
-  if (!o.ibnetdiscoverPath.empty()) return fabric::readIbnetdiscoverFile(o.ibnetdiscoverPath);
+  if (!o.ibnetdiscoverPath.empty())
+    return fabric::readIbnetdiscoverFile(o.ibnetdiscoverPath, o.roots, "--roots");
   if (!o.configPath.empty()) {
     Result<config::Config> cfg = config::loadConfigFile(o.configPath);
     if (!cfg) return cfg.status();
@@ -130,6 +132,12 @@ void addTopoCommand(CLI::App& app, CommandAction& action) {
   auto* ibnd =
       cmd->add_option("--from-ibnetdiscover", opts->ibnetdiscoverPath,
                       "Read a real fabric from ibnetdiscover output (or an ibsim net file)");
+  cmd->add_option("--roots", opts->roots,
+                  "--from-ibnetdiscover: the top-level switches by name or GUID (0x...), "
+                  "comma-separated, when the hosts cannot tell (a leaf switch without hosts); "
+                  "default: levels count up from the switches with hosts")
+      ->delimiter(',')
+      ->needs(ibnd);
   config->excludes(k)->excludes(n)->excludes(ibnd)->excludes(xgft);
   ibnd->excludes(k)->excludes(n)->excludes(xgft);
   xgft->excludes(k)->excludes(n);

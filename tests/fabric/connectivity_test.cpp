@@ -6,6 +6,7 @@
 
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
+#include "tests/fabric/hostless_leaf.h"
 #include "tests/fabric/reference_paths.h"
 
 namespace ebb::fabric {
@@ -15,6 +16,33 @@ TEST(Connectivity, AllOnIsConnected) {
   const Topology t = KAryNTree::make(4, 3).value().build();
   Connectivity conn(t);
   EXPECT_TRUE(conn.allConnected(LinkStates::allOn(t)));
+}
+
+// A leaf switch without hosts (roots given) joins no host pair: cutting it off
+// disconnects nothing, and a real break still names two real hosts.
+TEST(Connectivity, ALeafWithoutHostsJoinsNoPair) {
+  TopologyBuilder b = treeWithHostlessLeaf();
+  ASSERT_TRUE(b.setRoots({"spine0", "spine1"}, "roots").isOk());
+  const Topology t = b.build().value();
+  Connectivity conn(t);
+  LinkStates st = LinkStates::allOn(t);
+  const Switch& hostless = t.sw(t.findSwitch("leaf2").value());
+  for (std::uint16_t p : hostless.upPorts) {
+    st.set(hostless.ports[p].link, Direction::kUp, false);
+    st.set(hostless.ports[p].link, Direction::kDown, false);
+  }
+  EXPECT_TRUE(conn.allConnected(st));
+  EXPECT_TRUE(conn.allConnected(st, FaultSet(t)));
+  const Switch& leaf1 = t.sw(t.findSwitch("leaf1").value());
+  for (std::uint16_t p : leaf1.upPorts)
+    st.set(leaf1.ports[p].link, Direction::kUp, false);
+  for (const auto& pair :
+       {conn.findDisconnectedPair(st), conn.findDisconnectedPair(st, FaultSet(t))}) {
+    ASSERT_TRUE(pair);
+    EXPECT_EQ(conn.describe(*pair).rfind("no up*/down* path from h", 0), 0u)
+        << conn.describe(*pair);
+    EXPECT_EQ(t.leafOf(pair->src), t.findSwitch("leaf1").value());
+  }
 }
 
 TEST(Connectivity, AHostLinkOffNamesThatHost) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fabric/minimal_tree.h"
+#include "tests/fabric/hostless_leaf.h"
 
 namespace ebb::fabric {
 namespace {
@@ -36,6 +37,51 @@ TEST(TopologyBuilder, AssignsLevelsFromTheHostsUp) {
   EXPECT_EQ(t.sw(spine).ports[0].role, PortRole::kDown);
   EXPECT_EQ(t.sw(spine).ports[3].role, PortRole::kUnused);
   EXPECT_TRUE(MinimalTree::build(t));
+}
+
+TEST(TopologyBuilder, ALeafWithoutHostsIsTakenForTheRootUnlessRootsAreGiven) {
+  // From the hosts up, leaf2 is two hops above them: the one root.
+  const Topology guessed = treeWithHostlessLeaf().build().value();
+  EXPECT_EQ(guessed.depth(), 3);
+  EXPECT_EQ(guessed.sw(guessed.findSwitch("leaf2").value()).level, 0);
+  // Named roots: levels count down from them; leaf2 is a leaf.
+  for (const std::vector<std::string>& roots :
+       {std::vector<std::string>{"spine0", "spine1"}, std::vector<std::string>{"0x10", "0X11"}}) {
+    TopologyBuilder b = treeWithHostlessLeaf();
+    ASSERT_TRUE(b.setRoots(roots, "roots").isOk());
+    const Topology t = b.build().value();
+    EXPECT_EQ(t.depth(), 2);
+    EXPECT_EQ(t.sw(t.findSwitch("spine1").value()).level, 0);
+    EXPECT_EQ(t.sw(t.findSwitch("leaf2").value()).level, 1);
+    EXPECT_EQ(t.sw(t.findSwitch("leaf2").value()).upPorts, (std::vector<std::uint16_t>{2, 3}));
+    EXPECT_TRUE(MinimalTree::build(t));
+  }
+}
+
+TEST(TopologyBuilder, BadRootsAreNamed) {
+  const struct {
+    std::vector<std::string> roots;
+    ErrorCode code;
+    const char* says;
+  } cases[] = {
+      {{"spine9"}, ErrorCode::kInvalidArgument, "f: \"spine9\" names no switch of the fabric"},
+      {{"h0"}, ErrorCode::kInvalidArgument, "f: \"h0\" is a host, not a switch"},
+      {{"spine0", "0x10"}, ErrorCode::kInvalidArgument, "f: switch spine0 is given twice"},
+      {{"leaf0"},
+       ErrorCode::kNotFatTree,
+       "switch leaf0 has hosts at level 0 (level 0: the given roots), but switch leaf1 is at "
+       "level 2: hosts hang off the lowest level only (are the roots the top switches?)"},
+      {{"spine0", "leaf0"},
+       ErrorCode::kNotFatTree,
+       "cable leaf0[3] - spine0[1] joins two switches of level 0 (level 0: the given roots)"},
+  };
+  for (const auto& c : cases) {
+    TopologyBuilder b = treeWithHostlessLeaf();
+    Status s = b.setRoots(c.roots, "f");
+    if (s.isOk()) s = b.build().status();
+    EXPECT_EQ(s.code(), c.code) << s.toString();
+    EXPECT_NE(s.message().find(c.says), std::string::npos) << s.message();
+  }
 }
 
 TEST(TopologyBuilder, RejectsCablingErrors) {

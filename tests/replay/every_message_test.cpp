@@ -138,6 +138,40 @@ Switch 8 "SP"
 [4] "LB"[6]
 )";
 
+// Two spines over three leaves; leaf "LZ" has no hosts (its nodes down), so
+// counted from the hosts up it would be the one root.
+constexpr const char* kHostlessLeafNet = R"(
+Hca 1 "a1"
+[1] "LA"[1]
+Hca 1 "a2"
+[1] "LA"[2]
+Hca 1 "b1"
+[1] "LB"[1]
+Hca 1 "b2"
+[1] "LB"[2]
+Switch 8 "LA"
+[1] "a1"[1]
+[2] "a2"[1]
+[5] "S0"[1]
+[6] "S1"[1]
+Switch 8 "LB"
+[1] "b1"[1]
+[2] "b2"[1]
+[5] "S0"[2]
+[6] "S1"[2]
+Switch 8 "LZ"
+[5] "S0"[3]
+[6] "S1"[3]
+Switch 8 "S0"
+[1] "LA"[5]
+[2] "LB"[5]
+[3] "LZ"[5]
+Switch 8 "S1"
+[1] "LA"[6]
+[2] "LB"[6]
+[3] "LZ"[6]
+)";
+
 // Runs `text` (a config) with its agents; the net files beside it.
 RunOutput run(const std::string& text) {
   const fs::path dir =
@@ -146,6 +180,7 @@ RunOutput run(const std::string& text) {
   std::ofstream(dir / "irregular.net") << kIrregularNet;
   std::ofstream(dir / "missing_cable.net") << kMissingCableNet;
   std::ofstream(dir / "parallel.net") << kParallelNet;
+  std::ofstream(dir / "hostless_leaf.net") << kHostlessLeafNet;
   // Hosts 0, 1 send to 2, 3 and back across the spine at 0.9 flits/cycle
   // (64-byte messages of 16 flits every 17.78 ns at 1 ns cycles).
   std::ofstream cross(dir / "cross.txt");
@@ -208,6 +243,24 @@ TEST(EveryMessage, IrregularTreeWhoseTreeSwitchParentsAnotherLeaf) {
       expectEveryMessageAccountedFor(out.summary);
       EXPECT_LT(out.summary.relative_power_switch_links(), 1.0);  // it did gate
     }
+  }
+}
+
+// A leaf switch without hosts, with the roots named: both models gate the
+// spines' links and deliver every message, also across a cable failure.
+TEST(EveryMessage, ALeafWithoutHostsUnderNamedRoots) {
+  for (const char* model : kModels) {
+    SCOPED_TRACE(model);
+    const RunOutput out = run(fmt::format(R"(
+      fabric {{ topology_file {{ path: "hostless_leaf.net" roots: ["S0", "S1"] }} }}
+      workload {{ uniform {{ rate: 0.05 duration_cycles: 30000 }} }}
+      emulator {{ switch_model: {} }}
+      gating {{ policy: DYNAMIC }}
+      faults {{ event {{ at_cycles: 8000 action: FAIL switch_name: "LA" port: 5 }} }})",
+                                          model));
+    expectEveryMessageAccountedFor(out.summary);
+    EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
+    EXPECT_LT(out.summary.relative_power_switch_links(), 1.0);  // it did gate
   }
 }
 

@@ -67,6 +67,15 @@ TEST(TopoCommand, ExportIbsimReadsBackAsTheSameFabric) {
   // Same counts; only the shape line differs (a read fabric is a generic fat tree).
   auto tail = [](const std::string& s) { return s.substr(s.find("hosts:")); };
   EXPECT_EQ(tail(back.out), tail(direct.out));
+  // Named roots (the level-0 switches S0_*) read the same fabric the same way.
+  CliRun rooted = ebb({"topo", "--from-ibnetdiscover", path.string(), "--roots",
+                       "S0_0_0,S0_0_1,S0_0_2,S0_1_0,S0_1_1,S0_1_2,S0_2_0,S0_2_1,S0_2_2"});
+  ASSERT_EQ(rooted.code, kExitOk) << rooted.err;
+  EXPECT_EQ(tail(rooted.out), tail(direct.out));
+  CliRun unknown = ebb({"topo", "--from-ibnetdiscover", path.string(), "--roots", "S9"});
+  EXPECT_EQ(unknown.code, kExitError);
+  EXPECT_NE(unknown.err.find("--roots: \"S9\" names no switch of the fabric"), std::string::npos)
+      << unknown.err;
 }
 
 TEST(TopoCommand, ExportDotHighlightsTheMinimalTree) {
@@ -384,6 +393,9 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
       {{"topo", "--k", "2", "--n", "2", "--export", "dot", "--json"},
        kExitUsage,
        {"--export excludes --json"}},
+      {{"topo", "--k", "2", "--roots", "S0_0"},
+       kExitUsage,
+       {"--roots requires --from-ibnetdiscover"}},
       // Numbers are decimal: CLI11 alone reads 010 as 8, 0x10 as 16 and 0x1p-3 as 0.125.
       {{"topo", "--k", "0x10", "--n", "1"}, kExitUsage, {"--k: must be a whole number (is 0x10)"}},
       {{"gen", "--cycles", "1e3", "--out", genOut.string()},
