@@ -94,6 +94,44 @@ Result<workload::Hotspot> hotspotFromConfig(const config::WorkloadSpec& w) {
   return spot;
 }
 
+// The message sizes and arrivals of synthetic traffic, which every other
+// pattern would ignore: its messages bring their own sizes and times.
+Status checkSyntheticOnlyFields(const config::WorkloadSpec& w) {
+  const char* other = nullptr;
+  switch (w.pattern_case()) {
+    case config::WorkloadSpec::kTrafficFile:
+      other = "a traffic file (its lines give each message's size and time)";
+      break;
+    case config::WorkloadSpec::kTrace:
+      other = "a trace (its events give the sizes)";
+      break;
+    case config::WorkloadSpec::kMix:
+      other = "a job mix (its jobs give the sizes)";
+      break;
+    case config::WorkloadSpec::kCollective:
+      other = "a collective loop (workload.collective.bytes is its size)";
+      break;
+    case config::WorkloadSpec::kMotif:
+      other = "a motif (workload.motif.bytes_per_cell sets its sizes)";
+      break;
+    default:
+      return Status::ok();
+  }
+  const std::pair<const char*, bool> fields[] = {
+      {"message_bytes", w.has_message_bytes()},
+      {"message_bytes_min", w.has_message_bytes_min()},
+      {"message_bytes_max", w.has_message_bytes_max()},
+      {"arrivals", w.arrivals() != config::WorkloadSpec::ARRIVALS_UNSPECIFIED}};
+  for (const auto& [field, given] : fields) {
+    if (!given) continue;
+    return invalidArgument(fmt::format(
+        "workload.{}: applies to synthetic traffic only (alonso_ramp, uniform, rate_points), "
+        "not to {}",
+        field, other));
+  }
+  return Status::ok();
+}
+
 // emulator.switch_model and the input-queued router's fields, which the
 // output-queued model refuses (they would be ignored).
 Status switchModelFromConfig(const config::EmulatorSpec& e, sim::EmulatorConfig& em) {
@@ -361,6 +399,7 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   if (Status s = em.validate(); !s.isOk()) return s;
   // Workload.
   const auto& w = cfg.workload();
+  if (Status s = checkSyntheticOnlyFields(w); !s.isOk()) return s;
   Result<std::int64_t> messageBytes = presentOr("workload.message_bytes", w.has_message_bytes(),
                                                 w.message_bytes(), em.packetBytes, 1);
   if (!messageBytes) return messageBytes.status();

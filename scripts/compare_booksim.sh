@@ -402,12 +402,13 @@ for r in "${load_list[@]}"; do
   [[ -n $config ]] && eargs+=("$config")
   eargs+=(gating.policy=ALL_ON "fabric.kary_n_tree.k=$k" "fabric.kary_n_tree.n=$n"
     emulator.flit_bytes=4 emulator.packet_bytes=64 emulator.vcs=3
-    "emulator.vc_buffer_bytes=$((buf * 4))" workload.message_bytes=64
+    "emulator.vc_buffer_bytes=$((buf * 4))"
     report.skip_baseline=true report.skip_plots=true "seed=$seed")
   if [[ $pattern == uniform ]]; then
     # BookSim's uniform sends 1 packet in N to the source itself.
     erate=$(python3 -c "print('%.9g' % ($r * ($hosts - 1) / $hosts))")
-    eargs+=("workload.uniform.rate=$erate" "workload.uniform.duration_cycles=$cycles")
+    eargs+=("workload.uniform.rate=$erate" "workload.uniform.duration_cycles=$cycles"
+      workload.message_bytes=64)
   else
     tfile=$out/ebb/traffic_$tag.txt
     write_traffic_file "$tfile" "$r"

@@ -101,6 +101,10 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb replay: " << cfg.status().toString() << "\n";
     return kExitError;
   }
+  // --traffic or --trace, which replace the workload's pattern.
+  const char* const given = !o.trafficPath.empty() ? "--traffic"
+                            : !o.tracePath.empty() ? "--trace"
+                                                   : nullptr;
   std::vector<std::string> keys;  // each field once: a second would silently win
   for (const std::string& ov : o.overrides) {
     const std::string key = ov.substr(0, ov.find('='));
@@ -115,19 +119,26 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       return kExitError;
     }
     // --traffic and --trace replace the workload's pattern: an override of
-    // another pattern would be dropped silently.
-    static const char* const kPatterns[] = {
-        "workload.alonso_ramp", "workload.uniform",    "workload.traffic_file", "workload.trace",
-        "workload.mix",         "workload.collective", "workload.rate_points",  "workload.motif"};
-    const char* const given = !o.trafficPath.empty() ? "--traffic"
-                              : !o.tracePath.empty() ? "--trace"
-                                                     : nullptr;
+    // another pattern, or of synthetic sizes and arrivals, would be dropped
+    // silently.
+    static const char* const kPatterns[] = {"workload.alonso_ramp",
+                                            "workload.uniform",
+                                            "workload.traffic_file",
+                                            "workload.trace",
+                                            "workload.mix",
+                                            "workload.collective",
+                                            "workload.rate_points",
+                                            "workload.motif",
+                                            "workload.message_bytes",
+                                            "workload.message_bytes_min",
+                                            "workload.message_bytes_max",
+                                            "workload.arrivals"};
     for (const char* pattern : kPatterns) {
       const std::string p(pattern);
       const bool inPattern = key == p || key.rfind(p + ".", 0) == 0 || key.rfind(p + "[", 0) == 0;
       if (given != nullptr && inPattern) {
         err << "ebb replay: E_INVALID: override " << ov << ": " << given
-            << " replaces the workload's pattern (" << p
+            << " replaces the workload's pattern, sizes and arrivals (" << p
             << "), so this would be ignored; drop one of them\n";
         return kExitUsage;
       }
@@ -141,6 +152,14 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     for (const std::string& ov : o.overrides)
       name += " " + ov;
     cfg->set_name(name);
+  }
+  if (given != nullptr) {
+    // The config's synthetic sizes and arrivals go with the pattern replaced.
+    config::WorkloadSpec* w = cfg->mutable_workload();
+    w->clear_message_bytes();
+    w->clear_message_bytes_min();
+    w->clear_message_bytes_max();
+    w->clear_arrivals();
   }
   if (!o.tracePath.empty()) {
     auto* t = cfg->mutable_workload()->mutable_trace();

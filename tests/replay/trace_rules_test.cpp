@@ -144,6 +144,21 @@ TEST_F(TraceRules, TrafficFilesAndFoldersAreCheckedBeforeTheRun) {
   s = replay("workload { trace { path: \"" + dir_.string() + "\" } }");
   ASSERT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("is a folder, expected a file"), std::string::npos) << s.message();
+  // Synthetic sizes and arrivals with a pattern that brings its own are refused.
+  const std::string small = file("small.txt", "0 0 1 64\n");
+  for (const char* field :
+       {"message_bytes: 128", "message_bytes_min: 8 message_bytes_max: 64", "arrivals: POISSON"}) {
+    s = replay("workload { traffic_file: \"" + small + "\" " + field + " }");
+    ASSERT_FALSE(s.isOk()) << field;
+    EXPECT_NE(s.message().find(": applies to synthetic traffic only (alonso_ramp, uniform, "
+                               "rate_points), not to a traffic file"),
+              std::string::npos)
+        << s.message();
+  }
+  s = replay("workload { collective { op: \"alltoall\" bytes: 64 } message_bytes: 64 }");
+  EXPECT_NE(s.message().find("workload.message_bytes: applies to synthetic traffic only"),
+            std::string::npos)
+      << s.message();
   // The synthetic sizes of the config too.
   s = replay("workload { message_bytes: 1099511627776 }");
   ASSERT_FALSE(s.isOk());

@@ -464,6 +464,11 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
         scratch("never-out").string()},
        kExitUsage,
        {"override workload.uniform.rate=0.5: --traffic replaces the workload's pattern"}},
+      {{"replay", "workload.arrivals=POISSON", "--traffic", farTraffic.string(), "--out",
+        scratch("never-out").string()},
+       kExitUsage,
+       {"override workload.arrivals=POISSON: --traffic replaces the workload's pattern, sizes "
+        "and arrivals"}},
       {{"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2", "workload.uniform.rate=0.1",
         "workload.uniform.duration_cycles=1000000", "gating.max_check_periods=100", "--out",
         scratch("never-out").string()},
