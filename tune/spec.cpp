@@ -252,6 +252,12 @@ Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std
     if (Status st = config::applyOverride(cfg, path + "=" + value); !st.isOk()) return st;
   }
   if (!s.isStatic) cfg.mutable_gating()->clear_u_off();
+  if (cfg.gating().policy() == config::GatingSpec::ALL_ON) {  // the base's thresholds do not apply
+    cfg.mutable_gating()->clear_u_on();
+    cfg.mutable_gating()->clear_wait_on();
+    cfg.mutable_gating()->clear_start();
+    cfg.mutable_gating()->clear_in_band();
+  }
   if (cfg.gating().policy() != config::GatingSpec::PROPORTIONAL) {
     cfg.mutable_gating()->clear_hysteresis();
   }
@@ -276,6 +282,9 @@ config::Config baselineConfig(const config::Config& resolved) {
   g->clear_u_on();
   g->clear_u_off();
   g->clear_hysteresis();
+  g->clear_wait_on();
+  g->clear_start();
+  g->clear_in_band();
   b.clear_lpi();
   return b;
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 
+#include "replay/run_spec.h"
 #include "tests/tune/tune_test_util.h"
 #include "tune/cache.h"
 #include "tune/grid.h"
@@ -294,6 +295,28 @@ TEST(TuneGrid, SearchesTheProportionalPolicyAndItsHysteresis) {
     ASSERT_FALSE(bad) << body;
     EXPECT_NE(bad.status().message().find(says), std::string::npos) << bad.status().message();
   }
+}
+
+// A base gated in-band (or with a congestion trigger, or starting all on):
+// the all-links-on baseline and an ALL_ON setting drop what only gating
+// uses, so they run (the baseline was refused: in-band control needs gating).
+TEST(TuneGrid, AnInBandBaseKeepsARunnableBaselineAndAllOnSetting) {
+  Result<TunePlan> plan = planFrom(
+      "base { fabric { kary_n_tree { k: 4 n: 2 } } workload { alonso_ramp { time_scale: 0.1 } } "
+      "gating { u_on: 0.3 wait_on: 0.2 start: FROM_ALL_ON in_band { enabled: true } } } "
+      "skip_plots: true budget { latency_increase_pct: 5 } "
+      "search_space { policy: [DYNAMIC, ALL_ON] lpi_mode: [FAST_WAKE] }");
+  ASSERT_TRUE(plan) << plan.status().toString();
+  labelsResolved(*plan, [](const Setting& s, const config::Config& cfg) {
+    for (const config::Config& c : {cfg, baselineConfig(cfg)}) {
+      const Result<replay::RunSpec> spec = replay::buildRunSpec(c);
+      EXPECT_TRUE(spec) << s.label << ": " << spec.status().toString();
+      if (c.gating().policy() != config::GatingSpec::ALL_ON) continue;
+      EXPECT_FALSE(c.gating().in_band().enabled()) << s.label;
+      EXPECT_FALSE(c.gating().has_u_on() || c.gating().has_wait_on()) << s.label;
+      EXPECT_EQ(c.gating().start(), config::GatingSpec::START_UNSPECIFIED) << s.label;
+    }
+  });
 }
 
 // The adaptive hold's budget is searched with low-power idle alone.
