@@ -1,5 +1,6 @@
 #include "replay/run_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -97,26 +98,17 @@ Result<workload::Hotspot> hotspotFromConfig(const config::WorkloadSpec& w) {
 // The message sizes and arrivals of synthetic traffic, which every other
 // pattern would ignore: its messages bring their own sizes and times.
 Status checkSyntheticOnlyFields(const config::WorkloadSpec& w) {
-  const char* other = nullptr;
-  switch (w.pattern_case()) {
-    case config::WorkloadSpec::kTrafficFile:
-      other = "a traffic file (its lines give each message's size and time)";
-      break;
-    case config::WorkloadSpec::kTrace:
-      other = "a trace (its events give the sizes)";
-      break;
-    case config::WorkloadSpec::kMix:
-      other = "a job mix (its jobs give the sizes)";
-      break;
-    case config::WorkloadSpec::kCollective:
-      other = "a collective loop (workload.collective.bytes is its size)";
-      break;
-    case config::WorkloadSpec::kMotif:
-      other = "a motif (workload.motif.bytes_per_cell sets its sizes)";
-      break;
-    default:
-      return Status::ok();
-  }
+  using W = config::WorkloadSpec;
+  static const std::pair<W::PatternCase, const char*> kOthers[] = {
+      {W::kTrafficFile, "a traffic file (its lines give each message's size and time)"},
+      {W::kTrace, "a trace (its events give the sizes)"},
+      {W::kMix, "a job mix (its jobs give the sizes)"},
+      {W::kCollective, "a collective loop (workload.collective.bytes is its size)"},
+      {W::kMotif, "a motif (workload.motif.bytes_per_cell sets its sizes)"}};
+  const auto it = std::find_if(std::begin(kOthers), std::end(kOthers),
+                               [&](const auto& o) { return o.first == w.pattern_case(); });
+  if (it == std::end(kOthers)) return Status::ok();
+  const char* const other = it->second;
   const std::pair<const char*, bool> fields[] = {
       {"message_bytes", w.has_message_bytes()},
       {"message_bytes_min", w.has_message_bytes_min()},
