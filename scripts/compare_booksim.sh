@@ -29,7 +29,11 @@ Options:
                        itself (a permutation's fixed points; 1 packet in N
                        of uniform, N hosts) never enters the network, and
                        ebb never sends to itself, so ebb leaves it out: its
-                       uniform rate is the load times (N-1)/N
+                       uniform rate is the load times (N-1)/N, its accepted
+                       load is compared with that share of BookSim's, and
+                       with a permutation's fixed points BookSim's latency
+                       is its mean over packets between distinct hosts (a
+                       second, untimed BookSim run with pair_stats = 1)
   --loads "R1 R2 ..."  offered loads in flits/cycle/node, each in (0, 1]
                        (default "0.02 0.1 0.2 0.3 0.4 0.5 0.55")
   --cycles C           ebb: cycles of traffic per point (integer > 0; default
@@ -221,6 +225,12 @@ def destination(s, pattern, hosts):
     return None
 PY
 export PYTHONPATH="$out${PYTHONPATH:+:$PYTHONPATH}"
+# Hosts a permutation maps onto themselves: BookSim sends them packets that
+# never leave their leaf switch, ebb none.
+fixed=0
+if [[ $pattern != uniform ]]; then
+  fixed=$(python3 -c 'import sys; from pattern_dest import destination; p, h = sys.argv[1], int(sys.argv[2]); print(sum(1 for s in range(h) if destination(s, p, h) == s))' "$pattern" "$hosts")
+fi
 [[ -w $out ]] || die "--out: '$out' is not writable"
 
 if ((booksim_only)); then
@@ -298,6 +308,30 @@ if not lat or not acc:
     sys.exit("no packet latency / accepted packet rate in the overall statistics of " + sys.argv[1])
 cyc = re.search(r"Time taken is (\d+) cycles", text)
 print(lat.group(1), acc.group(1), cyc.group(1) if cyc else "NA")
+PY
+}
+
+# Prints BookSim's mean latency over the packets whose source and destination
+# differ, from a log written with pair_stats = 1 and stats_out = - (the last
+# pair_sent/pair_plat matrices printed: the overall statistics).
+parse_booksim_pairs() { # LOG
+  python3 - "$1" <<'PY'
+import math, re, sys
+text = open(sys.argv[1], errors="replace").read()
+sent = re.findall(r"pair_sent\(1,:\) = \[ ([^\]]*)\]", text)
+plat = re.findall(r"pair_plat\(1,:\) = \[ ([^\]]*)\]", text)
+if not sent or not plat:
+    sys.exit("no pair statistics (pair_sent, pair_plat) in " + sys.argv[1])
+n = [float(x) for x in sent[-1].split()]
+lat = [0.0 if "nan" in x else float(x) for x in plat[-1].split()]
+hosts = int(round(math.sqrt(len(n))))
+if hosts * hosts != len(n) or len(lat) != len(n):
+    sys.exit("pair statistics of " + sys.argv[1] + " are not a square matrix")
+pairs = [(n[i], lat[i]) for i in range(len(n)) if i // hosts != i % hosts]
+count = sum(c for c, _ in pairs)
+if count == 0:
+    sys.exit("no packet between distinct hosts in " + sys.argv[1])
+print("%.6g" % (sum(c * l for c, l in pairs) / count))
 PY
 }
 
@@ -393,6 +427,18 @@ for r in "${load_list[@]}"; do
     read -r _ b_pkt b_cyc < <(parse_booksim "$tlog") || fail "cannot read BookSim's results from $tlog"
   fi
   b_cyc_s=$booksim_cpu # the CPU time of the run that b_cyc counts
+  # Like for like: with fixed points, the latency over packets between
+  # distinct hosts, from a rerun with per-pair statistics (the same seed, the
+  # same packets; not timed: the statistics cost BookSim extra).
+  b_lat_all=$b_lat
+  if ((fixed > 0)) && [[ $saturated == no ]]; then
+    pcfg=$out/booksim/load_${tag}_pairs.cfg
+    plog=$out/booksim/load_${tag}_pairs.log
+    write_booksim_config "$pcfg" "$r" latency
+    printf 'pair_stats = 1;\nstats_out = -;\n' >>"$pcfg"
+    run_booksim "$pcfg" "$plog"
+    b_lat=$(parse_booksim_pairs "$plog") || fail "cannot read BookSim's pair statistics from $plog"
+  fi
 
   # ebb
   e_lat=NA e_acc=NA e_off=NA e_s=NA
@@ -423,8 +469,9 @@ for r in "${load_list[@]}"; do
   read -r e_lat e_acc e_off < <(parse_ebb "$edir") || fail "cannot read ebb's results from $edir"
   fi
 
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-    "$r" "$b_lat" "$b_pkt" "$saturated" "$b_s" "$e_lat" "$e_acc" "$e_off" "$e_s" "$b_cyc" "$b_cyc_s" >>"$results"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    "$r" "$b_lat" "$b_pkt" "$saturated" "$b_s" "$e_lat" "$e_acc" "$e_off" "$e_s" "$b_cyc" "$b_cyc_s" \
+    "$b_lat_all" >>"$results"
   python3 - "$tag" "$b_lat" "$b_pkt" "$b_s" "$e_lat" "$e_acc" "$e_s" "$saturated" <<'PY' >&2
 import sys
 tag, bl, bp, bs, el, ea, es, sat = sys.argv[1:]
@@ -447,6 +494,9 @@ from pattern_dest import destination
 def dest(s):
     return destination(s, pattern, hosts)
 fixed = sum(1 for s in range(hosts) if dest(s) == s)
+# The share of BookSim's packets between distinct hosts, what ebb sends: its
+# accepted load is compared with that share of BookSim's.
+share = (hosts - 1) / hosts if pattern == "uniform" else (hosts - fixed) / hosts
 def num(x):
     return None if x == "NA" else float(x)
 def ratio(a, b):
@@ -455,22 +505,23 @@ def fmt(x, p=4):
     return "NA" if x is None else ("%." + str(p) + "f") % x
 rows = []
 for line in open(src):
-    load, bl, bp, sat, bs, el, ea, eo, es, bc, bcs = line.rstrip("\n").split("\t")
-    bl, bp, bs, el, ea, es, bcs = map(num, (bl, bp, bs, el, ea, es, bcs))
+    load, bl, bp, sat, bs, el, ea, eo, es, bc, bcs, bla = line.rstrip("\n").split("\t")
+    bl, bp, bs, el, ea, es, bcs, bla = map(num, (bl, bp, bs, el, ea, es, bcs, bla))
     ba = None if bp is None else bp * 16
     # CPU time per simulated cycle, BookSim's over ebb's.
     per_cycle = (None if bc == "NA" or bcs is None or es is None or es == 0
                  else (bcs / float(bc)) / (es / float(cycles)))
     rows.append(dict(load=float(load), bl=bl, el=el, lr=ratio(el, bl), ba=ba, ea=ea,
-                     ar=ratio(ea, ba), bs=bs, es=es, sp=ratio(bs, es), pc=per_cycle, sat=sat, bc=bc))
+                     ar=ratio(ea, None if ba is None else ba * share), bs=bs, es=es,
+                     sp=ratio(bs, es), pc=per_cycle, sat=sat, bc=bc, bla=bla))
 with open(out + "/compare.csv", "w") as f:
     f.write("load,booksim_latency,ebb_latency,latency_ratio,booksim_accepted,ebb_accepted,"
             "accepted_ratio,booksim_s,ebb_s,speedup,booksim_saturated,booksim_cycles,"
-            "speedup_per_cycle\n")
+            "speedup_per_cycle,booksim_latency_all_packets\n")
     for r in rows:
         f.write(",".join([("%g" % r["load"]), fmt(r["bl"]), fmt(r["el"]), fmt(r["lr"]), fmt(r["ba"]),
                           fmt(r["ea"]), fmt(r["ar"]), fmt(r["bs"], 3), fmt(r["es"], 3), fmt(r["sp"], 2),
-                          r["sat"], r["bc"], fmt(r["pc"], 1)]) + "\n")
+                          r["sat"], r["bc"], fmt(r["pc"], 1), fmt(r["bla"])]) + "\n")
 with open(out + "/compare.md", "w") as f:
     f.write("# BookSim2 vs ebb: %s-ary %s-tree, %s traffic, VC buffer %s flits\n\n" % (k, n, pattern, buf))
     ebb = ("ebb: not run (--booksim-only)" if booksim_only == "1" else
@@ -483,11 +534,16 @@ with open(out + "/compare.md", "w") as f:
             % ebb)
     if pattern == "uniform":
         f.write("BookSim's uniform pattern sends 1 packet in %d to the source itself; ebb leaves that "
-                "share out (its offered and accepted load are %.4g of the nominal load).\n\n"
+                "share out (its offered and accepted load are %.4g of the nominal load, and its "
+                "accepted load is compared with that share of BookSim's).\n\n"
                 % (hosts, (hosts - 1) / hosts))
     elif fixed:
         f.write("%s maps %d of the %d hosts onto themselves: BookSim sends their packets to the source "
-                "itself, ebb leaves them out (its offered and accepted load are %.4g of the nominal load).\n\n"
+                "itself (they never leave the leaf switch), ebb leaves them out. Like for like, "
+                "BookSim's latency is its mean over the packets between distinct hosts (a rerun with "
+                "pair_stats = 1, same seed, not timed; the mean over all packets is "
+                "booksim_latency_all_packets in compare.csv), and ebb's accepted load, %.4g of the "
+                "nominal, is compared with that share of BookSim's.\n\n"
                 % (pattern, fixed, hosts, (hosts - fixed) / hosts))
     f.write("| load | BookSim latency | ebb latency | ratio | BookSim accepted | ebb accepted | ratio "
             "| BookSim s | ebb s | speedup | BookSim cycles | per cycle |\n")
