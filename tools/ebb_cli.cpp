@@ -1,4 +1,5 @@
 #include <ostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -26,6 +27,9 @@ void buildEbbApp(CLI::App& app, CommandAction& action) {
   addTuneCommand(app, action);
   addFaultsCommand(app, action);
   requireDecimalNumbers(app);
+  // The error alone: dispatch() adds the one hint, naming both kinds of help.
+  app.failure_message(
+      [](const CLI::App*, const CLI::Error& e) { return std::string(e.what()) + "\n"; });
 }
 
 namespace {

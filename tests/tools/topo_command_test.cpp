@@ -639,6 +639,12 @@ TEST(TopoCommand, HelpOnEveryCommand) {
   r = ebb({"topo", "--help"});
   EXPECT_EQ(r.code, kExitOk);
   EXPECT_NE(r.out.find("--export"), std::string::npos);
+  // A usage error: the rule, then one hint naming both kinds of help.
+  r = ebb({"topo", "--bogus"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_EQ(r.err,
+            "The following argument was not expected: --bogus\n"
+            "Run 'ebb --help' or 'ebb <command> --help'.\n");
 }
 
 }  // namespace
