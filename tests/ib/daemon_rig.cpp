@@ -337,12 +337,17 @@ void playUntilQuiet(Daemon& d, PhysicalLayer& phys, std::chrono::seconds limit) 
   // Quiet counts from the agents' start: a daemon still discovering the
   // fabric (slow on a loaded machine) has decided nothing yet.
   ASSERT_TRUE(waitForText(d.outPath(), "switches watched", limit)) << d.out() << d.err();
-  for (bool quiet = false; !quiet && std::chrono::steady_clock::now() < deadline;) {
+  // next() returns as soon as the log grows: a batch of refusals alone is no
+  // second of quiet (the Sets of the decisions just before it may follow).
+  auto lastActivity = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < deadline) {
     const auto ds = d.next(std::chrono::seconds(1));
-    quiet = std::none_of(ds.begin(), ds.end(),
-                         [](const Decision& x) { return x.accepted() || !x.event.empty(); });
+    if (std::any_of(ds.begin(), ds.end(),
+                    [](const Decision& x) { return x.accepted() || !x.event.empty(); }))
+      lastActivity = std::chrono::steady_clock::now();
     phys.play(ds);
     ASSERT_TRUE(d.proc().running()) << d.out() << d.err();
+    if (std::chrono::steady_clock::now() - lastActivity >= std::chrono::seconds(1)) break;
   }
 }
 
