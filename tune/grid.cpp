@@ -16,30 +16,40 @@ namespace {
 
 constexpr std::size_t kMaxValues = 10'000;
 
-// Short column names for the well-known dimensions.
+// The well-known dimensions: config path, short column name, and the
+// search_space field that sweeps it.
+struct NamedDimension {
+  const char* path;
+  const char* column;
+  const char* field;
+};
+constexpr NamedDimension kNamedDimensions[] = {
+    {"gating.policy", "policy", "policy"},
+    {"gating.u_off", "u_off", "u_off"},
+    {"gating.u_on", "u_on", "u_on"},
+    {"gating.check_period_cycles", "period", "check_period_cycles"},
+    {"lpi.mode", "lpi", "lpi_mode"},
+    {"lpi.hold_ts", "hold", "lpi_hold_ts"},
+    {"gating.hysteresis", "h", "hysteresis"},
+    {"lpi.adaptive_hold.delay_budget_ns", "budget", "lpi_delay_budget_ns"}};
+
+const NamedDimension* namedDimension(const std::string& path) {
+  for (const NamedDimension& d : kNamedDimensions) {
+    if (path == d.path) return &d;
+  }
+  return nullptr;
+}
+
+// A dimension's column name: short for the well-known ones.
 std::string shortName(const std::string& path) {
-  static const std::map<std::string, std::string> names = {
-      {"gating.policy", "policy"}, {"gating.u_off", "u_off"},
-      {"gating.u_on", "u_on"},     {"gating.check_period_cycles", "period"},
-      {"lpi.mode", "lpi"},         {"lpi.hold_ts", "hold"},
-      {"gating.hysteresis", "h"},  {"lpi.adaptive_hold.delay_budget_ns", "budget"}};
-  auto it = names.find(path);
-  return it == names.end() ? path : it->second;
+  const NamedDimension* d = namedDimension(path);
+  return d != nullptr ? d->column : path;
 }
 
 // The search_space field that sweeps a config path (a field sweep: its path).
 std::string spaceFieldOf(const std::string& path) {
-  static const std::map<std::string, std::string> fields = {
-      {"gating.policy", "policy"},
-      {"gating.u_off", "u_off"},
-      {"gating.u_on", "u_on"},
-      {"gating.check_period_cycles", "check_period_cycles"},
-      {"lpi.mode", "lpi_mode"},
-      {"lpi.hold_ts", "lpi_hold_ts"},
-      {"gating.hysteresis", "hysteresis"},
-      {"lpi.adaptive_hold.delay_budget_ns", "lpi_delay_budget_ns"}};
-  auto it = fields.find(path);
-  return it == fields.end() ? "field (" + path + ")" : it->second;
+  const NamedDimension* d = namedDimension(path);
+  return d != nullptr ? d->field : "field (" + path + ")";
 }
 
 Status checkThresholdValues(const std::vector<double>& values, const char* field, bool isOff) {
