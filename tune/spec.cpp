@@ -180,6 +180,21 @@ Status checkRunnable(const TunePlan& plan) {
   return Status::ok();
 }
 
+// Clears the gating fields the spec's policy does not read, which the base
+// may carry for another policy: a setting or the baseline then has none the
+// runner would refuse (in-band control without gating) or ignore.
+void dropFieldsPolicyIgnores(config::GatingSpec& g) {
+  const config::GatingSpec::Policy policy = g.policy();
+  if (policy != config::GatingSpec::STATIC) g.clear_u_off();
+  if (policy != config::GatingSpec::PROPORTIONAL) g.clear_hysteresis();
+  if (policy == config::GatingSpec::ALL_ON) {
+    g.clear_u_on();
+    g.clear_wait_on();
+    g.clear_start();
+    g.clear_in_band();
+  }
+}
+
 }  // namespace
 
 std::size_t TunePlan::validSettings() const {
@@ -251,16 +266,7 @@ Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std
   for (const auto& [path, value] : s.overrides) {
     if (Status st = config::applyOverride(cfg, path + "=" + value); !st.isOk()) return st;
   }
-  if (!s.isStatic) cfg.mutable_gating()->clear_u_off();
-  if (cfg.gating().policy() == config::GatingSpec::ALL_ON) {  // the base's thresholds do not apply
-    cfg.mutable_gating()->clear_u_on();
-    cfg.mutable_gating()->clear_wait_on();
-    cfg.mutable_gating()->clear_start();
-    cfg.mutable_gating()->clear_in_band();
-  }
-  if (cfg.gating().policy() != config::GatingSpec::PROPORTIONAL) {
-    cfg.mutable_gating()->clear_hysteresis();
-  }
+  dropFieldsPolicyIgnores(*cfg.mutable_gating());
   if (fraction < 1.0) {
     auto* w = cfg.mutable_workload();
     if (w->has_alonso_ramp()) {
@@ -279,12 +285,7 @@ config::Config baselineConfig(const config::Config& resolved) {
   config::Config b = resolved;
   auto* g = b.mutable_gating();
   g->set_policy(config::GatingSpec::ALL_ON);
-  g->clear_u_on();
-  g->clear_u_off();
-  g->clear_hysteresis();
-  g->clear_wait_on();
-  g->clear_start();
-  g->clear_in_band();
+  dropFieldsPolicyIgnores(*g);
   b.clear_lpi();
   return b;
 }
