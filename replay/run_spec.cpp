@@ -95,8 +95,8 @@ Result<workload::Hotspot> hotspotFromConfig(const config::WorkloadSpec& w) {
   return spot;
 }
 
-// The message sizes and arrivals of synthetic traffic, which every other
-// pattern would ignore: its messages bring their own sizes and times.
+// The synthetic-only fields given with a pattern that brings its own sizes
+// and times.
 Status checkSyntheticOnlyFields(const config::WorkloadSpec& w) {
   using W = config::WorkloadSpec;
   static const std::pair<W::PatternCase, const char*> kOthers[] = {
@@ -108,18 +108,12 @@ Status checkSyntheticOnlyFields(const config::WorkloadSpec& w) {
   const auto it = std::find_if(std::begin(kOthers), std::end(kOthers),
                                [&](const auto& o) { return o.first == w.pattern_case(); });
   if (it == std::end(kOthers)) return Status::ok();
-  const char* const other = it->second;
-  const std::pair<const char*, bool> fields[] = {
-      {"message_bytes", w.has_message_bytes()},
-      {"message_bytes_min", w.has_message_bytes_min()},
-      {"message_bytes_max", w.has_message_bytes_max()},
-      {"arrivals", w.arrivals() != config::WorkloadSpec::ARRIVALS_UNSPECIFIED}};
-  for (const auto& [field, given] : fields) {
-    if (!given) continue;
+  for (const SyntheticOnlyField& f : syntheticOnlyFields()) {
+    if (!f.given(w)) continue;
     return invalidArgument(fmt::format(
         "workload.{}: applies to synthetic traffic only (alonso_ramp, uniform, rate_points), "
         "not to {}",
-        field, other));
+        f.name, it->second));
   }
   return Status::ok();
 }
@@ -218,6 +212,20 @@ Status adaptiveHoldFromConfig(const config::AdaptiveHoldSpec& a, policies::LpiPa
 }
 
 }  // namespace
+
+std::span<const SyntheticOnlyField> syntheticOnlyFields() {
+  using W = config::WorkloadSpec;
+  static constexpr SyntheticOnlyField kFields[] = {
+      {"message_bytes", [](const W& w) { return w.has_message_bytes(); },
+       [](W& w) { w.clear_message_bytes(); }},
+      {"message_bytes_min", [](const W& w) { return w.has_message_bytes_min(); },
+       [](W& w) { w.clear_message_bytes_min(); }},
+      {"message_bytes_max", [](const W& w) { return w.has_message_bytes_max(); },
+       [](W& w) { w.clear_message_bytes_max(); }},
+      {"arrivals", [](const W& w) { return w.arrivals() != W::ARRIVALS_UNSPECIFIED; },
+       [](W& w) { w.clear_arrivals(); }}};
+  return kFields;
+}
 
 Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseDir) {
   RunSpec r;

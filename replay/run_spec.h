@@ -1,5 +1,6 @@
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "agent/switch_agent.h"
@@ -53,6 +54,17 @@ struct RunSpec {
   InBandDef inBand;            // gating.in_band: whole-link gating under in-band rules
   double oracleTarget = 0.15;  // oracle.target_utilization, default the policy's U_on
 };
+
+// A workload field only synthetic traffic reads (alonso_ramp, uniform,
+// rate_points): the message sizes and arrivals. Every other pattern brings its
+// own, so buildRunSpec refuses them there, and --traffic or --trace, which
+// replace the pattern, drop them with it.
+struct SyntheticOnlyField {
+  const char* name;  // under workload.
+  bool (*given)(const config::WorkloadSpec&);
+  void (*clear)(config::WorkloadSpec&);
+};
+std::span<const SyntheticOnlyField> syntheticOnlyFields();
 
 // Every field checked before anything runs; E_INVALID names the field and the
 // rule (e.g. "gating.turn_on_cycles: T_on (3000) must not exceed the check

@@ -121,20 +121,15 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     // --traffic and --trace replace the workload's pattern: an override of
     // another pattern, or of synthetic sizes and arrivals, would be dropped
     // silently.
-    static const char* const kPatterns[] = {"workload.alonso_ramp",
-                                            "workload.uniform",
-                                            "workload.traffic_file",
-                                            "workload.trace",
-                                            "workload.mix",
-                                            "workload.collective",
-                                            "workload.rate_points",
-                                            "workload.motif",
-                                            "workload.message_bytes",
-                                            "workload.message_bytes_min",
-                                            "workload.message_bytes_max",
-                                            "workload.arrivals"};
-    for (const char* pattern : kPatterns) {
-      const std::string p(pattern);
+    static const std::vector<std::string> kReplaced = [] {
+      std::vector<std::string> replaced = {
+          "workload.alonso_ramp", "workload.uniform",    "workload.traffic_file", "workload.trace",
+          "workload.mix",         "workload.collective", "workload.rate_points",  "workload.motif"};
+      for (const SyntheticOnlyField& f : syntheticOnlyFields())
+        replaced.push_back(std::string("workload.") + f.name);
+      return replaced;
+    }();
+    for (const std::string& p : kReplaced) {
       const bool inPattern = key == p || key.rfind(p + ".", 0) == 0 || key.rfind(p + "[", 0) == 0;
       if (given != nullptr && inPattern) {
         err << "ebb replay: E_INVALID: override " << ov << ": " << given
@@ -155,11 +150,8 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (given != nullptr) {
     // The config's synthetic sizes and arrivals go with the pattern replaced.
-    config::WorkloadSpec* w = cfg->mutable_workload();
-    w->clear_message_bytes();
-    w->clear_message_bytes_min();
-    w->clear_message_bytes_max();
-    w->clear_arrivals();
+    for (const SyntheticOnlyField& f : syntheticOnlyFields())
+      f.clear(*cfg->mutable_workload());
   }
   if (!o.tracePath.empty()) {
     auto* t = cfg->mutable_workload()->mutable_trace();
