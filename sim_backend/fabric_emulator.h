@@ -309,6 +309,7 @@ class FabricEmulator {
     return static_cast<std::uint16_t>(1u << iqVc(slot));
   }
   void iqInject();
+  void iqPickInjectionVc(std::uint32_t ch, iq::Source& s);
   void iqRoute(std::uint32_t sw);
   void iqAllocateVcs(std::uint32_t sw);
   void iqAllocateSwitch(std::uint32_t sw);

@@ -182,7 +182,11 @@ void FabricEmulator::iqReceive(const iq::WireFlit& f) {
   }
 }
 
-// Hosts send one flit per cycle, each packet on a free VC of their link.
+// Hosts send one flit per cycle, each packet on a VC of their link chosen as
+// BookSim2's injection does: the first free VC from the one after the last
+// used that has room for the head. A host whose free VCs are all full claims
+// one anyway (its link stays busy, as a transmitter with a packet to send
+// is) and moves the claim to the first VC with room until the head leaves.
 void FabricEmulator::iqInject() {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
   const TimePs now = sched_.now();
@@ -193,19 +197,15 @@ void FabricEmulator::iqInject() {
     Channel& c = channels_[ch];
     iq::Port& port = iqPorts_[ch];
     if (s.packet == iq::kNone && c.head != kNone) {
-      for (std::uint32_t k = 0, v = port.rrVa; k < vcs; ++k, v = iq::roundRobinNext(v, vcs)) {
-        if (iqOut_[iqSlot(ch, v)].owner != iq::kNone) continue;
-        s.packet = pop(ch);
-        --queuedAtHosts_;
-        s.flitsLeft = static_cast<std::uint32_t>(cfg_.flitsOf(packets_[s.packet].bytes));
-        s.vc = static_cast<std::uint8_t>(v);
-        iqOut_[iqSlot(ch, v)].owner = kHostOwner;
-        port.rrVa = iq::roundRobinNext(v, vcs);
-        iqTakeVc(ch);
-        break;
-      }
+      s.packet = pop(ch);
+      --queuedAtHosts_;
+      s.flitsLeft = static_cast<std::uint32_t>(cfg_.flitsOf(packets_[s.packet].bytes));
+      s.vc = iq::kNoVc;
+      iqTakeVc(ch);
     }
-    if (s.packet != iq::kNone) {
+    if (s.packet != iq::kNone && s.flitsLeft == cfg_.flitsOf(packets_[s.packet].bytes))
+      iqPickInjectionVc(ch, s);
+    if (s.packet != iq::kNone && s.vc != iq::kNoVc) {
       iq::OutputVc& ov = iqOut_[iqSlot(ch, s.vc)];
       if (ov.credits == 0) iqBlock(iqSlot(ch, s.vc));
       if (ov.credits > 0 && port.sendable != 0 && port.wakeAt <= now) {
@@ -213,6 +213,7 @@ void FabricEmulator::iqInject() {
         const std::uint32_t total = static_cast<std::uint32_t>(cfg_.flitsOf(pk.bytes));
         const bool head = s.flitsLeft == total, tail = s.flitsLeft == 1;
         if (head) {  // counted per packet, as the output-queued model does
+          port.rrVa = iq::roundRobinNext(s.vc, vcs);
           pk.inCh = ch;
           pk.vc = s.vc;
           pk.epoch = c.epoch;
@@ -238,6 +239,31 @@ void FabricEmulator::iqInject() {
     }
   }
   iqActiveHosts_.resize(kept);
+}
+
+// The VC a host's next head goes on (iqInject): the first from the pointer
+// that is free (or already this packet's) and has a credit, else the first
+// free one; the packet's claim moves there.
+void FabricEmulator::iqPickInjectionVc(std::uint32_t ch, iq::Source& s) {
+  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
+  if (s.vc != iq::kNoVc && iqOut_[iqSlot(ch, s.vc)].credits > 0) return;
+  std::uint32_t pick = iq::kNoVc;
+  for (std::uint32_t k = 0, v = iqPorts_[ch].rrVa; k < vcs; ++k, v = iq::roundRobinNext(v, vcs)) {
+    const iq::OutputVc& o = iqOut_[iqSlot(ch, v)];
+    if (o.owner != iq::kNone && v != s.vc) continue;
+    if (o.credits > 0) {
+      pick = v;
+      break;
+    }
+    if (pick == iq::kNoVc) pick = v;
+  }
+  if (pick == iq::kNoVc || pick == s.vc) return;
+  if (s.vc != iq::kNoVc) {
+    iqOut_[iqSlot(ch, s.vc)].owner = iq::kNone;
+    iqUnblock(iqSlot(ch, s.vc));
+  }
+  s.vc = static_cast<std::uint8_t>(pick);
+  iqOut_[iqSlot(ch, pick)].owner = kHostOwner;
 }
 
 // Route stage: heads whose routing delay passed pick their output.
@@ -377,7 +403,7 @@ void FabricEmulator::iqResumed(std::uint32_t out) {
 // cycles to claim the output, and goes out back to back as the output-queued
 // model's next packet does, even with a zero hold.
 void FabricEmulator::iqReleaseVc(std::uint32_t out, std::uint8_t vc) {
-  iqOut_[iqSlot(out, vc)].owner = iq::kNone;
+  if (vc != iq::kNoVc) iqOut_[iqSlot(out, vc)].owner = iq::kNone;
   Channel& c = channels_[out];
   iq::Port& port = iqPorts_[out];
   if (--port.owned > 0) return;

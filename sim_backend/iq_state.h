@@ -15,6 +15,8 @@ namespace iq {
 inline constexpr std::uint32_t kNone = 0xFFFFFFFF;
 // The owner of an output VC of a host's link: the host itself.
 inline constexpr std::uint32_t kHostOwner = 0xFFFFFFFE;
+// No VC (a host's packet that has not claimed one).
+inline constexpr std::uint8_t kNoVc = 0xFF;
 
 // The model's fixed delays in cycles, worked out once from the config.
 struct Delays {
@@ -103,8 +105,8 @@ struct Request {
 struct Source {
   std::uint32_t packet = kNone;
   std::uint32_t flitsLeft = 0;
-  std::uint8_t vc = 0;
-  bool active = false;  // in the list of hosts with something to send
+  std::uint8_t vc = kNoVc;  // claimed by the packet (kNoVc: none free yet)
+  bool active = false;      // in the list of hosts with something to send
 };
 
 // The input VCs of one switch input by pipeline stage, a bit per VC (what

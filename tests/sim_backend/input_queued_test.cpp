@@ -145,6 +145,29 @@ TEST(InputQueued, AWormholePacketBlockedAtItsHeadHoldsEveryHopItSpans) {
   }
 }
 
+// A host puts its next packet on the first free VC that has room, as
+// BookSim2's injection does: a packet blocked in the first switch, filling its
+// VC, does not hold up the host's later packets to other destinations.
+TEST(InputQueued, AHostSkipsAVcWhoseBufferIsFull) {
+  const EmulatorConfig cfg = iqConfig();  // 3 VCs of one packet each
+  IqRig r(4, 1, cfg);                     // one switch, hosts 0-3
+  const LinkId blocked = r.topo.host(HostId(1)).link;
+  r.emu.initDirection(blocked, Direction::kDown, false);
+  r.emu.sendMessage(HostId(0), HostId(1), cfg.packetBytes, 1);  // VC 0, stays in the switch
+  for (std::uint32_t tag = 2; tag <= 4; ++tag)                  // VCs 1, 2, then 1 again
+    r.emu.sendMessage(HostId(0), HostId(3), cfg.packetBytes, tag);
+  r.sched.runUntil(1'000'000);
+  ASSERT_EQ(r.deliveries.size(), 3u) << "the packets to host 3 pass the blocked one";
+  for (const Delivery& d : r.deliveries)
+    EXPECT_NE(d.tag, 1u);
+  EXPECT_TRUE(r.emu.checkCredits().isOk()) << r.emu.checkCredits().toString();
+  r.emu.setDirection(blocked, Direction::kDown, true);
+  r.sched.runAll();
+  ASSERT_EQ(r.deliveries.size(), 4u);
+  EXPECT_EQ(r.deliveries.back().tag, 1u);
+  EXPECT_TRUE(r.emu.checkCredits().isOk()) << r.emu.checkCredits().toString();
+}
+
 // The two switch allocators (iSLIP: an input asks every output one of its VCs
 // may go to; input first: it offers one VC) schedule a saturated switch
 // differently, and both deliver everything with credits conserved.
