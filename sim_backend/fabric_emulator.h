@@ -168,11 +168,13 @@ class FabricEmulator {
     return channels_[index(link, dir)].busy;
   }
   // Input-queued model: flits in the receiver's input buffers of one
-  // direction (all its VCs), and a check that no credit was created or lost:
-  // for every link direction and VC, the sender's credits plus the flits in
-  // the receiver's buffer plus the flits and credits on the wire equal the
-  // buffer size. E_INTERNAL naming the first direction where they do not.
+  // direction (all its VCs), its output VCs held by packets, and a check
+  // that no credit was created or lost: for every link direction and VC,
+  // the sender's credits plus the flits in the receiver's buffer plus the
+  // flits and credits on the wire equal the buffer size. E_INTERNAL naming
+  // the first direction where they do not.
   std::uint32_t bufferedFlits(fabric::LinkId link, fabric::Direction dir) const;
+  std::uint32_t heldOutputVcs(fabric::LinkId link, fabric::Direction dir) const;
   Status checkCredits() const;
 
   // Where packets wait now and why (direction off, turning on, no credits),
@@ -312,6 +314,7 @@ class FabricEmulator {
   void iqPickInjectionVc(std::uint32_t ch, iq::Source& s);
   void iqRoute(std::uint32_t sw);
   void iqAllocateVcs(std::uint32_t sw);
+  void iqGrantVc(std::uint32_t slot, std::uint32_t ov);
   void iqAllocateSwitch(std::uint32_t sw);
   void iqSend(std::uint32_t sw, std::uint32_t slot);
   // Caches chCanSend(ch) for the per-flit path; called wherever a
@@ -404,9 +407,12 @@ class FabricEmulator {
   // Timing wheels (a power of two cycles long): flits, and credits as slots.
   std::vector<std::vector<iq::WireFlit>> iqFlitWheel_;
   std::vector<std::vector<std::uint32_t>> iqCreditWheel_;
-  std::size_t iqWheelMask_ = 0;            // their length - 1
-  std::vector<std::uint32_t> iqRequests_;  // scratch: slots asking for an output VC
-  std::vector<iq::Request> iqSaRequests_;  // scratch: the switch allocator's, sized once
+  std::size_t iqWheelMask_ = 0;               // their length - 1
+  std::vector<std::uint32_t> iqRequests_;     // scratch: slots asking for an output VC
+  std::vector<std::uint32_t> iqVaGrants_;     // scratch: per VC of one output, the head it grants
+  std::vector<std::uint32_t> iqVaGrantPtr_;   // per output VC: iSLIP VC allocator's grant pointer
+  std::vector<std::uint32_t> iqVaAcceptPtr_;  // per input VC: its accept pointer
+  std::vector<iq::Request> iqSaRequests_;     // scratch: the switch allocator's, sized once
   EventQueue events_;
   agent::TaskId armed_;                  // the scheduler task that runs the next events
   TimePs armedAt_ = EventQueue::kNever;  // its time

@@ -50,6 +50,8 @@ void FabricEmulator::iqInit() {
   iqIn_.assign(nSlots, {});
   iqFlits_.assign(nSlots * iqCap_, {});
   iqOut_.assign(nSlots, {});
+  iqVaGrantPtr_.assign(nSlots, 0);
+  iqVaAcceptPtr_.assign(nSlots, 0);
   for (std::size_t slot = 0; slot < nSlots; ++slot)
     iqOut_[slot].credits = static_cast<std::int32_t>(iqCap_);
   iqPorts_.assign(nCh, {});
@@ -463,6 +465,10 @@ void FabricEmulator::iqRefresh(std::uint32_t ch) {
 
 std::uint32_t FabricEmulator::iqOwned(std::uint32_t ch) const {
   return iqPorts_[ch].owned;
+}
+
+std::uint32_t FabricEmulator::heldOutputVcs(LinkId link, Direction dir) const {
+  return iqModel() ? iqOwned(index(link, dir)) : 0;
 }
 
 std::int64_t FabricEmulator::iqFreeCredit(std::uint32_t ch) const {

@@ -8,15 +8,28 @@
 
 namespace ebb::sim {
 
-// VC allocation: each output VC no packet holds goes to one routed head that
-// asks for its output, round robin over the switch's input VCs.
+// VC allocation, over the routed heads whose stage delay passed. ISLIP, as
+// BookSim2's stock VC allocator (one iteration over input VCs x output VCs):
+// every head asks each free VC of its output; each output VC grants the
+// asking input VC first at or after its grant pointer; each input VC accepts
+// the granting output VC first at or after its accept pointer; pointers move
+// past an accepted match only. ROUND_ROBIN: each free output VC goes to a
+// different asking head, round robin over the switch's input VCs per output.
 void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
   const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
   const iq::SwitchPorts& ports = iqSwitches_[sw];
   const std::uint32_t n = ports.inputs * vcs;
-  // A slot's place in the switch's order of input VCs.
+  const bool islip = cfg_.allocator == Allocator::kIslip;
+  // A slot's place in the switch's order of input VCs; an output VC's in its
+  // order of output VCs.
   const auto place = [&](std::uint32_t slot) {
     return iqPorts_[slot >> iqShift_].inPos * vcs + iqVc(slot);
+  };
+  const auto outPlace = [&](std::uint32_t out, std::uint32_t ov) {
+    return iqPorts_[out].outPos * vcs + ov;
+  };
+  const auto distance = [n](std::uint32_t pos, std::uint32_t ptr) {
+    return pos >= ptr ? pos - ptr : pos + n - ptr;
   };
   iqRequests_.clear();
   iqStages_.forEach(sw, Stages::kVcAlloc, [&](std::uint32_t i) {
@@ -26,42 +39,74 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
       if (iqIn_[slot].readyCycle <= iqCycle_) iqRequests_.push_back(slot);
     }
   });
+  // The asking head first at or after `ptr`, among those for `out` (from r on).
+  const auto firstAsking = [&](std::size_t r, std::uint32_t out, std::uint32_t ptr) {
+    std::uint32_t pick = iq::kNone, best = n;
+    for (std::size_t q = r; q < iqRequests_.size(); ++q) {
+      const std::uint32_t slot = iqRequests_[q];
+      const iq::InputVc& in = iqIn_[slot];
+      if (in.out != out || in.state != iq::InputVc::kVcAlloc) continue;
+      const std::uint32_t d = distance(place(slot), ptr);
+      if (d < best) {
+        best = d;
+        pick = slot;
+      }
+    }
+    return pick;
+  };
   for (std::size_t r = 0; r < iqRequests_.size(); ++r) {
     const std::uint32_t out = iqIn_[iqRequests_[r]].out;
     iq::Port& op = iqPorts_[out];
     if (op.best != iq::kNone) continue;  // this output was handled
     op.best = 0;
-    for (std::uint32_t ov = 0; ov < vcs; ++ov) {
-      iq::OutputVc& o = iqOut_[iqSlot(out, ov)];
-      if (o.owner != iq::kNone) continue;
-      // The requester first at or after the pointer, in the switch's order.
-      std::uint32_t pick = iq::kNone, best = n;
-      for (std::size_t q = r; q < iqRequests_.size(); ++q) {
-        const std::uint32_t slot = iqRequests_[q];
-        const iq::InputVc& in = iqIn_[slot];
-        if (in.out != out || in.state != iq::InputVc::kVcAlloc) continue;
-        const std::uint32_t pos = place(slot);
-        const std::uint32_t d = pos >= op.rrVa ? pos - op.rrVa : pos + n - op.rrVa;
-        if (d < best) {
-          best = d;
-          pick = slot;
-        }
+    if (!islip) {
+      for (std::uint32_t ov = 0; ov < vcs; ++ov) {
+        if (iqOut_[iqSlot(out, ov)].owner != iq::kNone) continue;
+        const std::uint32_t pick = firstAsking(r, out, op.rrVa);
+        if (pick == iq::kNone) break;
+        op.rrVa = iq::roundRobinNext(place(pick), n);
+        iqGrantVc(pick, ov);
       }
-      if (pick == iq::kNone) break;
-      iq::InputVc& in = iqIn_[pick];
-      in.state = iq::InputVc::kActive;
-      const std::uint32_t input = iqInputOf(pick);
-      iqStages_.clear(input, Stages::kVcAlloc, iqBit(pick));
-      if (o.credits > 0) iqStages_.set(input, Stages::kReady, iqBit(pick));  // head at the front
-      in.outVc = static_cast<std::uint8_t>(ov);
-      in.readyCycle = iqCycle_ + cfg_.vcAllocCycles;
-      o.owner = pick;
-      op.rrVa = iq::roundRobinNext(place(pick), n);
-      iqTakeVc(out);
+      continue;
+    }
+    // Grants, one per free output VC, then each granted head accepts one.
+    iqVaGrants_.assign(vcs, iq::kNone);
+    for (std::uint32_t ov = 0; ov < vcs; ++ov) {
+      const std::uint32_t oslot = iqSlot(out, ov);
+      if (iqOut_[oslot].owner == iq::kNone)
+        iqVaGrants_[ov] = firstAsking(r, out, iqVaGrantPtr_[oslot]);
+    }
+    for (std::uint32_t ov = 0; ov < vcs; ++ov) {
+      const std::uint32_t head = iqVaGrants_[ov];
+      if (head == iq::kNone || iqIn_[head].state != iq::InputVc::kVcAlloc) continue;
+      std::uint32_t take = ov;  // the head's grant first at or after its pointer
+      for (std::uint32_t other = ov + 1; other < vcs; ++other) {
+        if (iqVaGrants_[other] != head) continue;
+        const std::uint32_t ptr = iqVaAcceptPtr_[head];
+        if (distance(outPlace(out, other), ptr) < distance(outPlace(out, take), ptr)) take = other;
+      }
+      iqVaGrantPtr_[iqSlot(out, take)] = iq::roundRobinNext(place(head), n);
+      iqVaAcceptPtr_[head] = iq::roundRobinNext(outPlace(out, take), n);
+      iqGrantVc(head, take);
     }
   }
   for (std::uint32_t slot : iqRequests_)
     iqPorts_[iqIn_[slot].out].best = iq::kNone;
+}
+
+// Output VC `ov` of its output goes to the head at the front of `slot`.
+void FabricEmulator::iqGrantVc(std::uint32_t slot, std::uint32_t ov) {
+  iq::InputVc& in = iqIn_[slot];
+  const std::uint32_t out = in.out;
+  iq::OutputVc& o = iqOut_[iqSlot(out, ov)];
+  in.state = iq::InputVc::kActive;
+  const std::uint32_t input = iqInputOf(slot);
+  iqStages_.clear(input, Stages::kVcAlloc, iqBit(slot));
+  if (o.credits > 0) iqStages_.set(input, Stages::kReady, iqBit(slot));  // head at the front
+  in.outVc = static_cast<std::uint8_t>(ov);
+  in.readyCycle = iqCycle_ + cfg_.vcAllocCycles;
+  o.owner = slot;
+  iqTakeVc(out);
 }
 
 // Switch allocation (docs/emulator.md, "Switch models"). An input VC may go if

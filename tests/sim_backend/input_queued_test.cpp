@@ -168,6 +168,36 @@ TEST(InputQueued, AHostSkipsAVcWhoseBufferIsFull) {
   EXPECT_TRUE(r.emu.checkCredits().isOk()) << r.emu.checkCredits().toString();
 }
 
+// VC allocation: two heads asking for one output in the same cycle. iSLIP
+// (BookSim2's): every free output VC grants the same head (all pointers at
+// the start), which accepts one, so the second head gets its VC a cycle
+// later; round robin gives each head a VC at once.
+TEST(InputQueued, IslipVcAllocationMatchesOneHeadPerOutputInTheFirstCycle) {
+  for (Allocator allocator : {Allocator::kIslip, Allocator::kRoundRobin}) {
+    SCOPED_TRACE(allocator == Allocator::kIslip ? "iSLIP" : "round robin");
+    EmulatorConfig cfg = iqConfig();
+    cfg.allocator = allocator;
+    IqRig r(4, 1, cfg);  // one switch, hosts 0-3
+    const LinkId to3 = r.topo.host(HostId(3)).link;
+    r.emu.sendMessage(HostId(0), HostId(3), cfg.packetBytes);
+    r.emu.sendMessage(HostId(1), HostId(3), cfg.packetBytes);
+    std::vector<std::uint32_t> held;  // per cycle, until both hold one
+    while (held.empty() || held.back() < 2) {
+      ASSERT_LT(held.size(), 50u);
+      r.sched.runUntil(r.sched.now() + cfg.cyclePs);
+      const std::uint32_t now = r.emu.heldOutputVcs(to3, Direction::kDown);
+      if (now > 0 || !held.empty()) held.push_back(now);
+    }
+    if (allocator == Allocator::kIslip) {
+      EXPECT_EQ(held, (std::vector<std::uint32_t>{1, 2}));
+    } else {
+      EXPECT_EQ(held, (std::vector<std::uint32_t>{2}));
+    }
+    r.sched.runAll();
+    EXPECT_EQ(r.deliveries.size(), 2u);
+  }
+}
+
 // The two switch allocators (iSLIP: an input asks every output one of its VCs
 // may go to; input first: it offers one VC) schedule a saturated switch
 // differently, and both deliver everything with credits conserved.
