@@ -175,6 +175,10 @@ std::string formatSummary(const results::Report& r) {
         s.policy(), 100 * s.relative_power_switch_links(), 100 * s.relative_power_all_links(),
         s.mean_latency_cycles(), s.p50_latency_cycles(), s.p99_latency_cycles(),
         s.messages_delivered(), s.messages_generated(), s.link_transitions());
+    if (s.latency_warmup_cycles() > 0) {
+      text += fmt::format("    latency over the {} messages created from cycle {} on (warm-up)\n",
+                          s.latency_messages(), s.latency_warmup_cycles());
+    }
     if (s.packets_stranded() > 0) {
       text += fmt::format(
           "    ! {} packets still in the network when the drain ended (power and latency "

@@ -557,6 +557,12 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     }
     r.timeseriesGroup = ts / *period;
   }
+  if (cfg.report().has_latency_warmup_cycles()) {
+    Result<TimePs> warmup = cyclesToPs("report.latency_warmup_cycles",
+                                       cfg.report().latency_warmup_cycles(), em.cyclePs);
+    if (!warmup) return warmup.status();
+    r.latencyWarmupPs = *warmup;
+  }
   r.baseline = !cfg.report().skip_baseline();
   r.plots = !cfg.report().skip_plots();
   return r;

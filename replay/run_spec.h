@@ -49,6 +49,8 @@ struct RunSpec {
   // Check periods merged into one timeseries row; 0: as many as keep the run
   // within kMaxTimeseriesRows rows.
   std::int64_t timeseriesGroup = 0;
+  // report.latency_warmup_cycles: latency counts messages created from then.
+  TimePs latencyWarmupPs = 0;
   std::string policyName;
   FaultsDef faults;            // none by default
   InBandDef inBand;            // gating.in_band: whole-link gating under in-band rules

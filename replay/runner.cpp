@@ -214,6 +214,12 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   if (!made) return made.status();
   WorkloadSource& source = **made;
   TimePs end = source.horizon();
+  if (spec.latencyWarmupPs > 0 && !source.closedLoop() && spec.latencyWarmupPs >= end) {
+    return invalidArgument(fmt::format(
+        "report.latency_warmup_cycles: {} cycles leave no message to measure: the workload "
+        "creates its last before cycle {}",
+        spec.latencyWarmupPs / spec.emulator.cyclePs, end / spec.emulator.cyclePs));
+  }
 
   // Idle fast-forward: with no agents and no faults nothing happens between
   // the scheduler's events, so a sample that finds the next event more than a
@@ -288,13 +294,14 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
       oracle->offer(src, dst, bytes);
     });
   }
-  std::vector<TimePs> latencies;
+  std::vector<TimePs> latencies;  // of the messages created after the warm-up
+  const TimePs warmupEnd = sched.now() + spec.latencyWarmupPs;
   std::uint64_t periodDelivered = 0;
   double periodLatencySum = 0;
   std::uint64_t periodBytesDelivered = 0;
   emu.onDelivery([&](const sim::Delivery& d) {
     source.onDelivery(d);
-    latencies.push_back(d.delivered - d.created);
+    if (d.created >= warmupEnd) latencies.push_back(d.delivered - d.created);
     ++periodDelivered;
     periodLatencySum += static_cast<double>(d.delivered - d.created);
     periodBytesDelivered += static_cast<std::uint64_t>(d.bytes);
@@ -477,6 +484,8 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
       latencies.empty() ? 0 : sum / static_cast<double>(latencies.size()) / cycle);
   s.set_p50_latency_cycles(percentile(latencies, 0.50) / cycle);
   s.set_p99_latency_cycles(percentile(latencies, 0.99) / cycle);
+  s.set_latency_messages(latencies.size());
+  s.set_latency_warmup_cycles(spec.latencyWarmupPs / emCfg.cyclePs);
   s.set_messages_generated(source.messagesGenerated());
   s.set_messages_delivered(emu.stats().messagesDelivered);
   s.set_link_transitions(applied);

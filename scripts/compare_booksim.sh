@@ -51,6 +51,12 @@ Options:
   --out DIR            output folder (default out/compare, relative to the
                        current directory)
   --ebb PATH           the ebb binary (default <repo>/build/tools/ebb)
+  --ebb-warmup W       ebb: latency over the messages created from cycle W on
+                       (report.latency_warmup_cycles; integer >= 0, less
+                       than --cycles; default a quarter of --cycles), as
+                       BookSim measures after its warm-up: from a cold
+                       start the first messages find the network empty,
+                       which lowers the mean near saturation by 2-3%
   --seed S             ebb's seed and the traffic file's (integer >= 0;
                        default 1). BookSim keeps its stock seed 0
   --booksim-set K=V    add the line "K = V;" to every BookSim config
@@ -67,8 +73,8 @@ For each load: OUT/booksim/load_<R>.cfg (+ .log), and when BookSim prints
 and, with gnuplot, OUT/compare.png and OUT/compare.svg.
 
 BookSim: "Packet latency average" and "Accepted packet rate average" x 16 of
-the overall statistics. ebb: run.mean_latency_cycles of report.json and the
-accepted load over the second half of the run (timeseries.csv). Times are
+the overall statistics. ebb: run.mean_latency_cycles of report.json (over
+the messages created after --ebb-warmup) and the accepted load over the second half of the run (timeseries.csv). Times are
 CPU seconds (user + system) of each process, so other load on the machine
 moves them little; booksim_s includes the throughput rerun. booksim_cycles is
 the length of the BookSim run ("Time taken": warm-up, samples and drain; of
@@ -132,6 +138,7 @@ config=""
 out=out/compare
 ebb=$repo/build/tools/ebb
 seed=1
+warmup=""
 booksim_extra=()
 ebb_extra=()
 booksim_only=0
@@ -150,6 +157,7 @@ while [[ $# -gt 0 ]]; do
     --out) need_value "$@"; out=$2; shift 2 ;;
     --ebb) need_value "$@"; ebb=$2; shift 2 ;;
     --seed) need_value "$@"; seed=$2; shift 2 ;;
+    --ebb-warmup) need_value "$@"; warmup=$2; shift 2 ;;
     --booksim-set) need_value "$@"; booksim_extra+=("$2"); shift 2 ;;
     --ebb-set) need_value "$@"; ebb_extra+=("$2"); shift 2 ;;
     --booksim-only) booksim_only=1; shift ;;
@@ -165,6 +173,13 @@ n=$((10#$n))
 { is_uint "$cycles" && ((${#cycles} <= 12 && 10#$cycles > 0)); } ||
   die "--cycles: must be an integer > 0 (is '$cycles')"
 cycles=$((10#$cycles))
+if [[ -z $warmup ]]; then
+  warmup=$((cycles / 4))
+else
+  { is_uint "$warmup" && ((${#warmup} <= 12 && 10#$warmup < cycles)); } ||
+    die "--ebb-warmup: must be an integer from 0 to --cycles - 1 = $((cycles - 1)) (is '$warmup')"
+  warmup=$((10#$warmup))
+fi
 { is_uint "$seed" && ((${#seed} <= 18)); } || die "--seed: must be an integer >= 0 (is '$seed')"
 read -r -a load_list <<<"$loads"
 [[ ${#load_list[@]} -gt 0 ]] || die "--loads: needs at least one load"
@@ -453,7 +468,8 @@ for r in "${load_list[@]}"; do
   eargs+=(gating.policy=ALL_ON "fabric.kary_n_tree.k=$k" "fabric.kary_n_tree.n=$n"
     emulator.flit_bytes=4 emulator.packet_bytes=64 emulator.vcs=3
     "emulator.vc_buffer_bytes=$((buf * 4))"
-    report.skip_baseline=true report.skip_plots=true "seed=$seed")
+    report.skip_baseline=true report.skip_plots=true "seed=$seed"
+    "report.latency_warmup_cycles=$warmup")
   if [[ $pattern == uniform ]]; then
     # BookSim's uniform sends 1 packet in N to the source itself.
     erate=$(python3 -c "print('%.9g' % ($r * ($hosts - 1) / $hosts))")
@@ -490,9 +506,9 @@ PY
 done
 
 # ---- tables -------------------------------------------------------------------------
-python3 - "$results" "$out" "$k" "$n" "$buf" "$pattern" "$cycles" "${config:-built-in default}" "$booksim_only" <<'PY'
+python3 - "$results" "$out" "$k" "$n" "$buf" "$pattern" "$cycles" "${config:-built-in default}" "$booksim_only" "$warmup" <<'PY'
 import sys
-src, out, k, n, buf, pattern, cycles, config, booksim_only = sys.argv[1:]
+src, out, k, n, buf, pattern, cycles, config, booksim_only, warmup = sys.argv[1:]
 hosts = int(k) ** int(n)
 from pattern_dest import destination
 def dest(s):
@@ -538,7 +554,8 @@ with open(out + "/compare.csv", "w") as f:
 with open(out + "/compare.md", "w") as f:
     f.write("# BookSim2 vs ebb: %s-ary %s-tree, %s traffic, VC buffer %s flits\n\n" % (k, n, pattern, buf))
     ebb = ("ebb: not run (--booksim-only)" if booksim_only == "1" else
-           "ebb: all links on, %s cycles, config %s" % (cycles, config))
+           "ebb: all links on, %s cycles (latency over the messages created from cycle %s on), "
+           "config %s" % (cycles, warmup, config))
     f.write("BookSim2: router iq, fattree/nca, 3 VCs, 16-flit packets, stock defaults otherwise. "
             "%s. Latency in cycles (ebb/BookSim ratio), "
             "accepted load in flits/cycle/node, CPU time in seconds (speedup = BookSim/ebb, per point: "
