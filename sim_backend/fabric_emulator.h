@@ -409,7 +409,6 @@ class FabricEmulator {
   std::vector<std::vector<std::uint32_t>> iqCreditWheel_;
   std::size_t iqWheelMask_ = 0;               // their length - 1
   std::vector<std::uint32_t> iqRequests_;     // scratch: slots asking for an output VC
-  std::vector<std::uint32_t> iqVaGrants_;     // scratch: per VC of one output, the head it grants
   std::vector<std::uint32_t> iqVaGrantPtr_;   // per output VC: iSLIP VC allocator's grant pointer
   std::vector<std::uint32_t> iqVaAcceptPtr_;  // per input VC: its accept pointer
   std::vector<iq::Request> iqSaRequests_;     // scratch: the switch allocator's, sized once

@@ -203,10 +203,10 @@ void FabricEmulator::iqInject() {
       --queuedAtHosts_;
       s.flitsLeft = static_cast<std::uint32_t>(cfg_.flitsOf(packets_[s.packet].bytes));
       s.vc = iq::kNoVc;
+      s.headSent = false;
       iqTakeVc(ch);
     }
-    if (s.packet != iq::kNone && s.flitsLeft == cfg_.flitsOf(packets_[s.packet].bytes))
-      iqPickInjectionVc(ch, s);
+    if (s.packet != iq::kNone && !s.headSent) iqPickInjectionVc(ch, s);
     if (s.packet != iq::kNone && s.vc != iq::kNoVc) {
       iq::OutputVc& ov = iqOut_[iqSlot(ch, s.vc)];
       if (ov.credits == 0) iqBlock(iqSlot(ch, s.vc));
@@ -215,6 +215,7 @@ void FabricEmulator::iqInject() {
         const std::uint32_t total = static_cast<std::uint32_t>(cfg_.flitsOf(pk.bytes));
         const bool head = s.flitsLeft == total, tail = s.flitsLeft == 1;
         if (head) {  // counted per packet, as the output-queued model does
+          s.headSent = true;
           port.rrVa = iq::roundRobinNext(s.vc, vcs);
           pk.inCh = ch;
           pk.vc = s.vc;

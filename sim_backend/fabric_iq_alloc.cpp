@@ -2,6 +2,7 @@
 // describes the pipeline): VC allocation and switch allocation, per switch and
 // cycle, over the input VCs the stage masks say are in each stage.
 #include <algorithm>
+#include <array>
 #include <bit>
 
 #include "sim_backend/fabric_emulator.h"
@@ -69,25 +70,53 @@ void FabricEmulator::iqAllocateVcs(std::uint32_t sw) {
       }
       continue;
     }
-    // Grants, one per free output VC, then each granted head accepts one.
-    iqVaGrants_.assign(vcs, iq::kNone);
-    for (std::uint32_t ov = 0; ov < vcs; ++ov) {
-      const std::uint32_t oslot = iqSlot(out, ov);
-      if (iqOut_[oslot].owner == iq::kNone)
-        iqVaGrants_[ov] = firstAsking(r, out, iqVaGrantPtr_[oslot]);
-    }
-    for (std::uint32_t ov = 0; ov < vcs; ++ov) {
-      const std::uint32_t head = iqVaGrants_[ov];
-      if (head == iq::kNone || iqIn_[head].state != iq::InputVc::kVcAlloc) continue;
-      std::uint32_t take = ov;  // the head's grant first at or after its pointer
-      for (std::uint32_t other = ov + 1; other < vcs; ++other) {
-        if (iqVaGrants_[other] != head) continue;
-        const std::uint32_t ptr = iqVaAcceptPtr_[head];
-        if (distance(outPlace(out, other), ptr) < distance(outPlace(out, take), ptr)) take = other;
+    // The head accepts, of the VCs granting it, the first at or after its
+    // accept pointer; both pointers move past the match.
+    const auto accept = [&](std::uint32_t head, std::uint32_t granted) {
+      std::uint32_t take = iq::kNone, best = n;
+      for (; granted != 0; granted &= granted - 1) {
+        const auto ov = static_cast<std::uint32_t>(std::countr_zero(granted));
+        const std::uint32_t d = distance(outPlace(out, ov), iqVaAcceptPtr_[head]);
+        if (d < best) {
+          best = d;
+          take = ov;
+        }
       }
       iqVaGrantPtr_[iqSlot(out, take)] = iq::roundRobinNext(place(head), n);
       iqVaAcceptPtr_[head] = iq::roundRobinNext(outPlace(out, take), n);
       iqGrantVc(head, take);
+    };
+    std::uint32_t free = 0;  // the output's VCs no packet holds, a bit each
+    for (std::uint32_t ov = 0; ov < vcs; ++ov) {
+      if (iqOut_[iqSlot(out, ov)].owner == iq::kNone) free |= 1u << ov;
+    }
+    if (free == 0) continue;
+    // One head asking (the usual case): every free VC grants it.
+    std::uint32_t asking = 0, only = iq::kNone;
+    for (std::size_t q = r; q < iqRequests_.size() && asking < 2; ++q) {
+      if (iqIn_[iqRequests_[q]].out != out) continue;
+      ++asking;
+      only = iqRequests_[q];
+    }
+    if (asking == 1) {
+      accept(only, free);
+      continue;
+    }
+    // Grants, one per free output VC, then each granted head accepts one.
+    std::array<std::uint32_t, 16> grantee{};  // vcs <= 16 (EmulatorConfig::validate)
+    for (std::uint32_t m = free; m != 0; m &= m - 1) {
+      const auto ov = static_cast<std::uint32_t>(std::countr_zero(m));
+      grantee[ov] = firstAsking(r, out, iqVaGrantPtr_[iqSlot(out, ov)]);
+    }
+    for (std::uint32_t m = free; m != 0; m &= m - 1) {
+      const std::uint32_t head = grantee[static_cast<std::size_t>(std::countr_zero(m))];
+      if (iqIn_[head].state != iq::InputVc::kVcAlloc) continue;  // matched already
+      std::uint32_t granted = 0;
+      for (std::uint32_t g = m; g != 0; g &= g - 1) {
+        const auto ov = static_cast<std::uint32_t>(std::countr_zero(g));
+        if (grantee[ov] == head) granted |= 1u << ov;
+      }
+      accept(head, granted);
     }
   }
   for (std::uint32_t slot : iqRequests_)

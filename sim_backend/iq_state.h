@@ -106,6 +106,7 @@ struct Source {
   std::uint32_t packet = kNone;
   std::uint32_t flitsLeft = 0;
   std::uint8_t vc = kNoVc;  // claimed by the packet (kNoVc: none free yet)
+  bool headSent = false;    // the claim is final once the head left
   bool active = false;      // in the list of hosts with something to send
 };
 
