@@ -116,9 +116,12 @@ Result<std::string> FileDigests::of(const std::string& path) {
 
 Result<RunKey> runKey(const config::Config& resolved, bool gated, FileDigests& digests) {
   config::Config c = resolved;
-  // Fields that do not change what a run computes.
+  // Fields that do not change what a run computes; of the report's, only the
+  // latency warm-up does (kept when set, so other keys stay as they were).
+  const std::int64_t warmup = c.report().latency_warmup_cycles();
   c.clear_name();
   c.clear_report();
+  if (warmup != 0) c.mutable_report()->set_latency_warmup_cycles(warmup);
   c.clear_agent();
   const auto digest = [&](std::string* path) -> Status {
     if (path->empty()) return Status::ok();

@@ -1,5 +1,6 @@
 // `ebb tune` specs: the grid over the map of valid thresholds, bad input named
 // by field and rule, and the run cache's keys.
+#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -388,6 +389,16 @@ TEST(TuneCache, KeysFollowTheResolvedConfigAndFileContentsNotPaths) {
   EXPECT_NE(key("a.csv", 0.2, true), key("c.csv", 0.2, true));
   EXPECT_NE(key("a.csv", 0.2, true), key("a.csv", 0.3, true));
   EXPECT_NE(key("a.csv", 0.2, true), key("a.csv", 0.2, false));
+  // Of the report's fields only the latency warm-up changes the summary.
+  const auto withReport = [&](const std::string& report) {
+    config::Config c;
+    c.mutable_workload()->mutable_trace()->set_path((dir / "a.csv").string());
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(report, c.mutable_report()));
+    return runKey(c, true, digests).value().hash;
+  };
+  EXPECT_EQ(withReport(""), withReport("skip_plots: true timeseries_period_cycles: 4000"));
+  EXPECT_EQ(withReport(""), withReport("latency_warmup_cycles: 0"));
+  EXPECT_NE(withReport(""), withReport("latency_warmup_cycles: 5000"));
 }
 
 // Trace folders (SimGrid) and the traces of a mix are keyed by content too:
