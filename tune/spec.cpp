@@ -276,6 +276,11 @@ Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std
       const double d = static_cast<double>(w->uniform().duration_cycles()) * fraction;
       w->mutable_uniform()->set_duration_cycles(std::max<std::int64_t>(1, std::llround(d)));
     }
+    // A shortened replay keeps the same share of it out of the latency.
+    if (cfg.report().latency_warmup_cycles() > 0) {
+      const double warm = static_cast<double>(cfg.report().latency_warmup_cycles()) * fraction;
+      cfg.mutable_report()->set_latency_warmup_cycles(std::llround(warm));
+    }
   }
   cfg.set_name(fmt::format("{}: {} on {}", plan.name, s.label, plan.workloads[workload].name));
   return cfg;

@@ -370,6 +370,16 @@ TEST(TuneGrid, HalvingRungsGrowByEtaToFullLength) {
   Result<config::Config> shortRamp = resolveConfig(*plan, plan->settings[0], 0, f[0]);
   ASSERT_TRUE(shortRamp);
   EXPECT_NEAR(shortRamp->workload().alonso_ramp().time_scale(), 0.1 / 9, 1e-12);
+  // A latency warm-up shrinks with the replay (else it could outlast it).
+  Result<TunePlan> warm = planFrom(
+      "base { fabric { kary_n_tree { k: 4 n: 2 } } workload { alonso_ramp { time_scale: 0.1 } } "
+      "report { latency_warmup_cycles: 9000 } } skip_plots: true budget { latency_increase_pct: "
+      "5 } search_space { u_on { values: [0.2] } } search { strategy: HALVING eta: 3 }");
+  ASSERT_TRUE(warm) << warm.status().toString();
+  EXPECT_EQ(resolveConfig(*warm, warm->settings[0], 0, f[0])->report().latency_warmup_cycles(),
+            1000);
+  EXPECT_EQ(resolveConfig(*warm, warm->settings[0], 0, 1.0)->report().latency_warmup_cycles(),
+            9000);
 }
 
 TEST(TuneCache, KeysFollowTheResolvedConfigAndFileContentsNotPaths) {
