@@ -201,8 +201,8 @@ std::string formatSummary(const results::Report& r) {
         r.has_mean_latency_increase()
             ? fmt::format("mean latency {:+.1f}%, p99 {:+.1f}%", 100 * r.mean_latency_increase(),
                           100 * r.p99_latency_increase())
-            : std::string("latency: nothing to compare (no message was "
-                          "delivered in one of the runs)"));
+            : std::string("latency: nothing to compare (no message measured in one of "
+                          "the runs: none delivered, or none created after the warm-up)"));
   }
   if (r.run().ranks() > 0) {
     out += fmt::format(

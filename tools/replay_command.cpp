@@ -227,7 +227,9 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     }
     report.set_power_saving_all_links(
         1.0 - ratio(run.summary.relative_power_all_links(), b.relative_power_all_links()));
-    const bool latencies = run.summary.messages_delivered() > 0 && b.messages_delivered() > 0;
+    // Latencies to compare: some message measured in each run (delivered, and
+    // created after report.latency_warmup_cycles).
+    const bool latencies = run.summary.latency_messages() > 0 && b.latency_messages() > 0;
     if (latencies) {
       report.set_mean_latency_increase(
           ratio(run.summary.mean_latency_cycles(), b.mean_latency_cycles()) - 1.0);
