@@ -218,7 +218,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     return invalidArgument(fmt::format(
         "report.latency_warmup_cycles: {} cycles leave no message to measure: the workload "
         "creates its last before cycle {}",
-        spec.latencyWarmupPs / spec.emulator.cyclePs, end / spec.emulator.cyclePs));
+        spec.latencyWarmupPs / emCfg.cyclePs, end / emCfg.cyclePs));
   }
 
   // Idle fast-forward: with no agents and no faults nothing happens between

@@ -519,12 +519,11 @@ fixed = sum(1 for s in range(hosts) if dest(s) == s)
 # (N-1)/N of what BookSim accepts. A permutation's fixed point only ever sends
 # to itself, through a port nothing else uses, so BookSim accepts all it
 # offers, also past saturation: the rest is BookSim's total less that.
-share = (hosts - 1) / hosts if pattern == "uniform" else (hosts - fixed) / hosts
 def distinct(accepted, load):
     if accepted is None:
         return None
     if pattern == "uniform":
-        return accepted * share
+        return accepted * (hosts - 1) / hosts
     return max(0.0, accepted - load * fixed / hosts)
 def num(x):
     return None if x == "NA" else float(x)
