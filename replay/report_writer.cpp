@@ -265,8 +265,13 @@ std::string formatSummary(const results::Report& r) {
     const results::InBandReport& b = r.run().in_band();
     out += fmt::format(
         "  in-band: whole-link gating managed from {}, resilience {}: the guard checked {} "
-        "turn-offs and refused {}\n",
-        b.management_switch(), b.resilience(), b.guard_checks(), b.guard_refused());
+        "turn-offs and refused {}{}\n",
+        b.management_switch(), b.resilience(), b.guard_checks(), b.guard_refused(),
+        b.packets_reascended() + b.packets_dropped() == 0
+            ? ""
+            : fmt::format("; packets whose way down went off as they climbed: {} climbed on, "
+                          "{} dropped",
+                          b.packets_reascended(), b.packets_dropped()));
   }
   if (r.run().has_faults()) {
     const results::FaultsReport& f = r.run().faults();

@@ -512,6 +512,8 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   if (emCfg.lpi.mode != policies::LpiMode::kOff) fillLpiReport(emu, emCfg.lpi, *s.mutable_lpi());
   if (inBand) {
     fillInBandReport(topo, mgmtRoot, spec.inBand.resilience, host->guard(), *s.mutable_in_band());
+    s.mutable_in_band()->set_packets_reascended(emu.stats().packetsReascended);
+    s.mutable_in_band()->set_packets_dropped(emu.stats().packetsDroppedGated);
   }
   return out;
 }

@@ -308,7 +308,7 @@ void FabricEmulator::txDone(std::uint32_t ch) {
 void FabricEmulator::arrive(std::uint32_t p, std::uint32_t ch) {
   if (lostOnWire(p, ch)) return;
   const SwitchId sw = channels_[ch].receiver;
-  const std::uint32_t out = route(sw, packets_[p].dst);
+  const std::uint32_t out = routeHop(sw, ch, packets_[p].dst);
   if (out == kNone || channels_[out].failed) {  // no way on: a switch drops it
     discard(p);
     return;
@@ -414,6 +414,9 @@ void FabricEmulator::applyOff(std::uint32_t ch) {
   c.lpi.suspend(now);
   post(c.gate.request(false, now), kTurnedOff, ch, c.epoch);
   iqRefresh(ch);
+  // Input-queued: heads that chose it while it drained and hold no VC on it
+  // yet choose again (routeHop), as the output-queued model's next arrivals do.
+  if (iqModel() && routeAroundGated_) iqReroute(ch, false);
 }
 
 // Packets queued for an up link that went off ascend through another one.

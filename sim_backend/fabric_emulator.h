@@ -57,6 +57,11 @@ struct EmulatorStats {
   std::uint64_t messagesDropped = 0;
   std::uint64_t packetsRerouted = 0;
   std::uint64_t messagesRerouted = 0;  // messages with at least one packet rerouted
+  // Whole-link (in-band) gating: packets whose way down went off while they
+  // climbed, sent up another way or, with none, dropped as InfiniBand's
+  // switch drops them (counted in packetsDropped too; routeHop).
+  std::uint64_t packetsReascended = 0;
+  std::uint64_t packetsDroppedGated = 0;
 };
 
 // The packet-level k-ary n-tree (any fat tree) network model (docs/design.md §8, docs/emulator.md)
@@ -251,6 +256,7 @@ class FabricEmulator {
   void arrive(std::uint32_t p, std::uint32_t ch);
   void deliver(std::uint32_t p);
   std::uint32_t route(fabric::SwitchId sw, fabric::HostId dst);
+  std::uint32_t routeHop(fabric::SwitchId sw, std::uint32_t inCh, fabric::HostId dst);
   // kNone when faults leave no up link that can reach `dstLeaf`.
   std::uint32_t chooseUp(fabric::SwitchId sw, fabric::HostId dst);
   // `reach`: only up links from which the destination can be reached by it

@@ -281,7 +281,7 @@ void FabricEmulator::iqRoute(std::uint32_t sw) {
         continue;
       }
       if (in.readyCycle > iqCycle_) continue;
-      const std::uint32_t out = route(SwitchId(sw), packets_[in.packet].dst);
+      const std::uint32_t out = routeHop(SwitchId(sw), slot >> iqShift_, packets_[in.packet].dst);
       if (out == iq::kNone || channels_[out].failed) {  // faults left no way on
         in.state = iq::InputVc::kSink;
         iqSink(sw, slot);

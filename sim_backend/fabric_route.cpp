@@ -22,6 +22,30 @@ std::uint32_t FabricEmulator::route(SwitchId sw, HostId dst) {
   return chooseUp(sw, dst);
 }
 
+// The next direction of a packet that arrived at `sw` over `inCh`. Under
+// whole-link gating (in-band) a way down can go off after the packet chose to
+// climb towards it, and no agent turns a link on for a packet waiting there:
+// a packet still climbing (it came up `inCh`) goes on up where the
+// destination is reachable over what is on, as a subnet manager's new routes
+// would send it; one that cannot is dropped (kNone), as an InfiniBand switch
+// discards packets for a disabled port. A draining direction still takes it.
+std::uint32_t FabricEmulator::routeHop(SwitchId sw, std::uint32_t inCh, HostId dst) {
+  const std::uint32_t out = route(sw, dst);
+  if (!routeAroundGated_ || out == kNone) return out;
+  const Channel& c = channels_[out];
+  if (c.enabled || c.offPending || c.failed) return out;
+  if (inCh % 2 == static_cast<std::uint32_t>(Direction::kUp)) {
+    refreshGatedReach();
+    const std::uint32_t up = chooseUpAmong(sw, dst, &gatedReach_);
+    if (up != kNone && channels_[up].enabled) {
+      ++stats_.packetsReascended;
+      return up;
+    }
+  }
+  ++stats_.packetsDroppedGated;
+  return kNone;
+}
+
 void FabricEmulator::refreshGatedReach() {
   if (!gatedReachDirty_) return;
   gatedReach_.recompute([this](LinkId l, Direction d) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "fabric/kary_tree.h"
+#include "fabric/topology_builder.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/sim_backend.h"
 
@@ -42,17 +43,22 @@ class Recorder final : public agent::BackendCallback {
 };
 
 struct Rig {
-  explicit Rig(GatingUnit unit)
-      : topo(fabric::KAryNTree::make(2, 2).value().build()),
-        emu(topo, cfg(), sched),
-        backend(emu, unit),
-        recorder(sched) {
+  explicit Rig(GatingUnit unit, SwitchModel model = SwitchModel::kOutputQueued)
+      : Rig(fabric::KAryNTree::make(2, 2).value().build(), unit, model) {}
+  Rig(fabric::Topology t, GatingUnit unit, SwitchModel model)
+      : topo(std::move(t)), emu(topo, cfg(model), sched), backend(emu, unit), recorder(sched) {
     backend.setCallback(&recorder);
     const fabric::Switch& leaf = topo.sw(topo.leafOf(HostId(0)));
     link = leaf.ports[leaf.upPorts[0]].link;
   }
-  static EmulatorConfig cfg() {
+  // Runs until `link` started sending up (the packet chose it and climbs).
+  void runUntilSentUp(LinkId l) {
+    while (emu.counters(l, Direction::kUp).txPackets == 0 && sched.now() < 1'000'000'000)
+      sched.runUntil(sched.now() + 1'000);
+  }
+  static EmulatorConfig cfg(SwitchModel model = SwitchModel::kOutputQueued) {
     EmulatorConfig c;
+    c.switchModel = model;
     c.turnOnPs = 2'000'000;
     c.turnOffPs = 3'000'000;
     return c;
@@ -167,6 +173,83 @@ TEST(WholeLink, TheAscentAvoidsAnUpperSwitchWhoseWayDownIsOff) {
   EXPECT_EQ(delivered.size(), 40u);
   EXPECT_EQ(r.emu.packetsInNetwork(), 0u);
   EXPECT_EQ(r.emu.counters(r.link, Direction::kUp).txBytes, 0u);  // nothing went up to a dead end
+}
+
+// The race the ascent cannot avoid: the way down goes off after the packet
+// chose to climb towards it. No agent turns a link on for a packet waiting
+// on it, and a packet waiting for ever holds its buffers: so it is dropped,
+// as an InfiniBand switch drops packets for a disabled port, on both models.
+TEST(WholeLink, APacketWhoseWayDownWentOffAsItClimbedIsDroppedNotStranded) {
+  for (SwitchModel model : {SwitchModel::kOutputQueued, SwitchModel::kInputQueued}) {
+    SCOPED_TRACE(model == SwitchModel::kOutputQueued ? "output-queued" : "input-queued");
+    Rig r(GatingUnit::kLink, model);
+    std::vector<Drop> dropped;
+    r.emu.onDrop([&](const Drop& d) { dropped.push_back(d); });
+    // Host 0's leaf keeps one way up (r.link); host 2's leaf is below it.
+    const fabric::Switch& leaf0 = r.topo.sw(r.topo.leafOf(HostId(0)));
+    r.apply(r.topo.link(leaf0.ports[leaf0.upPorts[1]].link).lower, false);
+    r.sched.runAll();
+    const fabric::SwitchId upper = r.topo.link(r.link).upper.sw;
+    const fabric::Switch& leaf1 = r.topo.sw(r.topo.leafOf(HostId(2)));
+    fabric::LinkId wayDown;
+    for (std::uint16_t up : leaf1.upPorts) {
+      if (r.topo.link(leaf1.ports[up].link).upper.sw == upper) wayDown = leaf1.ports[up].link;
+    }
+    ASSERT_TRUE(wayDown.valid());
+    r.emu.sendMessage(HostId(0), HostId(2), 64, 1);
+    r.runUntilSentUp(r.link);
+    ASSERT_EQ(r.emu.counters(r.link, Direction::kUp).txPackets, 1u);
+    r.apply(r.topo.link(wayDown).lower, false);
+    r.sched.runAll();
+    EXPECT_EQ(r.emu.packetsInNetwork(), 0u);
+    EXPECT_EQ(r.emu.stats().packetsDroppedGated, 1u);
+    EXPECT_EQ(r.emu.stats().packetsDropped, 1u);
+    EXPECT_EQ(r.emu.stats().packetsReascended, 0u);  // the upper switch is a root
+    ASSERT_EQ(dropped.size(), 1u);
+    EXPECT_EQ(dropped[0].message.tag, 1u);
+  }
+}
+
+// Where an upper switch has another way down (an irregular tree), the packet
+// climbs on instead: leaf A hangs on M1 only, leaf B on M1 and M2, both
+// middles on the top T. A packet from A to B at M1 whose link to B went off
+// goes up to T and down through M2.
+TEST(WholeLink, APacketWhoseWayDownWentOffClimbsOnWhereAnotherWayIsOn) {
+  fabric::TopologyBuilder b;
+  const fabric::SwitchId t = b.addSwitch("T", 0x10, 2);
+  const fabric::SwitchId m1 = b.addSwitch("M1", 0x11, 3), m2 = b.addSwitch("M2", 0x12, 2);
+  const fabric::SwitchId a = b.addSwitch("A", 0x20, 2), bl = b.addSwitch("B", 0x21, 3);
+  ASSERT_TRUE(b.connectSwitches({m1, 0}, {t, 0}).isOk());
+  ASSERT_TRUE(b.connectSwitches({m2, 0}, {t, 1}).isOk());
+  ASSERT_TRUE(b.connectSwitches({a, 1}, {m1, 1}).isOk());
+  ASSERT_TRUE(b.connectSwitches({bl, 1}, {m1, 2}).isOk());
+  ASSERT_TRUE(b.connectSwitches({bl, 2}, {m2, 1}).isOk());
+  ASSERT_TRUE(b.connectHost(b.addHost("ha", 0x100), 0, {a, 0}).isOk());
+  ASSERT_TRUE(b.connectHost(b.addHost("hb", 0x101), 0, {bl, 0}).isOk());
+  for (SwitchModel model : {SwitchModel::kOutputQueued, SwitchModel::kInputQueued}) {
+    SCOPED_TRACE(model == SwitchModel::kOutputQueued ? "output-queued" : "input-queued");
+    Rig r(b.build().value(), GatingUnit::kLink, model);
+    std::vector<Delivery> delivered;
+    r.emu.onDelivery([&](const Delivery& d) { delivered.push_back(d); });
+    const fabric::Switch& leafA = r.topo.sw(r.topo.leafOf(HostId(0)));
+    const LinkId aUp = leafA.ports[leafA.upPorts[0]].link;
+    const fabric::Switch& mid1 = r.topo.sw(r.topo.link(aUp).upper.sw);
+    LinkId m1ToB;
+    for (const fabric::Port& p : mid1.ports) {
+      if (p.link.valid() && r.topo.link(p.link).lower.sw == r.topo.leafOf(HostId(1)))
+        m1ToB = p.link;
+    }
+    ASSERT_TRUE(m1ToB.valid());
+    r.emu.sendMessage(HostId(0), HostId(1), 64, 7);
+    r.runUntilSentUp(aUp);
+    r.apply(r.topo.link(m1ToB).lower, false);
+    r.sched.runAll();
+    ASSERT_EQ(delivered.size(), 1u);
+    EXPECT_EQ(delivered[0].tag, 7u);
+    EXPECT_EQ(r.emu.stats().packetsReascended, 1u);
+    EXPECT_EQ(r.emu.stats().packetsDropped, 0u);
+    EXPECT_EQ(r.emu.packetsInNetwork(), 0u);
+  }
 }
 
 TEST(WholeLink, PerDirectionGatingLeavesTheOtherDirectionOn) {
