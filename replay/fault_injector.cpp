@@ -7,6 +7,7 @@
 
 #include "fabric/minimal_tree.h"
 #include "sim_backend/fabric_emulator.h"
+#include "workload/arrival_gap.h"
 
 namespace ebb::replay {
 
@@ -153,7 +154,9 @@ void FaultInjector::start() {
 
 TimePs FaultInjector::exponential(TimePs mean) {
   std::exponential_distribution<double> d(1.0 / static_cast<double>(mean));
-  return std::max<TimePs>(1, static_cast<TimePs>(std::llround(d(rng_))));
+  const double t = d(rng_);
+  if (!(t < static_cast<double>(workload::kNoArrival))) return workload::kNoArrival;
+  return std::max<TimePs>(1, static_cast<TimePs>(std::llround(t)));
 }
 
 void FaultInjector::beginRecord(FaultRecord rec) {

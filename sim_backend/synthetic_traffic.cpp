@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "workload/arrival_gap.h"
 #include "workload/hotspot.h"
 
 namespace ebb::sim {
@@ -52,13 +53,9 @@ std::uint32_t SyntheticTraffic::destination(std::uint32_t host, std::mt19937_64&
 
 TimePs SyntheticTraffic::gap(std::mt19937_64& rng) const {
   const TimePs cycle = emu_.config().cyclePs;
-  if (spec_.arrivals == workload::Arrivals::kBernoulli) {
-    if (pMax_ >= 1.0) return cycle;
-    std::geometric_distribution<std::int64_t> g(pMax_);
-    return (g(rng) + 1) * cycle;
-  }
-  std::exponential_distribution<double> e(pMax_);
-  return std::max<TimePs>(1, static_cast<TimePs>(e(rng) * static_cast<double>(cycle)));
+  if (spec_.arrivals == workload::Arrivals::kBernoulli)
+    return workload::bernoulliGap(pMax_, cycle, rng);
+  return workload::poissonGap(pMax_, cycle, rng);
 }
 
 void SyntheticTraffic::start() {

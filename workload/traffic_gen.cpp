@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "workload/arrival_gap.h"
+
 namespace ebb::workload {
 
 Status GenSpec::validate() const {
@@ -75,12 +77,12 @@ Result<std::uint64_t> generateTraffic(const GenSpec& s, TrafficWriter& out) {
       static_cast<double>(s.messageBytes) / static_cast<double>(s.flitBytes);
   const double pMax = std::min(1.0, s.rate.max() / flitsPerMessage);
   if (pMax <= 0) return std::uint64_t{0};
-  std::geometric_distribution<std::int64_t> gap(pMax);
+  const auto gap = [&] { return bernoulliGap(pMax, s.cyclePs, rng); };
   std::uniform_real_distribution<double> u(0, 1);
   using Next = std::pair<TimePs, std::uint32_t>;
   std::priority_queue<Next, std::vector<Next>, std::greater<>> heap;
   for (std::uint32_t h = 0; h < s.hosts; ++h)
-    heap.push({(gap(rng) + 1) * s.cyclePs, h});
+    heap.push({gap(), h});
   const TimePs end = s.rate.end();
   std::uint64_t n = 0;
   while (!heap.empty()) {
@@ -102,7 +104,7 @@ Result<std::uint64_t> generateTraffic(const GenSpec& s, TrafficWriter& out) {
       if (Status st = out.write({t, src, dst, s.messageBytes, 0}); !st.isOk()) return st;
       ++n;
     }
-    heap.push({t + (gap(rng) + 1) * s.cyclePs, src});
+    heap.push({t + gap(), src});
   }
   return n;
 }

@@ -53,6 +53,24 @@ TEST(SyntheticTraffic, UniformNeverSendsToTheSourceAndReachesEveryOtherHost) {
   }
 }
 
+// A rate too small to draw (a probability whose log(1 - p) rounds to 0)
+// sends nothing, Bernoulli or Poisson, rather than one message per cycle.
+TEST(SyntheticTraffic, ATinyRateSendsNothing) {
+  const fabric::Topology topo = fabric::KAryNTree::make(2, 1).value().build();
+  for (Arrivals arrivals : {Arrivals::kBernoulli, Arrivals::kPoisson}) {
+    agent::VirtualScheduler sched;
+    EmulatorConfig cfg;
+    FabricEmulator emu(topo, cfg, sched);
+    SyntheticSpec spec;
+    spec.arrivals = arrivals;
+    spec.rate = RateProfile::constant(1e-17, 3'000 * cfg.cyclePs);
+    SyntheticTraffic traffic(emu, spec);
+    traffic.start();
+    sched.runAll();
+    EXPECT_EQ(traffic.generated(), 0u);
+  }
+}
+
 // Hot spots: about `fraction` of the messages go to the hot hosts on top of
 // their uniform share, never to the source itself; the others stay uniform.
 TEST(SyntheticTraffic, HotspotSendsItsShareToTheHotHosts) {

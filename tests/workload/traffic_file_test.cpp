@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "workload/arrival_gap.h"
 #include "workload/traffic_gen.h"
 
 namespace ebb::workload {
@@ -313,6 +314,28 @@ class CollectWriter final : public TrafficWriter {
   Status close() override { return Status::ok(); }
   std::vector<TrafficMessage> msgs;
 };
+
+// A rate too small for the standard geometric draw (log(1 - p) rounds to 0)
+// gives no message, not one per cycle; the draw saturates instead of
+// overflowing, and larger rates keep the standard distribution's stream.
+TEST(TrafficGen, ATinyRateGivesNoMessageNotFullRate) {
+  for (double rate : {1e-13, 1e-16, 1e-17, 1e-300}) {
+    GenSpec s;
+    s.hosts = 2;
+    s.rate = RateProfile::constant(rate, 200'000'000);
+    CollectWriter w;
+    ASSERT_TRUE(generateTraffic(s, w));
+    EXPECT_TRUE(w.msgs.empty()) << rate;
+  }
+  std::mt19937_64 a(3);
+  EXPECT_EQ(bernoulliGap(1e-300, 1000, a), kNoArrival);
+  EXPECT_EQ(poissonGap(1e-300, 1000, a), kNoArrival);
+  EXPECT_GE(bernoulliGap(1e-13, 1000, a), 1000);
+  std::mt19937_64 c(5), d(5);
+  std::geometric_distribution<std::int64_t> g(0.01);
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(bernoulliGap(0.01, 1000, c), (g(d) + 1) * 1000);
+}
 
 TEST(TrafficGen, PatternsHaveTheirShape) {
   GenSpec s;
