@@ -298,26 +298,25 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   const TimePs warmupEnd = sched.now() + spec.latencyWarmupPs;
   std::uint64_t periodDelivered = 0;
   double periodLatencySum = 0;
-  std::uint64_t periodBytesDelivered = 0;
+  std::uint64_t periodFlitsDelivered = 0;  // as the links carried them
   emu.onDelivery([&](const sim::Delivery& d) {
     source.onDelivery(d);
     if (d.created >= warmupEnd) latencies.push_back(d.delivered - d.created);
     ++periodDelivered;
     periodLatencySum += static_cast<double>(d.delivered - d.created);
-    periodBytesDelivered += static_cast<std::uint64_t>(d.bytes);
+    periodFlitsDelivered += static_cast<std::uint64_t>(emCfg.messageFlits(d.bytes));
   });
   source.start();
   if (injector) injector->start();
 
   const double cycle = static_cast<double>(emCfg.cyclePs);
   const double hosts = static_cast<double>(topo.numHosts());
-  const double flit = static_cast<double>(emCfg.flitBytes);
   std::size_t switchDirections = 0;
   for (LinkId::rep_type l = 0; l < topo.numLinks(); ++l)
     switchDirections += topo.isSwitchLink(LinkId(l)) ? 2u : 0u;
   const double allDirections = static_cast<double>(topo.numLinks() * 2);
   EnergyTotals prev;
-  std::uint64_t prevBytesGenerated = 0;
+  std::uint64_t prevFlitsSent = 0;
   int lastProgress = -1;
   const std::int64_t rowLimit = std::max<std::int64_t>(
       1, fastForward ? std::min(spec.maxTimeseriesRows, kFastForwardRows) : spec.maxTimeseriesRows);
@@ -366,19 +365,18 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     const double periodCycles = static_cast<double>(span) / cycle;
     row.timeCycles = static_cast<double>(now) / cycle;
     row.spanCycles = periodCycles;
-    const std::uint64_t bytesGenerated = source.bytesGenerated();
-    row.offered =
-        static_cast<double>(bytesGenerated - prevBytesGenerated) / flit / hosts / periodCycles;
+    const std::uint64_t flitsSent = emu.stats().flitsSent;
+    row.offered = static_cast<double>(flitsSent - prevFlitsSent) / hosts / periodCycles;
     row.injectedRate = source.hasRateProfile() ? source.rateAt(now - period / 2) : row.offered;
     row.rising = source.hasRateProfile() ? source.risingAt(now - period / 2) : true;
-    prevBytesGenerated = bytesGenerated;
-    row.accepted = static_cast<double>(periodBytesDelivered) / flit / hosts / periodCycles;
+    prevFlitsSent = flitsSent;
+    row.accepted = static_cast<double>(periodFlitsDelivered) / hosts / periodCycles;
     row.delivered = periodDelivered;
     row.meanLatencyCycles =
         periodDelivered ? periodLatencySum / static_cast<double>(periodDelivered) / cycle : 0;
     periodDelivered = 0;
     periodLatencySum = 0;
-    periodBytesDelivered = 0;
+    periodFlitsDelivered = 0;
     if (!fastForward) measureLinks(row, lastSampleAt);
     lastSampleAt = now;
     row.oraclePowerSwitchLinks =
@@ -440,7 +438,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   if (!rows.empty()) emitRow();
   if (!monitor.failure().isOk()) return monitor.failure();
   // Accepted load counts what arrived within the workload's window only.
-  const std::uint64_t bytesDeliveredInWindow = emu.stats().bytesDelivered;
+  const std::uint64_t flitsDeliveredInWindow = emu.stats().flitsDelivered;
   // Drain what is still in flight (bounded: a saturated run may never empty;
   // the bound saturates for a workload that ends near the end of time).
   const TimePs drainSpan = std::max<TimePs>(end / 5, saturatingMul(100, period));
@@ -490,9 +488,9 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   s.set_messages_delivered(emu.stats().messagesDelivered);
   s.set_link_transitions(applied);
   s.set_actions_refused(refused);
-  s.set_offered_load(static_cast<double>(source.bytesGenerated()) / flit / hosts /
+  s.set_offered_load(static_cast<double>(emu.stats().flitsSent) / hosts /
                      (static_cast<double>(end) / cycle));
-  s.set_accepted_load(static_cast<double>(bytesDeliveredInWindow) / flit / hosts /
+  s.set_accepted_load(static_cast<double>(flitsDeliveredInWindow) / hosts /
                       (static_cast<double>(end) / cycle));
   s.set_events(sched.executed());
   s.set_packet_hops(emu.stats().packetHops);

@@ -144,9 +144,8 @@ Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
   }
   // The cost before the work: the messages the rate profile makes here.
   const double messages =
-      spec.workload.rate.integral() / static_cast<double>(emu.config().cyclePs) * hosts *
-      static_cast<double>(emu.config().flitBytes) /
-      static_cast<double>(std::max<std::int64_t>(spec.workload.messageBytes, 1));
+      spec.workload.rate.integral() / static_cast<double>(emu.config().cyclePs) * hosts /
+      static_cast<double>(emu.config().messageFlits(spec.workload.messageBytes));
   if (messages > static_cast<double>(spec.maxMessages)) {
     return invalidArgument(fmt::format(
         "workload: about {:.3g} messages on {} hosts ({}), more than the limit of {}: shorten "

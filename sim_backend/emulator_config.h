@@ -74,6 +74,15 @@ struct EmulatorConfig {
     return (bytes + flitBytes - 1) / flitBytes * cyclePs;
   }
   std::int64_t flitsOf(std::int64_t bytes) const { return (bytes + flitBytes - 1) / flitBytes; }
+  // The flits a message of `bytes` occupies on a link: its packets' flits (a
+  // packet's last flit is whole however few bytes it carries; an empty
+  // message is one packet of one flit). Synthetic rates and offered and
+  // accepted loads count these: what a link carries.
+  std::int64_t messageFlits(std::int64_t bytes) const {
+    if (bytes <= 0) return 1;
+    const std::int64_t rest = bytes % packetBytes;
+    return bytes / packetBytes * flitsOf(packetBytes) + (rest > 0 ? flitsOf(rest) : 0);
+  }
   double bandwidthBytesPerPs() const {
     return static_cast<double>(flitBytes) / static_cast<double>(cyclePs);
   }

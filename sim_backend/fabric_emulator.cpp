@@ -101,6 +101,7 @@ void FabricEmulator::sendMessage(HostId src, HostId dst, std::int64_t bytes, std
       std::max<std::int64_t>(1, (bytes + cfg_.packetBytes - 1) / cfg_.packetBytes);
   messages_[m] = {{tag, src, dst, bytes, sched_.now(), -1}, static_cast<std::uint32_t>(packets)};
   ++stats_.messagesSent;
+  stats_.flitsSent += static_cast<std::uint64_t>(cfg_.messageFlits(bytes));
   if (sendCb_) sendCb_(src, dst, bytes);
   const std::uint32_t ch = index(topo_.host(src).link, Direction::kUp);
   std::int64_t left = std::max<std::int64_t>(bytes, 1);
@@ -329,6 +330,7 @@ void FabricEmulator::deliver(std::uint32_t p) {
   Message& m = messages_[pk.msg];
   ++stats_.packetsDelivered;
   stats_.bytesDelivered += pk.bytes;
+  stats_.flitsDelivered += static_cast<std::uint64_t>(cfg_.flitsOf(pk.bytes));
   --packetsLive_;
   const std::uint32_t msg = pk.msg;
   freePackets_.push_back(p);

@@ -48,8 +48,10 @@ struct EmulatorStats {
   std::uint64_t messagesDelivered = 0;
   std::uint64_t packetsDelivered = 0;
   std::uint64_t bytesDelivered = 0;
-  std::uint64_t packetHops = 0;  // link traversals
-  std::uint64_t events = 0;      // network events processed (the emulator's own queue)
+  std::uint64_t flitsSent = 0;       // of the messages sent, as their links carry them
+  std::uint64_t flitsDelivered = 0;  // of the packets delivered, likewise
+  std::uint64_t packetHops = 0;      // link traversals
+  std::uint64_t events = 0;          // network events processed (the emulator's own queue)
   // Faults: packets lost (queued at a failed output with no other path, on the
   // wire of a failed direction, or routed to one), the messages they belonged
   // to (never delivered), and packets moved off a failed up direction.

@@ -13,7 +13,8 @@
 namespace ebb::sim {
 
 // Uniform traffic (any host but the source) at a time-varying rate. Bernoulli:
-// one trial per cycle with probability rate x flitBytes / messageBytes;
+// one trial per cycle with probability rate / the flits a message occupies
+// on a link (EmulatorConfig::messageFlits);
 // Poisson: exponential gaps with that mean. Both by thinning at the peak rate,
 // so the per-host streams are exact and seeded per host. With hot spots
 // (spec.hotspot), that share of the messages go to a hot host instead; the

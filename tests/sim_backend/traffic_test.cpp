@@ -71,6 +71,32 @@ TEST(SyntheticTraffic, ATinyRateSendsNothing) {
   }
 }
 
+// A rate counts the flits a link carries: whole flits per packet, so
+// messages smaller than a flit (or not a multiple of it) are not undercounted.
+TEST(SyntheticTraffic, RateCountsWholeFlitsOfEachPacket) {
+  EmulatorConfig cfg;  // 4-byte flits, 64-byte packets
+  EXPECT_EQ(cfg.messageFlits(0), 1);
+  EXPECT_EQ(cfg.messageFlits(1), 1);
+  EXPECT_EQ(cfg.messageFlits(64), 16);
+  EXPECT_EQ(cfg.messageFlits(65), 17);
+  EXPECT_EQ(cfg.messageFlits(130), 33);  // 64 + 64 + 2 bytes
+  const fabric::Topology topo = fabric::KAryNTree::make(2, 2).value().build();
+  agent::VirtualScheduler sched;
+  FabricEmulator emu(topo, cfg, sched);
+  SyntheticSpec spec;
+  spec.messageBytes = 1;
+  constexpr std::int64_t kCycles = 20'000;
+  spec.rate = RateProfile::constant(0.2, kCycles * cfg.cyclePs);
+  SyntheticTraffic traffic(emu, spec);
+  traffic.start();
+  sched.runAll();
+  // 0.2 one-flit messages per cycle per host (about 16 000), not 0.8.
+  const double expected = 0.2 * kCycles * static_cast<double>(topo.numHosts());
+  EXPECT_NEAR(static_cast<double>(traffic.generated()), expected, 0.05 * expected);
+  EXPECT_EQ(emu.stats().flitsSent, traffic.generated());
+  EXPECT_EQ(emu.stats().flitsDelivered, traffic.generated());
+}
+
 // Hot spots: about `fraction` of the messages go to the hot hosts on top of
 // their uniform share, never to the source itself; the others stay uniform.
 TEST(SyntheticTraffic, HotspotSendsItsShareToTheHotHosts) {
