@@ -150,11 +150,15 @@ void SwitchAgent::onSample(const CounterSample& s) {
   // The credit wait likewise: time waited over the period, per usable up link.
   double bytes = 0, capacity = 0, waited = 0, links = 0;
   const TimePs dt = lastSample_ < 0 ? 0 : s.sampledAt - lastSample_;
-  std::vector<PortState*> waitingOff;  // off up links packets wait on
+  std::vector<PortState*> waitingOff;  // off directions packets wait on
   for (const PortCounters& c : s.ports) {
     for (PortState& p : ports_) {
       if (p.index != c.index) continue;
-      if (p.up && !p.failed && c.waitingWhileOff && p.transmit == LinkPowerState::kOff) {
+      // Up links; and down directions where this agent gates them apart
+      // (whole links: a down port follows its link, and the emulator drops
+      // what a way down gone off would strand, as InfiniBand does).
+      if ((p.up || !wholeLink_) && !p.failed && c.waitingWhileOff &&
+          p.transmit == LinkPowerState::kOff) {
         waitingOff.push_back(&p);
       }
       if (p.up && p.transmit == LinkPowerState::kOn && dt > 0) {
@@ -171,10 +175,13 @@ void SwitchAgent::onSample(const CounterSample& s) {
   const bool firstSample = lastSample_ < 0;
   lastSample_ = s.sampledAt;
   lastU_ = capacity > 0 ? bytes / capacity : 0.0;
-  if (firstSample || !cfg_.gating || stopped_ || upIdx_.empty()) return;
+  if (firstSample || !cfg_.gating || stopped_) return;
   // Packets wait on an off up link (routing found no on way to their
-  // destination, e.g. after a one-direction failure): it goes on, and the
-  // policy holds this period so it does not undo that at once.
+  // destination, e.g. after a one-direction failure), or on a down direction
+  // the down-link rule turned off while they were still on their way in
+  // (on the wire or in the route stage when the switch's last input went
+  // off): it goes on, and the policy holds this period so it does not undo
+  // that at once. A down direction the rule turns off again drains first.
   if (!waitingOff.empty()) {
     for (PortState* p : waitingOff) {
       DecisionRecord rec;
@@ -185,6 +192,7 @@ void SwitchAgent::onSample(const CounterSample& s) {
     }
     return;
   }
+  if (upIdx_.empty()) return;
   buildView();
   const policies::SwitchView view{view_, view_.empty(), isMt_, anyAscendingInputOn()};
   const policies::Decision d = policy_.decide(view, lastU_, lastWait_);

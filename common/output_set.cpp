@@ -62,10 +62,17 @@ Status ioError(const fs::path& path, const std::string& what, const std::error_c
 // manifest. Each step can be repeated after an interruption.
 Status rollForward(const fs::path& dir, const fs::path& commitDir,
                    const std::set<std::string>& owned) {
+  std::error_code ec;
+  // The manifest moves last: without it, an interruption came after it was
+  // installed and only the emptied folder is left. (Reading its absence as
+  // an empty run would remove every file the new run just moved in.)
+  if (!fs::exists(commitDir / kManifest, ec)) {
+    fs::remove_all(commitDir, ec);
+    return Status::ok();
+  }
   const std::set<std::string> next = readManifest(commitDir / kManifest);
   std::set<std::string> previous = readManifest(dir / kManifest);
   previous.insert(owned.begin(), owned.end());
-  std::error_code ec;
   for (const std::string& name : previous) {
     if (next.count(name) == 0) fs::remove(dir / name, ec);
   }

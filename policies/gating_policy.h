@@ -43,7 +43,7 @@ enum class Rule : std::uint8_t {
   kLoadNeedsMore,     // proportional: the load needs more up links at U_on: turn them on
   kLoadNeedsFewer,    // proportional: the load fits fewer at h * U_on: turn the rest off
   kCongested,         // the up links waited for credit more than W_on: one more on
-  kPacketsWaiting,    // packets wait on an up link that is off: turn it on
+  kPacketsWaiting,    // packets wait on a direction that is off: turn it on
 };
 const char* toString(Rule r);
 

@@ -57,6 +57,32 @@ TEST(Replay, MinimalTreeLinksNeverOffAndEveryMessageArrives) {
   }
 }
 
+// A packet still on its way into a switch (a long wire, or a long route
+// stage) when the switch's last input went off reaches a down direction the
+// down-link rule just turned off: the agent turns it on for the waiting
+// packet (rule packets-waiting, as for an up link), on both switch models,
+// and every message arrives.
+TEST(Replay, ADownDirectionTurnedOffUnderAnArrivingPacketGoesBackOn) {
+  Fixture f(4, 3);
+  const std::string base =
+      "gating { policy: DYNAMIC check_period_cycles: 500 turn_on_cycles: 100 turn_off_cycles: 0 "
+      "} workload { rate_points { point { at_cycles: 0 rate: 0.05 } point { at_cycles: 4000 "
+      "rate: 0 } point { at_cycles: 40000 rate: 0 } } } ";
+  for (const char* emulator : {"emulator { link_latency_cycles: 50 } seed: 2",
+                               "emulator { switch_model: INPUT_QUEUED routing_delay_cycles: 200 "
+                               "} seed: 1"}) {
+    SCOPED_TRACE(emulator);
+    const RunOutput out = runEmulation(spec(base + emulator), f.topo, f.mt, true, {}).value();
+    EXPECT_EQ(out.summary.messages_delivered(), out.summary.messages_generated());
+    EXPECT_EQ(out.summary.packets_stranded(), 0u);
+    const bool downOn =
+        std::any_of(out.decisions.begin(), out.decisions.end(), [](const agent::DecisionRecord& d) {
+          return d.source == "packets-waiting" && !d.up && d.turnOn;
+        });
+    EXPECT_TRUE(downOn);
+  }
+}
+
 // Static [0.03, 0.15] at the paper's slope (the rate rises 0.0098 per check
 // period): leaves still pass 3/4 U_on = 0.11 with fewer than four up links and
 // reach all four a few periods later, at 0.156 in this run (0.162 on the full

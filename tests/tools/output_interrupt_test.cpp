@@ -199,6 +199,25 @@ TEST_F(OutputInterrupt, WithoutGnuplotTheRunWarnsAndExitsZeroWithItsResults) {
 // `ebb gen` cut off midway by a file-size limit (RLIMIT_FSIZE): killed by
 // SIGXFSZ, or failing to write when the signal is ignored. Either way --out
 // keeps the earlier file whole; a failed run removes its temporary file.
+// The last window of a commit: the manifest is in place, the emptied commit
+// folder not yet removed (a SIGKILL there, about one trial in 16 above). The
+// next run finishing the commit must keep the new run's files, not read the
+// missing manifest as an empty run and remove them.
+TEST(OutputCommit, AKillAfterTheManifestMovedKeepsTheNewRun) {
+  const fs::path dir = fs::path(EBB_BINARY_DIR) / "test_scratch" / "output_commit";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "plots");
+  fs::create_directories(dir / ".ebb-commit" / "plots");  // emptied, not removed
+  std::ofstream(dir / "report.json") << "{}";
+  std::ofstream(dir / "plots" / "a.svg") << "<svg/>";
+  std::ofstream(dir / ".ebb-run") << "plots/a.svg\nreport.json\n";
+  ASSERT_TRUE(finishInterruptedCommit(dir).isOk());
+  EXPECT_TRUE(fs::exists(dir / "report.json"));
+  EXPECT_TRUE(fs::exists(dir / "plots" / "a.svg"));
+  EXPECT_TRUE(fs::exists(dir / ".ebb-run"));
+  EXPECT_FALSE(fs::exists(dir / ".ebb-commit"));
+}
+
 TEST(GenInterrupt, AGenCutOffMidwayLeavesTheEarlierFileWhole) {
   const fs::path dir = fs::path(EBB_BINARY_DIR) / "test_scratch" / "gen_interrupt";
   fs::remove_all(dir);
