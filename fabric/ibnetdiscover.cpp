@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/file_io.h"
+#include "fabric/ibsim_netfile.h"
 
 #include "fabric/topology_builder.h"
 
@@ -179,8 +180,9 @@ class Parser {
     }
     skipSpace(s);
     auto ports = takeInt(s);
-    if (!ports || *ports < 1 || *ports > 255) {
-      throw ParseError(lineNo, "a node header needs a port count from 1 to 255");
+    if (!ports || *ports < 1 || *ports > static_cast<std::int64_t>(kMaxNetfilePorts)) {
+      throw ParseError(
+          lineNo, fmt::format("a node header needs a port count from 1 to {}", kMaxNetfilePorts));
     }
     skipSpace(s);
     auto id = takeQuoted(s);

@@ -19,7 +19,14 @@ std::string farEnd(const Topology& t, PortId p) {
 
 }  // namespace
 
-void writeIbsimNetfile(const Topology& t, std::ostream& out) {
+Status writeIbsimNetfile(const Topology& t, std::ostream& out) {
+  for (const Switch& sw : t.switches()) {
+    if (sw.ports.size() > kMaxNetfilePorts) {
+      return invalidArgument(fmt::format(
+          "switch {} has {} ports: a net file (InfiniBand) numbers at most {} ports per node",
+          sw.name, sw.ports.size(), kMaxNetfilePorts));
+    }
+  }
   out << fmt::format("# ibsim net file written by ebb: {} hosts, {} switches, {} links\n\n",
                      t.numHosts(), t.numSwitches(), t.numLinks());
   for (const Host& h : t.hosts()) {
@@ -40,6 +47,7 @@ void writeIbsimNetfile(const Topology& t, std::ostream& out) {
     }
     out << "\n";
   }
+  return Status::ok();
 }
 
 }  // namespace ebb::fabric

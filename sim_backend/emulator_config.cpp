@@ -53,11 +53,13 @@ Status EmulatorConfig::validate() const {
                  fmt::format("{} is more than the input-queued model's {} cycles",
                              linkLatencyPs / cyclePs, kMaxIqLinkCycles));
     }
-    const std::pair<const char*, std::int64_t> stages[] = {{"vc_alloc_cycles", vcAllocCycles},
-                                                           {"sw_alloc_cycles", swAllocCycles},
-                                                           {"crossbar_cycles", crossbarCycles},
-                                                           {"credit_cycles", creditCycles},
-                                                           {"injection_cycles", injectionCycles}};
+    const std::pair<const char*, std::int64_t> stages[] = {
+        {"routing_delay_cycles", routingDelayPs / cyclePs},
+        {"vc_alloc_cycles", vcAllocCycles},
+        {"sw_alloc_cycles", swAllocCycles},
+        {"crossbar_cycles", crossbarCycles},
+        {"credit_cycles", creditCycles},
+        {"injection_cycles", injectionCycles}};
     for (const auto& [field, v] : stages) {
       if (v < 0 || v > 1000) return bad(field, fmt::format("must be in 0..1000 (is {})", v));
     }

@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -91,7 +92,12 @@ int runTopo(const TopoOptions& o, std::ostream& out, std::ostream& err) {
     return kExitError;
   }
   if (o.exportFormat == "ibsim") {
-    fabric::writeIbsimNetfile(*topo, out);
+    std::ostringstream net;
+    if (Status s = fabric::writeIbsimNetfile(*topo, net); !s.isOk()) {
+      err << "ebb topo: --export ibsim: " << s.toString() << "\n";
+      return kExitError;
+    }
+    out << net.str();
   } else if (o.exportFormat == "dot") {
     fabric::writeDot(*topo, *mt, out);
   } else {

@@ -23,7 +23,7 @@ Result<Topology> parse(const std::string& text) {
 
 std::string netFile(int k, int n) {
   std::ostringstream out;
-  writeIbsimNetfile(KAryNTree::make(k, n).value().build(), out);
+  EXPECT_TRUE(writeIbsimNetfile(KAryNTree::make(k, n).value().build(), out).isOk());
   return out.str();
 }
 
@@ -88,6 +88,18 @@ TEST(IbsimNetfile, HostsFirstThenSwitchesEveryCableFromBothEnds) {
 }
 
 // Discovery lists switches in its own order; the minimal tree must not change.
+// A net file numbers a node's ports in one byte: a switch with more is
+// refused before anything is written, not exported for no reader to read.
+TEST(IbsimNetfile, ASwitchWithMorePortsThanANetFileNumbersIsRefused) {
+  const Topology t = KAryNTree::make(128, 2).value().build();  // 256-port switches
+  std::ostringstream out;
+  const Status s = writeIbsimNetfile(t, out);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("has 256 ports"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("at most 255"), std::string::npos) << s.message();
+  EXPECT_TRUE(out.str().empty());
+}
+
 TEST(Ibnetdiscover, MinimalTreeDoesNotDependOnNodeOrder) {
   const std::string text = netFile(4, 3);
   std::vector<std::string> blocks;

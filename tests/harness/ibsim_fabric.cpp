@@ -123,7 +123,8 @@ IbsimFabric::IbsimFabric(const fabric::Topology& topo, Options options) {
   try {
     {
       std::ofstream net(scratch_ + "/net");
-      fabric::writeIbsimNetfile(topo, net);
+      if (Status s = fabric::writeIbsimNetfile(topo, net); !s.isOk())
+        throw std::runtime_error(s.toString());
       net.close();
       if (!net) throw std::runtime_error("cannot write the ibsim net file in " + scratch_);
     }

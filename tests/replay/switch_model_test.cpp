@@ -31,6 +31,8 @@ TEST(SwitchModel, InputQueuedFieldsAndTheirRules) {
       {"emulator { vc_buffer_bytes: 16 }", "virtual cut-through needs"},
       {"emulator { switch_model: INPUT_QUEUED speedup: 0 }", "emulator.speedup: must be in 1..16"},
       {"emulator { switch_model: INPUT_QUEUED sw_alloc_cycles: -1 }", "emulator.sw_alloc_cycles"},
+      {"emulator { switch_model: INPUT_QUEUED routing_delay_cycles: 1001 }",
+       "emulator.routing_delay_cycles: must be in 0..1000 (is 1001)"},
       {"emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 2 }", "cannot hold one flit"},
       {"emulator { switch_model: INPUT_QUEUED vc_buffer_bytes: 18 }",
        "emulator.vc_buffer_bytes: 18 is not a whole number of 4-byte flits"},
