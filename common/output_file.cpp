@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <utility>
 
@@ -36,15 +38,30 @@ void removeLeftovers(const fs::path& target) {
   }
 }
 
+// After a failed std::ofstream open: its errno says why (a missing folder,
+// permissions).
+Status createError(const std::string& path) {
+  const int err = errno;
+  if (err == 0) return {ErrorCode::kIo, fmt::format("cannot create {}", path)};
+  return {ErrorCode::kIo, fmt::format("cannot create {}: {}", path, std::strerror(err))};
+}
+
 }  // namespace
 
 Result<OutputFile> OutputFile::open(const std::string& path) {
+  // Said before trying: an empty path would write a temporary file into the
+  // working folder and fail only at the rename, and a folder fails with no
+  // reason from the stream.
+  if (path.empty()) return Status(ErrorCode::kIo, "cannot create '': empty path");
   std::error_code ec;
   fs::path target(path);
   const fs::file_status st = fs::status(target, ec);
+  if (fs::is_directory(st)) {
+    return Status(ErrorCode::kIo, fmt::format("cannot create {}: is a directory", path));
+  }
   if (fs::exists(st) && !fs::is_regular_file(st)) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) return Status(ErrorCode::kIo, fmt::format("cannot create {}", path));
+    if (!out) return createError(path);
     return OutputFile(path, "", std::move(out));
   }
   // A symbolic link keeps pointing at the new file: replace its target.
@@ -57,7 +74,7 @@ Result<OutputFile> OutputFile::open(const std::string& path) {
   const std::string tmp =
       fmt::format("{}.ebb-{}-{}.tmp", target.string(), ::getpid(), serial.fetch_add(1));
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  if (!out) return Status(ErrorCode::kIo, fmt::format("cannot create {}", path));
+  if (!out) return createError(path);
   return OutputFile(target.string(), tmp, std::move(out));
 }
 

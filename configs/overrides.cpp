@@ -1,6 +1,8 @@
 #include "configs/overrides.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 
@@ -23,24 +25,38 @@ bool parseNumber(const std::string& s, T& out) {
   return ec == std::errc() && ptr == end;
 }
 
-// Decimal only, as a config file's numbers: no hex floats, inf, nan or spaces.
-bool parseDouble(const std::string& s, double& out) {
-  if (s.empty() || s.find_first_not_of("0123456789+-.eE") != std::string::npos) return false;
+// Decimal only, as a config file's numbers: no hex floats, inf, nan or
+// spaces. Empty when `s` is one, else what the value is: a decimal number a
+// double cannot hold (1e400, or 1e-320 below the smallest normal double) is
+// out of range, not "not a decimal number".
+std::string parseDouble(const std::string& s, double& out) {
+  const std::string notDecimal = "not a decimal number";
+  if (s.empty() || s.find_first_not_of("0123456789+-.eE") != std::string::npos) return notDecimal;
   std::size_t used = 0;
   try {
     out = std::stod(s, &used);
+  } catch (const std::out_of_range&) {
+    if (std::fabs(std::strtod(s.c_str(), nullptr)) > 1) {
+      return fmt::format("out of range: too large for a double (at most {:g})",
+                         std::numeric_limits<double>::max());
+    }
+    return fmt::format(
+        "out of range: too small for a double (its smallest normal magnitude is "
+        "{:g}; write 0 for zero)",
+        std::numeric_limits<double>::min());
   } catch (const std::exception&) {
-    return false;
+    return notDecimal;
   }
-  return used == s.size();
+  return used == s.size() ? std::string() : notDecimal;
 }
 
 Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
                  const std::string& value) {
   const auto* r = m.GetReflection();
-  const auto bad = [&](const char* what) {
-    return invalidArgument(fmt::format("override {}={}: the value is not {}", key, value, what));
+  const auto badValue = [&](const std::string& is) {
+    return invalidArgument(fmt::format("override {}={}: the value is {}", key, value, is));
   };
+  const auto bad = [&](const std::string& what) { return badValue("not " + what); };
   switch (f->cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32: {
       std::int32_t v;
@@ -67,14 +83,14 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
       break;
     }
     case FieldDescriptor::CPPTYPE_DOUBLE: {
-      double v;
-      if (!parseDouble(value, v)) return bad("a decimal number");
+      double v = 0;
+      if (std::string is = parseDouble(value, v); !is.empty()) return badValue(is);
       r->SetDouble(&m, f, v);
       break;
     }
     case FieldDescriptor::CPPTYPE_FLOAT: {
-      double v;
-      if (!parseDouble(value, v)) return bad("a decimal number");
+      double v = 0;
+      if (std::string is = parseDouble(value, v); !is.empty()) return badValue(is);
       r->SetFloat(&m, f, static_cast<float>(v));
       break;
     }
@@ -89,7 +105,7 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
     case FieldDescriptor::CPPTYPE_ENUM: {
       const auto* ev = f->enum_type()->FindValueByName(value);
       if (!ev) {
-        return bad(("one of " + enumValueNames(*f->enum_type())).c_str());
+        return bad("one of " + enumValueNames(*f->enum_type()));
       }
       r->SetEnum(&m, f, ev);
       break;

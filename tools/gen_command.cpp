@@ -317,12 +317,18 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
           : spec.rate.max() * static_cast<double>(span / o.cyclePs) *
                 static_cast<double>(spec.hosts) * static_cast<double>(o.flitBytes) /
                 static_cast<double>(o.messageBytes);
+  // The options that set how many messages the pattern makes, as it reads
+  // them: the ramp has its own rates and length (--time-scale), an incast
+  // ignores --rate.
+  const bool rampPattern = o.pattern == "ramp";
   if (messages > static_cast<double>(o.maxMessages)) {
-    return bad(invalidArgument(
-        fmt::format("the file would hold about {:.3g} messages, more than the limit of {}: shorten "
-                    "--cycles, {}, or raise the limit deliberately with --max-messages",
-                    messages, o.maxMessages,
-                    incastPattern ? "lengthen --incast-period-cycles" : "lower --rate")));
+    return bad(invalidArgument(fmt::format(
+        "the file would hold about {:.3g} messages, more than the limit of {}: {}, or raise the "
+        "limit deliberately with --max-messages",
+        messages, o.maxMessages,
+        rampPattern     ? "lower --time-scale"
+        : incastPattern ? "shorten --cycles, lengthen --incast-period-cycles"
+                        : "shorten --cycles, lower --rate")));
   }
   auto writer = workload::TrafficWriter::create(o.out, o.binary);
   if (!writer) {
@@ -331,9 +337,13 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
   }
   Result<std::uint64_t> n = workload::generateTraffic(spec, **writer);
   if (n && *n == 0) {  // not written: ebb replay refuses an empty traffic file
+    const std::string read =
+        rampPattern ? fmt::format("--time-scale {}", o.timeScale)
+        : incastPattern
+            ? fmt::format("--incast-period-cycles {}, --cycles {}", o.incastPeriodCycles, o.cycles)
+            : fmt::format("--rate {}, --cycles {}", o.rate, o.cycles);
     return bad(invalidArgument(fmt::format(
-        "the {} pattern gave no message (--rate {}, --cycles {}): nothing written to {}", o.pattern,
-        o.rate, o.cycles, o.out)));
+        "the {} pattern gave no message ({}): nothing written to {}", o.pattern, read, o.out)));
   }
   Status closed = (*writer)->close();
   if (!n || !closed.isOk()) {

@@ -46,20 +46,15 @@ bool isRecv(MpiOpKind k) {
   return k == MpiOpKind::kIrecv || k == MpiOpKind::kRecv;
 }
 
-// Read-time checks of a whole AMG trace: every peer is a rank of the trace,
-// and every send has its receive (a truncated trace breaks this).
-Status checkPeersAndMatching(const std::vector<Row>& rows, const std::vector<bool>& present,
-                             const std::string& path) {
+// Read-time check of a whole AMG trace: every peer is a rank of the trace.
+Status checkPeers(const std::vector<Row>& rows, const std::vector<bool>& present,
+                  const std::string& path) {
   const auto at = [&](const Row& r, const std::string& rule) {
     return Status(ErrorCode::kParse, fmt::format("{}:{}: {}", path, r.op.line, rule));
   };
   std::uint32_t ranks = 0;
   for (std::size_t i = 0; i < present.size(); ++i)
     ranks += present[i] ? 1u : 0u;
-  // (src, dst, tag) -> its sends and receives in trace order; matched in order.
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::int32_t>,
-           std::pair<std::vector<const Row*>, std::vector<const Row*>>>
-      pairs;
   for (const Row& r : rows) {
     if (!isSend(r.op.kind) && !isRecv(r.op.kind)) continue;
     if (r.op.peer >= present.size() || !present[r.op.peer]) {
@@ -69,25 +64,6 @@ Status checkPeersAndMatching(const std::vector<Row>& rows, const std::vector<boo
     if (r.op.peer == r.rank) {
       return at(r, fmt::format("rank {} names itself as its peer", r.rank));
     }
-    if (isSend(r.op.kind)) {
-      pairs[{r.rank, r.op.peer, r.op.tag}].first.push_back(&r);
-    } else {
-      pairs[{r.op.peer, r.rank, r.op.tag}].second.push_back(&r);
-    }
-  }
-  for (const auto& [key, ops] : pairs) {
-    const auto& [sends, recvs] = ops;
-    if (sends.size() == recvs.size()) continue;
-    const auto& [src, dst, tag] = key;
-    return sends.size() > recvs.size()
-               ? at(*sends[recvs.size()],
-                    fmt::format("this send from rank {} to rank {} (tag {}) and {} after it have "
-                                "no matching receive on rank {}: is the trace truncated?",
-                                src, dst, tag, sends.size() - recvs.size() - 1, dst))
-               : at(*recvs[sends.size()],
-                    fmt::format("this receive on rank {} from rank {} (tag {}) and {} after it "
-                                "have no matching send: is the trace truncated?",
-                                dst, src, tag, recvs.size() - sends.size() - 1));
   }
   return Status::ok();
 }
@@ -108,6 +84,8 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
   std::uint32_t maxRank = 0;
   // Per rank: where its previous call ended (time and line), to keep order.
   std::map<std::uint32_t, std::pair<double, int>> previous;
+  // Per rank: its isends and irecvs not yet completed by a waitall.
+  std::map<std::uint32_t, std::uint64_t> outstanding;
   while (std::getline(in, line)) {
     ++lineNo;
     if (line.empty() || line[0] == '#') continue;
@@ -171,10 +149,19 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
         return bad(
             fmt::format("waitall needs its request count in the last field (got '{}')", f[7]));
       }
+      // The replay would complete only those there are: a count beyond them
+      // is a corrupt field or a lost isend/irecv, not something to clamp.
+      std::uint64_t& open = outstanding[r.rank];
+      if (r.op.count > open) {
+        return bad(fmt::format("waitall of {} requests but rank {} has {} outstanding", r.op.count,
+                               r.rank, open));
+      }
+      open -= r.op.count;
     } else {
       return bad(
           fmt::format("unknown op '{}' (expected isend, irecv, send, recv or waitall)", f[1]));
     }
+    if (r.op.kind == MpiOpKind::kIsend || r.op.kind == MpiOpKind::kIrecv) ++outstanding[r.rank];
     maxRank = std::max(maxRank, r.rank);
     rows.push_back(r);
   }
@@ -182,7 +169,7 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
   std::vector<bool> present(maxRank + 1, false);
   for (const Row& r : rows)
     present[r.rank] = true;
-  if (Status s = checkPeersAndMatching(rows, present, path); !s.isOk()) return s;
+  if (Status s = checkPeers(rows, present, path); !s.isOk()) return s;
   MpiTrace t;
   t.ranks.resize(maxRank + 1);
   std::vector<double> lastExit(maxRank + 1, 0.0);
@@ -201,8 +188,50 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
     }
     lastExit[r.rank] = std::max(lastExit[r.rank], r.exit);
   }
+  if (Status s = checkSendsMatchReceives(t, path); !s.isOk()) return s;
   t.countOps();
   return t;
+}
+
+Status checkSendsMatchReceives(const MpiTrace& t, const std::string& tracePath) {
+  // (src, dst, tag) -> how many sends and receives; matched in program order.
+  using Key = std::tuple<std::uint32_t, std::uint32_t, std::int32_t>;
+  std::map<Key, std::pair<std::size_t, std::size_t>> pairs;
+  for (std::size_t r = 0; r < t.ranks.size(); ++r) {
+    const auto rank = static_cast<std::uint32_t>(r);
+    for (const MpiOp& op : t.ranks[r]) {
+      if (isSend(op.kind)) ++pairs[{rank, op.peer, op.tag}].first;
+      if (isRecv(op.kind)) ++pairs[{op.peer, rank, op.tag}].second;
+    }
+  }
+  for (const auto& [key, counts] : pairs) {
+    const auto& [sends, recvs] = counts;
+    if (sends == recvs) continue;
+    const auto& [src, dst, tag] = key;
+    // The first op left over: the (matched + 1)-th of its kind on its rank.
+    const bool sendLeft = sends > recvs;
+    const std::uint32_t rank = sendLeft ? src : dst;
+    const std::uint32_t peer = sendLeft ? dst : src;
+    std::size_t skip = std::min(sends, recvs);
+    std::uint32_t line = 0;
+    for (const MpiOp& op : t.ranks[rank]) {
+      if ((sendLeft ? isSend(op.kind) : isRecv(op.kind)) && op.peer == peer && op.tag == tag &&
+          skip-- == 0) {
+        line = op.line;
+        break;
+      }
+    }
+    const std::string where = fmt::format("{}:{}", t.fileOf(rank, tracePath), line);
+    return Status(
+        ErrorCode::kParse,
+        sendLeft ? fmt::format("{}: this send from rank {} to rank {} (tag {}) and {} after it "
+                               "have no matching receive on rank {}: is the trace truncated?",
+                               where, src, dst, tag, sends - recvs - 1, dst)
+                 : fmt::format("{}: this receive on rank {} from rank {} (tag {}) and {} after "
+                               "it have no matching send: is the trace truncated?",
+                               where, dst, src, tag, recvs - sends - 1));
+  }
+  return Status::ok();
 }
 
 void MpiTrace::countOps() {

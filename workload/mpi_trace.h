@@ -55,7 +55,14 @@ struct MpiTrace {
 
 // Reads the AMG2013 event CSV (`rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request`;
 // ops isend, irecv, waitall, and blocking send and recv, case-insensitive). Errors: E_PARSE
-// "<file>:<line>: <rule>", E_IO for a missing file.
+// "<file>:<line>: <rule>" (among them a waitall of more requests than the rank has
+// outstanding, and checkSendsMatchReceives), E_IO for a missing file.
 Result<MpiTrace> readAmgCsv(const std::string& path);
+
+// Every send has its receive and every receive its send, per (source,
+// destination, tag), matched in program order, as MpiReplay matches them: a
+// truncated trace breaks this. E_PARSE "<file>:<line>: ..." naming the first
+// operation left over, in the file of its rank (fileOf(rank, tracePath)).
+Status checkSendsMatchReceives(const MpiTrace& t, const std::string& tracePath);
 
 }  // namespace ebb::workload

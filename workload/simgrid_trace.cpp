@@ -353,6 +353,9 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
       alltoallvPairwise(t.ranks, sizes, tag);
     }
   }
+  // As for AMG traces: a send no rank receives (a truncated set of rank
+  // files) would replay as if delivered.
+  if (Status s = checkSendsMatchReceives(t, path); !s.isOk()) return s;
   t.countOps();
   if (stats) *stats = st;
   return t;

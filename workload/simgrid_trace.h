@@ -26,7 +26,8 @@ struct SimgridOptions {
 // sim_backend/collectives with the chosen algorithms; point-to-point send,
 // recv (blocking), isend, irecv ("<dst> <size>" or "<dst> <tag> <size>"),
 // wait (the most recent request) and waitAll run per rank. Errors: E_PARSE
-// "<file>:<line>: <rule>", including ranks whose collectives disagree.
+// "<file>:<line>: <rule>", including ranks whose collectives disagree and
+// point-to-point sends and receives that do not pair up (checkSendsMatchReceives).
 Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions& options,
                                   SimgridStats* stats = nullptr);
 Result<MpiTrace> readSimgridTrace(const std::string& path, double flopsPerS,

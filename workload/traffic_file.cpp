@@ -133,6 +133,7 @@ class TextReader final : public TrafficReader {
     std::string_view line;
     while (in_.nextLine(line)) {
       ++lineNo_;
+      line_ = line;
       if (const auto hash = line.find('#'); hash != std::string_view::npos) {
         line = line.substr(0, hash);
       }
@@ -166,6 +167,14 @@ class TextReader final : public TrafficReader {
 
  private:
   Status error(const std::string& rule) const {
+    // A NUL byte outside a comment always breaks the line, so it is looked
+    // for only here, off the fast path: binary data, as the topology reader
+    // says, rather than whatever field it broke.
+    if (line_.find('\0') != std::string_view::npos) {
+      return {
+          ErrorCode::kParse,
+          fmt::format("{}:{}: binary data (NUL byte): not a text traffic file", path_, lineNo_)};
+    }
     return {ErrorCode::kParse, fmt::format("{}:{}: {}", path_, lineNo_, rule)};
   }
 
@@ -178,9 +187,17 @@ class TextReader final : public TrafficReader {
     {
       const std::string_view f = fields[0];
       auto [p, ec] = std::from_chars(f.data(), f.data() + f.size(), ns);
-      if (ec != std::errc() || p != f.data() + f.size()) {
-        // Not a plain decimal (a sign, hex, out of range): whatever strtod
-        // makes of it, as the reader always did.
+      if (ec != std::errc() || p != f.data() + f.size() || !std::isfinite(ns)) {
+        // Decimal only, as every number ebb reads: strtod would take "0x10"
+        // as 16, and inf and nan are no times.
+        if (f.find_first_not_of("0123456789.eE+-") != std::string_view::npos) {
+          return error(fmt::format(
+              "time '{}' is not a non-negative number of nanoseconds (decimal digits, '.' and "
+              "an exponent only: no hexadecimal, inf or nan)",
+              shown(f)));
+        }
+        // A leading '+' or beyond a double's range: strtod's value, as the
+        // reader always did (out of range then fails below).
         const std::string t(f);
         char* end = nullptr;
         ns = std::strtod(t.c_str(), &end);
@@ -228,6 +245,7 @@ class TextReader final : public TrafficReader {
 
   std::string path_;
   BlockInput in_;
+  std::string_view line_;  // the line being read, comment included (valid until next())
   int lineNo_ = 0;
   TimePs last_ = 0;
 };

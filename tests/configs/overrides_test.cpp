@@ -35,6 +35,16 @@ TEST(Overrides, ErrorsNameTheFieldAndLeaveTheConfigUnchanged) {
     EXPECT_NE(s.message().find("the value is not a decimal number"), std::string::npos)
         << notDecimal;
   }
+  // Decimal numbers a double cannot hold are out of range, not "not decimal".
+  s = applyOverride(cfg, "gating.u_on=1e-320");
+  EXPECT_NE(s.message().find("override gating.u_on=1e-320: the value is out of range: too small "
+                             "for a double"),
+            std::string::npos)
+      << s.message();
+  s = applyOverride(cfg, "gating.u_on=-1e400");
+  EXPECT_NE(s.message().find("the value is out of range: too large for a double"),
+            std::string::npos)
+      << s.message();
   s = applyOverride(cfg, "fabric.topology_file.format=XML");
   EXPECT_NE(s.message().find("the value is not one of IBNETDISCOVER, IBSIM_NET"),
             std::string::npos);

@@ -360,6 +360,18 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
       {{"gen", "--rate", "0", "--cycles", "2000", "--out", genOut.string()},
        kExitError,
        {"the uniform pattern gave no message (--rate 0, --cycles 2000): nothing written"}},
+      // The ramp reads --time-scale, not --rate or --cycles: its messages name it.
+      {{"gen", "--pattern", "ramp", "--time-scale", "1e-9", "--k", "2", "--n", "1", "--out",
+        genOut.string()},
+       kExitError,
+       {"the ramp pattern gave no message (--time-scale 1e-09): nothing written"}},
+      {{"gen", "--pattern", "ramp", "--time-scale", "1e9", "--k", "2", "--n", "1", "--out",
+        genOut.string()},
+       kExitError,
+       {"more than the limit of 100000000: lower --time-scale, or raise the limit"}},
+      // --out names why it cannot be created.
+      {{"gen", "--out", scratch("").string()}, kExitError, {"/: is a directory"}},
+      {{"gen", "--out", ""}, kExitError, {"cannot create '': empty path"}},
       // An option the pattern never reads is refused, not ignored.
       {{"gen", "--pattern", "incast", "--rate", "0", "--out", genOut.string()},
        kExitError,

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -86,6 +87,13 @@ TEST(TrafficFile, BadTextNamesTheFileAndLine) {
       {"9.3e15 0 1 64\n", ":1: time '9.3e15' ns is out of range: must be in [0, 9.2e+15] ns"},
       {"1e400 0 1 64\n", ":1: time '1e400' ns is out of range"},
       {"nan 0 1 64\n", ":1: time 'nan' is not a non-negative number of nanoseconds"},
+      // Decimal only (was: 0x10 read as 16 ns, exit 0).
+      {"0 0 1 64\n0x10 1 0 64\n",
+       ":2: time '0x10' is not a non-negative number of nanoseconds (decimal digits, '.' and an "
+       "exponent only: no hexadecimal, inf or nan)"},
+      {"0x1p4 0 1 64\n", ":1: time '0x1p4' is not a non-negative number of nanoseconds (decimal"},
+      {"inf 0 1 64\n", ":1: time 'inf' is not a non-negative number of nanoseconds (decimal"},
+      {"infinity 0 1 64\n", ":1: time 'infinity' is not a non-negative number"},
       {"10 0 1 6\x01"
        "4\n",
        ":1: bytes '6\\x014' is not a non-negative integer"},
@@ -109,6 +117,50 @@ TEST(TrafficFile, BadTextNamesTheFileAndLine) {
     EXPECT_EQ(st.code(), ErrorCode::kParse) << c.text;
     EXPECT_NE(st.message().find(path + c.expect), std::string::npos) << st.message();
   }
+}
+
+// Decimals, exponents and a leading '+' stay times (docs/traffic.md).
+TEST(TrafficFile, DecimalTimesAndExponentsRead) {
+  const std::string path = scratch("decimal.txt");
+  std::ofstream(path) << "0.5 0 1 64\n1.5e1 1 0 64\n+20 0 1 64\n2.5E+1 1 0 64\n";
+  const std::vector<TrafficMessage> m = readAll(path);
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[0].time, 500);
+  EXPECT_EQ(m[1].time, 15'000);
+  EXPECT_EQ(m[2].time, 20'000);
+  EXPECT_EQ(m[3].time, 25'000);
+}
+
+// A NUL byte is binary data, as the topology reader says, wherever it breaks
+// the line (was: "1 fields: expected ...").
+TEST(TrafficFile, ANulByteIsBinaryDataNotAFieldCount) {
+  const std::string path = scratch("nul.txt");
+  for (const std::string& text : {std::string("0 0 1 64\n\0\n", 11),
+                                  std::string("0 0 1 6\0"
+                                              "4\n",
+                                              10),
+                                  std::string("0 0 1 64 \0\0\0\0\0\0\0\n", 17)}) {
+    std::ofstream(path, std::ios::binary) << text;
+    auto r = TrafficReader::open(path);
+    ASSERT_TRUE(r);
+    Status st;
+    while (true) {
+      auto m = (*r)->next();
+      if (!m) {
+        st = m.status();
+        break;
+      }
+      if (!m->has_value()) break;
+    }
+    EXPECT_EQ(st.code(), ErrorCode::kParse);
+    EXPECT_NE(st.message().find(":" + std::to_string(std::count(text.begin(), text.end(), '\n')) +
+                                ": binary data (NUL byte): not a text traffic file"),
+              std::string::npos)
+        << st.message();
+  }
+  // In a comment it is part of the comment.
+  std::ofstream(path, std::ios::binary) << std::string("0 0 1 64 # \0\n", 13);
+  EXPECT_EQ(readAll(path).size(), 1u);
 }
 
 TEST(TrafficFile, ValidationChecksHostsBeforeAnythingRuns) {

@@ -1,0 +1,121 @@
+// What the MPI trace readers refuse when reading (no replay needed): sends and
+// receives that do not pair up, in SimGrid traces as in AMG ones, and an AMG
+// waitall completing more requests than its rank has outstanding.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "workload/mpi_trace.h"
+#include "workload/simgrid_trace.h"
+
+namespace ebb::workload {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TraceRead : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ebb-trace-read-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A SimGrid trace folder of one file per rank, t<rank>.txt.
+  Status simgrid(const std::vector<std::string>& ranks) {
+    fs::remove_all(dir_ / "ti");
+    fs::create_directories(dir_ / "ti");
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+      std::ofstream(ti(static_cast<int>(r))) << ranks[r];
+    Result<MpiTrace> t = readSimgridTrace((dir_ / "ti").string(), 1e9);
+    return t ? Status::ok() : t.status();
+  }
+
+  Status amg(const std::string& rows) {
+    const fs::path p = dir_ / "t.csv";
+    std::ofstream(p) << "rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request\n" << rows;
+    Result<MpiTrace> t = readAmgCsv(p.string());
+    return t ? Status::ok() : t.status();
+  }
+
+  // The file of `rank` in the SimGrid folder.
+  std::string ti(int rank) const {
+    return (dir_ / "ti" / ("t" + std::to_string(rank) + ".txt")).string();
+  }
+
+  fs::path dir_;
+};
+
+// Found by a bad-input probe: a send no rank receives, or a receive no rank
+// sends to, replayed with exit 0 (a truncated set of rank files).
+TEST_F(TraceRead, SimgridSendsAndReceivesMustPairUp) {
+  struct Case {
+    std::vector<std::string> ranks;
+    std::string says;  // after rank 0's file
+  };
+  const Case cases[] = {
+      {{"0 init\n0 send 1 64\n0 finalize\n", "1 init\n1 finalize\n"},
+       ":2: this send from rank 0 to rank 1 (tag 0) and 0 after it have no matching receive on "
+       "rank 1: is the trace truncated?"},
+      {{"0 init\n0 irecv 1 64\n0 wait\n", "1 init\n"},
+       ":2: this receive on rank 0 from rank 1 (tag 0) and 0 after it have no matching send: is "
+       "the trace truncated?"},
+      // Matched per tag: a receive of another tag does not take the send.
+      {{"0 isend 1 5 8\n0 isend 1 5 8\n0 waitAll\n", "1 compute 10\n1 irecv 0 5 8\n1 recv 0 6 8\n"},
+       ":2: this send from rank 0 to rank 1 (tag 5) and 0 after it have no matching receive"},
+  };
+  for (const Case& c : cases) {
+    const Status s = simgrid(c.ranks);
+    ASSERT_FALSE(s.isOk()) << c.says;
+    EXPECT_EQ(s.code(), ErrorCode::kParse);
+    EXPECT_NE(s.message().find(ti(0) + c.says), std::string::npos) << s.message();
+  }
+  // The other rank's file and line when the receive is left over there.
+  Status s = simgrid({"0 init\n", "1 init\n1 compute 5\n1 recv 0 8\n"});
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find(ti(1) + ":3: this receive on rank 1 from rank 0"), std::string::npos)
+      << s.message();
+  // Paired up, with collectives around them: read.
+  s = simgrid({"0 init\n0 send 1 8\n0 isend 1 3 8\n0 wait\n0 barrier\n",
+               "1 init\n1 recv 0 8\n1 irecv 0 3 8\n1 waitall\n1 barrier\n"});
+  EXPECT_TRUE(s.isOk()) << s.toString();
+}
+
+// Found by a bad-input probe: a waitall of 5 requests on a rank with one
+// outstanding was clamped to one by the replay, exit 0.
+TEST_F(TraceRead, AmgWaitallCompletesOnlyOutstandingRequests) {
+  Status s =
+      amg("0,isend,0,0.000001,1,64,0,1\n1,irecv,0,0.000001,0,64,0,1\n"
+          "0,waitall,0.000001,0.000002,,,,5\n1,waitall,0.000001,0.000002,,,,1\n");
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), ErrorCode::kParse);
+  EXPECT_NE(s.message().find((dir_ / "t.csv").string() +
+                             ":4: waitall of 5 requests but rank 0 has 1 outstanding"),
+            std::string::npos)
+      << s.message();
+  // Requests a waitall completed are no longer outstanding; blocking calls
+  // never are.
+  s =
+      amg("0,isend,0,0.1,1,64,0,1\n0,isend,0.1,0.2,1,64,0,2\n0,waitall,0.2,0.3,,,,2\n"
+          "0,send,0.3,0.4,1,64,0,\n0,waitall,0.4,0.5,,,,1\n"
+          "1,irecv,0,0.1,0,64,0,1\n1,irecv,0.1,0.2,0,64,0,2\n1,recv,0.2,0.3,0,64,0,\n"
+          "1,waitall,0.3,0.4,,,,2\n");
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("t.csv:6: waitall of 1 requests but rank 0 has 0 outstanding"),
+            std::string::npos)
+      << s.message();
+  s =
+      amg("0,isend,0,0.1,1,64,0,1\n0,isend,0.1,0.2,1,64,0,2\n0,waitall,0.2,0.3,,,,1\n"
+          "0,waitall,0.3,0.4,,,,1\n1,irecv,0,0.1,0,64,0,1\n1,irecv,0.1,0.2,0,64,0,2\n"
+          "1,waitall,0.2,0.3,,,,2\n");
+  EXPECT_TRUE(s.isOk()) << s.toString();
+}
+
+}  // namespace
+}  // namespace ebb::workload
