@@ -488,10 +488,17 @@ std::string FabricEmulator::describeWaiting(std::size_t maxLines) {
   }
   if (more > 0) out += fmt::format("; and {} more directions", more);
   if (iqModel()) {
-    const std::string inBuffers = iqDescribeWaiting();
+    const std::string inBuffers = iqDescribeWaiting(maxLines);
     if (!inBuffers.empty()) out += (out.empty() ? "" : "; ") + inBuffers;
   }
-  return out.empty() ? "no packet waits in the network" : out;
+  if (!out.empty()) return out;
+  // Nothing queued or buffered: what is left is on the links, being sent,
+  // or in an output-queued switch's route stage.
+  return packetsLive_ > 0 ? fmt::format(
+                                "{} packets in flight on links or in a route stage, "
+                                "none queued",
+                                packetsLive_)
+                          : "no packet waits in the network";
 }
 
 policies::LpiCounters FabricEmulator::lpiCounters(LinkId link, Direction dir) const {

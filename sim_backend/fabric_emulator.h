@@ -348,7 +348,7 @@ class FabricEmulator {
   void iqSink(std::uint32_t sw, std::uint32_t slot);
   std::int64_t iqFreeCredit(std::uint32_t ch) const;
   std::uint32_t iqOwned(std::uint32_t ch) const;
-  std::string iqDescribeWaiting() const;
+  std::string iqDescribeWaiting(std::size_t maxLines) const;
   enum EventKind : std::uint8_t {
     kTxDone,
     kArrive,

@@ -70,14 +70,56 @@ iq::InputMasks FabricEmulator::iqMasksOf(std::uint32_t ch) const {
   return masks;
 }
 
-std::string FabricEmulator::iqDescribeWaiting() const {
+// What the buffered flits wait for, per input VC holding any (the first
+// `maxLines`, in channel order), as the output-queued description names the
+// directions packets wait on: the stage of the packet at the front and, once
+// routed, its way on and why it does not move.
+std::string FabricEmulator::iqDescribeWaiting(std::size_t maxLines) const {
+  const auto vcs = static_cast<std::uint32_t>(cfg_.vcs);
+  const auto dirOf = [](std::uint32_t ch) {
+    return ch % 2 == static_cast<std::uint32_t>(Direction::kUp) ? "up" : "down";
+  };
   std::uint64_t flits = 0, switches = 0;
   for (std::uint32_t sw = 0; sw < iqSwitches_.size(); ++sw) {
     flits += iqBuffered_.of(sw);
     switches += iqBuffered_.of(sw) > 0 ? 1u : 0u;
   }
   if (flits == 0) return {};
-  return fmt::format("{} flits wait in the input buffers of {} switches", flits, switches);
+  std::string out =
+      fmt::format("{} flits wait in the input buffers of {} switches", flits, switches);
+  std::size_t lines = 0;
+  for (std::uint32_t ch = 0; ch < channels_.size() && lines < maxLines; ++ch) {
+    if (iqPorts_[ch].receiver == iq::kNone) continue;
+    for (std::uint32_t v = 0; v < vcs && lines < maxLines; ++v) {
+      const iq::InputVc& in = iqIn_[iqSlot(ch, v)];
+      if (in.count == 0) continue;
+      std::string why;
+      if (in.state == iq::InputVc::kRouting || in.state == iq::InputVc::kIdle) {
+        why = "in the route stage";
+      } else if (in.state == iq::InputVc::kSink) {
+        why = "discarded (no way on)";
+      } else {
+        const Channel& o = channels_[in.out];
+        const std::string way =
+            fmt::format("{} ({})", topo_.describeLink(LinkId(in.out / 2)), dirOf(in.out));
+        const char* state = o.failed                            ? ", failed"
+                            : o.offPending                      ? ", draining, then off"
+                            : !o.enabled                        ? ", direction off"
+                            : iqPorts_[in.out].sendable == 0    ? ", turning on"
+                            : in.state == iq::InputVc::kVcAlloc ? ""
+                            : iqOut_[iqSlot(in.out, in.outVc)].credits == 0
+                                ? ", no credits downstream"
+                                : "";
+        why = fmt::format("{} {}{}",
+                          in.state == iq::InputVc::kVcAlloc ? "waiting for a VC on" : "bound for",
+                          way, state);
+      }
+      out += fmt::format("; {} of {} ({}) VC {}: {}", in.count, topo_.describeLink(LinkId(ch / 2)),
+                         dirOf(ch), v, why);
+      ++lines;
+    }
+  }
+  return out;
 }
 
 }  // namespace ebb::sim

@@ -75,6 +75,39 @@ TEST(FabricEmulator, CreditWaitGrowsUnderBackPressureAndReachesTheAgents) {
   }
 }
 
+// A stranded run says where its packets wait: on the input-queued model the
+// input VC, the direction its packet is bound for and why it does not move;
+// packets only in flight are said to be so, not "nothing waits".
+TEST(FabricEmulator, TheWaitingDescriptionNamesDirectionsOnBothModelsAndFlightsToo) {
+  for (SwitchModel model : {SwitchModel::kOutputQueued, SwitchModel::kInputQueued}) {
+    SCOPED_TRACE(model == SwitchModel::kOutputQueued ? "output-queued" : "input-queued");
+    EmulatorConfig cfg;
+    cfg.switchModel = model;
+    Rig r(2, 2, cfg);
+    // Every way down to host 2's leaf off: the packet climbs and waits above it.
+    const fabric::Switch& leaf1 = r.topo.sw(r.topo.leafOf(HostId(2)));
+    for (std::uint16_t up : leaf1.upPorts)
+      r.emu.setDirection(leaf1.ports[up].link, Direction::kDown, false);
+    r.sched.runUntil(10'000'000);
+    r.emu.sendMessage(HostId(0), HostId(2), 64, 1);
+    r.sched.runUntil(20'000'000);
+    ASSERT_EQ(r.emu.packetsInNetwork(), 1u);
+    const std::string where = r.emu.describeWaiting();
+    EXPECT_NE(where.find("(down)"), std::string::npos) << where;
+    EXPECT_NE(where.find("direction off"), std::string::npos) << where;
+    if (model == SwitchModel::kInputQueued) {
+      EXPECT_NE(where.find("bound for"), std::string::npos) << where;
+    }
+  }
+  EmulatorConfig slow;
+  slow.linkLatencyPs = 1'000'000;  // a packet spends a microsecond on each link
+  Rig r(2, 2, slow);
+  r.emu.sendMessage(HostId(0), HostId(2), 64, 1);
+  r.sched.runUntil(500'000);
+  EXPECT_EQ(r.emu.describeWaiting(),
+            "1 packets in flight on links or in a route stage, none queued");
+}
+
 TEST(FabricEmulator, ZeroLoadLatencyIsTheAnalyticValue) {
   EmulatorConfig cfg;
   Rig r(4, 3, cfg);
