@@ -103,8 +103,11 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
       r->SetString(&m, f, value);
       break;
     case FieldDescriptor::CPPTYPE_ENUM: {
+      // A *_UNSPECIFIED placeholder is "not given", not a choice: given
+      // explicitly it would be a second spelling of the default (and a tune
+      // sweep would run that setting twice), so it is refused like a number.
       const auto* ev = f->enum_type()->FindValueByName(value);
-      if (!ev) {
+      if (!ev || value.find("UNSPECIFIED") != std::string::npos) {
         return bad("one of " + enumValueNames(*f->enum_type()));
       }
       r->SetEnum(&m, f, ev);

@@ -32,6 +32,14 @@ struct Node {
   int line;
 };
 
+// A "(portguid)" after a port number: of the line's node or of its peer.
+struct PortGuid {
+  std::uint64_t guid;
+  std::string nodeId;
+  int port;
+  int line;
+};
+
 struct PortDecl {
   std::size_t node;
   int port;
@@ -100,24 +108,38 @@ std::optional<int> takeBracketInt(std::string_view& s) {
   return v;
 }
 
+// The digits of a "[N]" at the front of `s` that takeBracketInt could not
+// read as an int (too large): a range error, not a syntax one.
+std::optional<std::string_view> oversizedBracketInt(std::string_view s) {
+  if (s.empty() || s.front() != '[') return std::nullopt;
+  const auto close = s.find(']');
+  if (close == std::string_view::npos || close == 1) return std::nullopt;
+  const std::string_view digits = s.substr(1, close - 1);
+  if (digits.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  return digits;
+}
+
 void skipSpace(std::string_view& s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
     s.remove_prefix(1);
 }
 
-// Skips an optional "(portguid)" and "[ext N]" after a port number.
-void skipDecorations(std::string_view& s) {
+// Skips an optional "(portguid)" and "[ext N]" after a port number; returns
+// the port GUID when there is one.
+std::optional<std::uint64_t> skipDecorations(std::string_view& s) {
+  std::optional<std::uint64_t> guid;
   while (true) {
     if (!s.empty() && s.front() == '(') {
       const auto close = s.find(')');
-      if (close == std::string_view::npos) return;
+      if (close == std::string_view::npos) return guid;
+      guid = parseHex(s.substr(1, close - 1));
       s.remove_prefix(close + 1);
     } else if (startsWith(s, "[ext")) {
       const auto close = s.find(']');
-      if (close == std::string_view::npos) return;
+      if (close == std::string_view::npos) return guid;
       s.remove_prefix(close + 1);
     } else {
-      return;
+      return guid;
     }
   }
 }
@@ -212,22 +234,41 @@ class Parser {
 
   void portLine(std::string_view s, int lineNo) {
     if (nodes_.empty()) throw ParseError(lineNo, "a port line before any node header");
-    auto port = takeBracketInt(s);
-    if (!port) throw ParseError(lineNo, "a port line starts with '[<port number>]'");
     const Node& node = nodes_.back();
+    const std::string_view atPort = s;
+    auto port = takeBracketInt(s);
+    if (!port) {
+      if (auto digits = oversizedBracketInt(atPort)) {
+        throw ParseError(lineNo, fmt::format("port {} is out of range: \"{}\" has ports 1..{}",
+                                             *digits, node.id, node.numPorts));
+      }
+      throw ParseError(lineNo, "a port line starts with '[<port number>]'");
+    }
     if (*port < 1 || *port > node.numPorts) {
       throw ParseError(lineNo, fmt::format("port {} is out of range: \"{}\" has ports 1..{}", *port,
                                            node.id, node.numPorts));
     }
-    skipDecorations(s);
+    const std::optional<std::uint64_t> guid = skipDecorations(s);
     skipSpace(s);
     auto peer = takeQuoted(s);
     if (!peer || peer->empty()) {
       throw ParseError(lineNo, "a port line needs the quoted id of its peer node");
     }
+    const std::string_view atPeerPort = s;
     auto peerPort = takeBracketInt(s);
+    if (!peerPort) {
+      if (auto digits = oversizedBracketInt(atPeerPort)) {
+        throw ParseError(lineNo,
+                         fmt::format("peer port {} is out of range: a node has at most {} ports",
+                                     *digits, kMaxNetfilePorts));
+      }
+    }
     if (!peerPort || *peerPort < 1) {
       throw ParseError(lineNo, "the peer node id must be followed by '[<port number>]'");
+    }
+    if (guid) portGuids_.push_back({*guid, node.id, *port, lineNo});
+    if (const auto peerGuid = skipDecorations(s)) {
+      portGuids_.push_back({*peerGuid, *peer, *peerPort, lineNo});
     }
     const std::size_t nodeIndex = nodes_.size() - 1;
     const auto key = std::make_pair(nodeIndex, *port);
@@ -242,6 +283,7 @@ class Parser {
   std::unordered_map<std::string, std::size_t> ids_;
   std::unordered_map<std::uint64_t, std::size_t> guids_;  // GUID -> node
   std::vector<PortDecl> decls_;
+  std::vector<PortGuid> portGuids_;  // in file order
   std::map<std::pair<std::size_t, int>, std::size_t> declared_;
   std::optional<std::uint64_t> pendingGuid_;
 };
@@ -273,6 +315,25 @@ Result<Topology> Parser::finish(const std::string& source, const std::vector<std
       return fail(n.line, fmt::format("two nodes would both be named \"{}\" (lines {} and {}): "
                                       "give them distinct descriptions or ids",
                                       it->first, it->second, n.line));
+    }
+  }
+  // Two ports with one GUID would be one port to a subnet manager. The ports
+  // of a switch share its port GUID (IB gives a switch one, on port 0).
+  std::map<std::uint64_t, std::pair<std::size_t, int>> portOfGuid;  // -> (node, port)
+  std::map<std::uint64_t, const PortGuid*> firstOfGuid;
+  for (const PortGuid& g : portGuids_) {
+    const auto it = ids_.find(g.nodeId);
+    if (it == ids_.end() || g.guid == 0) continue;  // an undeclared peer fails below
+    const int port = nodes_[it->second].type == NodeType::kSwitch ? 0 : g.port;
+    const auto [at, fresh] = portOfGuid.emplace(g.guid, std::make_pair(it->second, port));
+    if (fresh) {
+      firstOfGuid[g.guid] = &g;
+    } else if (at->second != std::make_pair(it->second, port)) {
+      const PortGuid& first = *firstOfGuid[g.guid];
+      return fail(g.line,
+                  fmt::format("port \"{}\"[{}] has port GUID 0x{:016x}, already the GUID "
+                              "of port \"{}\"[{}] (line {}): every port has its own GUID",
+                              g.nodeId, g.port, g.guid, first.nodeId, first.port, first.line));
     }
   }
   TopologyBuilder b;

@@ -122,9 +122,10 @@ Result<FaultsDef> faultsFromConfig(const config::FaultsSpec& spec, TimePs cycleP
   if (spec.has_random()) {
     const config::RandomFaultsSpec& r = spec.random();
     RandomFaultsDef& d = f.random;
-    if (!(r.mtbf_us() > 0)) {
+    // Infinite is no mean gap: "never fail" is leaving random out.
+    if (!(std::isfinite(r.mtbf_us()) && r.mtbf_us() > 0)) {
       return invalidArgument(
-          fmt::format("faults.random.mtbf_us: must be > 0 (is {})", r.mtbf_us()));
+          fmt::format("faults.random.mtbf_us: must be a finite number > 0 (is {})", r.mtbf_us()));
     }
     Result<TimePs> mtbf = usToPs("faults.random.mtbf_us", r.mtbf_us());
     if (!mtbf) return mtbf.status();

@@ -1,6 +1,8 @@
 #include "tune/grid.h"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -132,10 +134,18 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
   Result<std::vector<double>> periods =
       expandRange(sp.check_period_cycles(), "search_space.check_period_cycles");
   if (!periods) return periods.status();
+  // gating.check_period_cycles is a 64-bit integer: 2^63 and above do not fit.
+  constexpr double kPeriodLimit = 9223372036854775808.0;
   for (double p : *periods) {
     if (!(p >= 1) || p != std::floor(p)) {
       return invalidArgument(fmt::format(
           "search_space.check_period_cycles: {} is not a whole number of cycles >= 1", p));
+    }
+    if (!(p < kPeriodLimit)) {
+      return invalidArgument(fmt::format(
+          "search_space.check_period_cycles: {} is out of range: a check period is a 64-bit "
+          "integer, at most {} cycles",
+          p, std::numeric_limits<std::int64_t>::max()));
     }
   }
   if (Status s =
@@ -143,6 +153,15 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
       !s.isOk()) {
     return s;
   }
+  // The LPI modes the grid spans: those swept, or the base's.
+  const auto isLpi = [](int m) {
+    return m != config::LpiSpec::OFF && m != config::LpiSpec::MODE_UNSPECIFIED;
+  };
+  bool anyLpi = sp.lpi_mode_size() == 0 && isLpi(base.lpi().mode());
+  for (int m : sp.lpi_mode())
+    anyLpi = anyLpi || isLpi(m);
+  for (const config::FieldSweep& f : sp.field())
+    anyLpi = anyLpi || f.path() == "lpi.mode";  // its values are checked with the field
   if (sp.lpi_mode_size() > 0) {
     Dimension d{"lpi.mode", {}};
     for (int m : sp.lpi_mode()) {
@@ -159,6 +178,12 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
       return invalidArgument(fmt::format("search_space.lpi_hold_ts: must be >= 0 (is {})", h));
     }
   }
+  // Without low-power idle the sweep would collapse onto one setting unasked.
+  if (!holds->empty() && !anyLpi) {
+    return invalidArgument(
+        "search_space.lpi_hold_ts: only low-power idle has a hold time, and the grid has none "
+        "(lpi.mode is OFF); add FAST_WAKE, DEEP_SLEEP or HYBRID to search_space.lpi_mode");
+  }
   if (Status s = numbers(sp.lpi_hold_ts(), "lpi.hold_ts", "lpi_hold_ts"); !s.isOk()) return s;
   Result<std::vector<double>> budgets =
       expandRange(sp.lpi_delay_budget_ns(), "search_space.lpi_delay_budget_ns");
@@ -166,6 +191,12 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
   for (double b : *budgets) {
     if (Status s = policies::checkDelayBudgetNs(b, "search_space.lpi_delay_budget_ns"); !s.isOk())
       return s;
+  }
+  if (!budgets->empty() && !anyLpi) {
+    return invalidArgument(
+        "search_space.lpi_delay_budget_ns: only low-power idle has a delay budget, and the grid "
+        "has none (lpi.mode is OFF); add FAST_WAKE, DEEP_SLEEP or HYBRID to "
+        "search_space.lpi_mode");
   }
   if (Status s = numbers(sp.lpi_delay_budget_ns(), "lpi.adaptive_hold.delay_budget_ns",
                          "lpi_delay_budget_ns");
@@ -249,6 +280,9 @@ std::string formatValue(double v) {
   if (std::isfinite(v) && std::abs(v) < 1e15 && v == std::floor(v)) {
     return fmt::format("{}", static_cast<std::int64_t>(v));
   }
+  // Rounding to 1e-9 would only add noise to a value this large (1e30 would
+  // become 1.0000000000000002e+30).
+  if (!std::isfinite(v) || std::abs(v) >= 1e15) return fmt::format("{}", v);
   const double rounded = std::round(v * 1e9) / 1e9;
   return fmt::format("{}", rounded);
 }

@@ -139,6 +139,23 @@ Status checkSearch(const config::Search& s, TunePlan& plan) {
   plan.strategy = s.strategy() == config::Search::HALVING      ? Strategy::kHalving
                   : s.strategy() == config::Search::COORDINATE ? Strategy::kCoordinate
                                                                : Strategy::kGrid;
+  // A field the strategy never reads would be silently ignored: refused.
+  const std::string strategy = s.strategy() == config::Search::STRATEGY_UNSPECIFIED
+                                   ? "GRID (the default)"
+                                   : config::Search::Strategy_Name(s.strategy());
+  const auto notFor = [&](const char* field, const char* owner) {
+    return invalidArgument(
+        fmt::format("search.{}: does not apply to strategy {}; only {} reads it (remove it or set "
+                    "strategy: {})",
+                    field, strategy, owner, owner));
+  };
+  if (plan.strategy != Strategy::kHalving) {
+    if (s.has_eta()) return notFor("eta", "HALVING");
+    if (s.has_min_fraction()) return notFor("min_fraction", "HALVING");
+  }
+  if (plan.strategy != Strategy::kCoordinate && s.has_max_passes()) {
+    return notFor("max_passes", "COORDINATE");
+  }
   plan.maxPasses = s.has_max_passes() ? s.max_passes() : 10;
   if (plan.maxPasses < 1) {
     return invalidArgument(fmt::format("search.max_passes: must be >= 1 (is {})", s.max_passes()));

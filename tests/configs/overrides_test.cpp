@@ -1,6 +1,10 @@
 #include "configs/overrides.h"
 
+#include <google/protobuf/descriptor.h>
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 #include "configs/config_loader.h"
 
@@ -55,6 +59,47 @@ TEST(Overrides, ErrorsNameTheFieldAndLeaveTheConfigUnchanged) {
   s = applyOverride(cfg, "fabric.kary_n_tree.k.x=1");
   EXPECT_NE(s.message().find("not a message"), std::string::npos);
   EXPECT_EQ(cfg.DebugString(), before);
+}
+
+// Every singular enum field reachable from `d`, by override path.
+void enumPaths(const google::protobuf::Descriptor& d, const std::string& prefix, int depth,
+               std::vector<std::pair<std::string, const google::protobuf::EnumDescriptor*>>& out) {
+  using google::protobuf::FieldDescriptor;
+  if (depth > 6) return;  // recursive messages
+  for (int i = 0; i < d.field_count(); ++i) {
+    const FieldDescriptor* f = d.field(i);
+    if (f->is_repeated()) continue;
+    const std::string path = prefix + f->name();
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) out.emplace_back(path, f->enum_type());
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      enumPaths(*f->message_type(), path + ".", depth + 1, out);
+    }
+  }
+}
+
+// The *_UNSPECIFIED placeholder is "not given", like the number 0: as an
+// explicit value it is refused for every enum, listing the real names.
+TEST(Overrides, AnUnspecifiedEnumNameIsRefusedForEveryEnum) {
+  std::vector<std::pair<std::string, const google::protobuf::EnumDescriptor*>> paths;
+  enumPaths(*Config::descriptor(), "", 0, paths);
+  ASSERT_GE(paths.size(), 5u);
+  int checked = 0;
+  for (const auto& [path, e] : paths) {
+    const std::string placeholder = e->FindValueByNumber(0)->name();
+    if (placeholder.find("UNSPECIFIED") == std::string::npos) continue;
+    Config cfg;
+    const Status s = applyOverride(cfg, path + "=" + placeholder);
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << path;
+    EXPECT_NE(s.message().find("the value is not one of " + enumValueNames(*e)), std::string::npos)
+        << s.message();
+    ++checked;
+  }
+  EXPECT_GE(checked, 5);
+  Config cfg;
+  const Status s = applyOverride(cfg, "emulator.allocator=ALLOCATOR_UNSPECIFIED");
+  EXPECT_EQ(s.message(),
+            "override emulator.allocator=ALLOCATOR_UNSPECIFIED: the value is not one of ISLIP, "
+            "ROUND_ROBIN");
 }
 
 }  // namespace

@@ -179,6 +179,30 @@ std::vector<BadCase> badCases() {
   v.push_back({"GuidFromIdTwice",
                "Switch 4 \"S-0000000000000abc\"\nswitchguid=0xabc\nSwitch 4 \"x\"\n",
                ErrorCode::kParse, "every node has its own GUID"});
+  // Two ports with one GUID, in a net file and in real ibnetdiscover output
+  // (node02's port GUID made node01's: both lines of leaf-1 name it).
+  v.push_back({"PortGuidTwice",
+               "Hca 1 \"h1\"\n[1](10)\t\"s\"[1]\nHca 1 \"h2\"\n[1](10)\t\"s\"[2]\n"
+               "Switch 4 \"s\"\n[1]\t\"h1\"[1]\n[2]\t\"h2\"[1]\n",
+               ErrorCode::kParse,
+               "t.txt:4: port \"h2\"[1] has port GUID 0x0000000000000010, already the GUID of "
+               "port \"h1\"[1] (line 2): every port has its own GUID"});
+  {
+    std::ifstream in(std::string(EBB_SOURCE_DIR) + "/tests/data/ibnetdiscover_small.txt");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (auto at = text.find("(2c90300001012)"); at != std::string::npos;
+         at = text.find("(2c90300001012)"))
+      text.replace(at, 15, "(2c90300001002)");
+    v.push_back({"PortGuidTwiceInIbnetdiscoverOutput", text, ErrorCode::kParse,
+                 "t.txt:28: port \"H-0002c90300001011\"[1] has port GUID 0x0002c90300001002, "
+                 "already the GUID of port \"H-0002c90300001001\"[1] (line 27)"});
+  }
+  // A port number past 32 bits is out of range, not a syntax error.
+  v.push_back({"PortBeyond32Bits", "Switch 4 \"s\"\n[4294967297]\t\"t\"[1]\n", ErrorCode::kParse,
+               "t.txt:2: port 4294967297 is out of range: \"s\" has ports 1..4"});
+  v.push_back({"PeerPortBeyond32Bits", "Switch 4 \"s\"\n[1]\t\"t\"[4294967297]\n",
+               ErrorCode::kParse,
+               "t.txt:2: peer port 4294967297 is out of range: a node has at most 255 ports"});
   v.push_back({"UnknownSetting", "colour=blue\n", ErrorCode::kParse, "t.txt:1: unknown setting"});
   v.push_back({"Empty", "", ErrorCode::kParse, "no nodes"});
   v.push_back(

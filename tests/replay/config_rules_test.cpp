@@ -90,6 +90,15 @@ TEST(ConfigRules, AnExplicitZeroIsRejectedWhereTheRuleIsAboveZero) {
     expectRejected(c);
 }
 
+// An infinite mean time between failures is no rate: the rule said is the
+// one broken (finite and > 0), not ">= 0", which inf meets.
+TEST(ConfigRules, AnInfiniteMtbfIsRefusedAsNotFinite) {
+  expectRejected({"faults { random { mtbf_us: inf } }", "faults.random.mtbf_us",
+                  "must be a finite number > 0 (is inf)"});
+  expectRejected({"faults { random { mtbf_us: 0 } }", "faults.random.mtbf_us",
+                  "must be a finite number > 0 (is 0)"});
+}
+
 TEST(ConfigRules, AnExplicitZeroIsKeptWhereZeroMeansSomething) {
   // Absent and zero differ: each of these defaults to something else.
   EXPECT_EQ(accepted("seed: 0").emulator.seed, 0u);

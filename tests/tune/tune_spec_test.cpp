@@ -159,6 +159,44 @@ const BadSpec kBadSpecs[] = {
      "budget { latency_increase_pct: 5 } search_space { field { path: \"seed\" values: [\"1\"] } "
      "field { path: \"seed\" values: [\"2\"] } }",
      "search_space.field[1] (seed)", "seed is swept twice"},
+    // A search field the strategy never reads is refused, not ignored.
+    {"EtaWithGrid",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2, 0.3] } } search { "
+     "strategy: GRID eta: 3 }",
+     "search.eta", "does not apply to strategy GRID; only HALVING reads it"},
+    {"MinFractionWithCoordinate",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
+     "strategy: COORDINATE min_fraction: 0.1 }",
+     "search.min_fraction", "does not apply to strategy COORDINATE; only HALVING reads it"},
+    {"MaxPassesWithDefaultStrategy",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
+     "max_passes: 3 }",
+     "search.max_passes", "does not apply to strategy GRID (the default); only COORDINATE"},
+    {"MaxPassesWithHalving",
+     "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2] } } search { "
+     "strategy: HALVING max_passes: 3 }",
+     "search.max_passes", "does not apply to strategy HALVING"},
+    // Without low-power idle a hold or a delay budget would collapse unasked.
+    {"HoldWithoutLpi",
+     "budget { latency_increase_pct: 5 } search_space { lpi_hold_ts { values: [1] } }",
+     "search_space.lpi_hold_ts", "only low-power idle has a hold time"},
+    {"HoldWithLpiOff",
+     "budget { latency_increase_pct: 5 } search_space { lpi_mode: [OFF] lpi_hold_ts { values: "
+     "[0, 1] } }",
+     "search_space.lpi_hold_ts", "add FAST_WAKE, DEEP_SLEEP or HYBRID to search_space.lpi_mode"},
+    {"DelayBudgetWithoutLpi",
+     "budget { latency_increase_pct: 5 } search_space { lpi_delay_budget_ns { values: [5] } }",
+     "search_space.lpi_delay_budget_ns", "only low-power idle has a delay budget"},
+    // Named by field, the value as given (not rounded to 1.0000000000000002e+30).
+    {"PeriodBeyond64Bits",
+     "budget { latency_increase_pct: 5 } search_space { check_period_cycles { values: [1e30] } }",
+     "search_space.check_period_cycles: 1e+30 is out of range",
+     "a 64-bit integer, at most 9223372036854775807 cycles"},
+    // The placeholder is "not given": a second spelling of the default.
+    {"FieldUnspecifiedEnum",
+     "budget { latency_increase_pct: 5 } search_space { field { path: \"emulator.allocator\" "
+     "values: [\"ISLIP\", \"ALLOCATOR_UNSPECIFIED\"] } }",
+     "search_space.field[0] (emulator.allocator)", "the value is not one of ISLIP, ROUND_ROBIN"},
 };
 
 TEST(TuneSpec, TheSettingsLimitIsCheckedBeforeTheGridAndCanBeRaised) {
