@@ -70,6 +70,17 @@ int AgentDaemon::run() {
     sched_.after(s_.runForPs, agent::Phase::kControl, [this] { shutdown("run_for_ms elapsed"); });
   }
   io_.run();
+  if (!stopping_) {
+    // Only a signal, run_for_ms or a failure ends a daemon: an event loop
+    // with nothing left to do means the agents stopped scheduling. Fail
+    // loudly (a service manager restarts on failure) after putting back
+    // what this run gated.
+    err_ << "ebb agent: internal error: no agent is running any more; stopping\n";
+    io_.restart();
+    shutdown("no agent running");
+    if (!io_.stopped()) io_.run();
+    exitCode_ = 1;
+  }
   mad_->close();
   printSummary();
   return exitCode_;
@@ -112,6 +123,18 @@ bool AgentDaemon::readFabric() {
   });
   while (!initDone && io_.run_one()) {
   }
+  // The event loop ran dry before discovery answered: a completion was lost.
+  // Never go on with a half-read fabric (and a stopped loop, which would make
+  // the daemon exit 0 at once, doing nothing).
+  if (!initDone) {
+    err_ << "ebb agent: cannot start: discovery of the fabric ended without completing (an "
+            "internal error: a reply's completion was lost); nothing was changed\n";
+    return false;
+  }
+  // The last reply can leave the loop with no work (replies come from a
+  // receiving thread, which is no work to Asio): it then counts as stopped,
+  // and every later run() would return at once until restarted.
+  if (io_.stopped()) io_.restart();
   if (!initStatus.isOk()) {
     err_ << "ebb agent: cannot start: " << initStatus.toString() << "\n";
     return false;

@@ -41,7 +41,15 @@ int runCounterSweeps(ib::IbBackend& backend, boost::asio::io_context& io,
         }
       });
     }
+    // A loop that ran out of work last time counts as stopped (replies come
+    // from a receiving thread, no work to Asio) until restarted.
+    if (io.stopped()) io.restart();
     while (left > 0 && io.run_one()) {
+    }
+    if (left > 0) {
+      err << "ebb agent: counter sweep " << n << ": " << left
+          << " reads never completed (an internal error)\n";
+      return 1;
     }
     const double took =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -384,6 +384,22 @@ TEST(AgentDaemon, DryRunDecidesButNeverSets) {
   }
 }
 
+// A port found Disabled at start (an operator's, or a killed run's): the
+// daemon runs its agents until run_for_ms. The last discovery reply used to
+// leave the event loop out of work, so stopped: the daemon printed its
+// startup line and exited 0 at once, doing nothing (a probe's finding).
+TEST(AgentDaemon, APortFoundDisabledAtStartStillRunsTheAgents) {
+  IbsimFabric fab(tree());
+  const CommandResult r = fab.runClient({"ibportstate", "-D", "0,1", "8", "disable"}, "H1");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  Daemon d(fab, kary("dry_run: true run_for_ms: 1500", "found_disabled"));
+  const auto status = d.proc().wait(30s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(*status, 0) << d.out() << d.err();
+  EXPECT_NE(d.out().find("stopping (run_for_ms elapsed)"), std::string::npos) << d.out();
+  EXPECT_EQ(d.err().find("internal error"), std::string::npos) << d.err();
+}
+
 // `ebb agent --sweep N`: every cabled port of every switch read N times over
 // PMA, nothing decided, no Set sent (the timing behind docs/performance.md).
 TEST(AgentDaemon, CounterSweepReadsEveryPortAndSetsNothing) {
