@@ -33,9 +33,13 @@ void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
     return later<agent::CounterSample>(std::move(done), std::move(s));
   }
   if (!st.reachable || st.lid == 0) {
-    return later<agent::CounterSample>(
-        std::move(done),
-        Status(ErrorCode::kUnavailable, fmt::format("switch {} is not reachable", me.name)));
+    // Out of reach over the links that are up (a failure cut the directed
+    // routes to it; the re-homing brings a way back) or no LID yet: held,
+    // not lost (docs/ib_agent.md, "Lost contact"). Failing it safe would
+    // send Sets it cannot receive, and keep it failed safe once reachable.
+    ++stats_.countersHeld;
+    agent::CounterSample s{sched_.now(), true, st.last};
+    return later<agent::CounterSample>(std::move(done), std::move(s));
   }
   if (st.sweepInFlight) {
     // The last read is still waiting on timeouts: do not pile up more.

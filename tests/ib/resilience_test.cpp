@@ -333,6 +333,8 @@ void failATreeCableAndRecover(IbsimFabric& fab, Daemon& d, std::chrono::millisec
   EXPECT_TRUE(waitForText(d.outPath(), "link(s) up again in", 5s)) << d.out();
   const Shutdown s = sigterm(d, phys, 15s);
   EXPECT_TRUE(s.status) << "still running 15 s after SIGTERM";
+  // A switch out of reach while the routes heal is held, not failed safe.
+  EXPECT_EQ(d.err().find("failed safe"), std::string::npos) << d.err();
 }
 
 // (1) The failure reported by OpenSM's trap 128 (ebb's event plugin).
