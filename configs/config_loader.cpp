@@ -101,12 +101,15 @@ Status checkEnumValues(const google::protobuf::Message& msg, const std::string& 
 
 }  // namespace
 
+bool isEnumPlaceholder(const google::protobuf::EnumValueDescriptor& v) {
+  return v.name().find("UNSPECIFIED") != std::string::npos;
+}
+
 std::string enumValueNames(const google::protobuf::EnumDescriptor& e) {
   std::string names;  // the choices, without the UNSPECIFIED placeholder
   for (int i = 0; i < e.value_count(); ++i) {
-    const std::string& n = e.value(i)->name();
-    if (n.find("UNSPECIFIED") != std::string::npos) continue;
-    names += (names.empty() ? "" : ", ") + n;
+    if (isEnumPlaceholder(*e.value(i))) continue;
+    names += (names.empty() ? "" : ", ") + e.value(i)->name();
   }
   return names;
 }

@@ -15,6 +15,8 @@ namespace ebb::config {
 // <field.path>: unknown value N (expected one of A, B, C)", at any depth.
 Status parseTextMessage(const std::string& text, const std::string& sourceName,
                         google::protobuf::Message& msg);
+// An enum's *_UNSPECIFIED value: "not given", not a choice.
+bool isEnumPlaceholder(const google::protobuf::EnumValueDescriptor& v);
 // The names an enum field takes, "A, B, C", without its UNSPECIFIED placeholder.
 std::string enumValueNames(const google::protobuf::EnumDescriptor& e);
 // Parses a text-format ebb config. Errors are E_PARSE "<source>:<line>:<col>: ...".

@@ -107,7 +107,7 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
       // explicitly it would be a second spelling of the default (and a tune
       // sweep would run that setting twice), so it is refused like a number.
       const auto* ev = f->enum_type()->FindValueByName(value);
-      if (!ev || value.find("UNSPECIFIED") != std::string::npos) {
+      if (!ev || isEnumPlaceholder(*ev)) {
         return bad("one of " + enumValueNames(*f->enum_type()));
       }
       r->SetEnum(&m, f, ev);

@@ -12,8 +12,8 @@ namespace ebb::sim {
 
 SyntheticTraffic::SyntheticTraffic(FabricEmulator& emu, workload::SyntheticSpec spec)
     : emu_(emu), spec_(std::move(spec)) {
-  const auto flitsPerMessage = static_cast<double>(emu.config().messageFlits(spec_.messageBytes));
-  pMax_ = std::min(1.0, spec_.rate.max() / flitsPerMessage);
+  flitsPerMessage_ = static_cast<double>(emu.config().messageFlits(spec_.messageBytes));
+  pMax_ = std::min(1.0, spec_.rate.max() / flitsPerMessage_);
   const std::size_t hosts = emu.topology().numHosts();
   rngs_.reserve(hosts);
   for (std::size_t h = 0; h < hosts; ++h) {
@@ -69,8 +69,7 @@ void SyntheticTraffic::next(std::uint32_t host) {
   auto& rng = rngs_[host];
   const TimePs now = emu_.scheduler().now();
   if (now >= spec_.rate.end()) return;
-  const auto flitsPerMessage = static_cast<double>(emu_.config().messageFlits(spec_.messageBytes));
-  const double p = spec_.rate.at(now) / flitsPerMessage;
+  const double p = spec_.rate.at(now) / flitsPerMessage_;
   std::uniform_real_distribution<double> u(0.0, 1.0);
   if (u(rng) * pMax_ < p) {
     const std::uint32_t dst = destination(host, rng);

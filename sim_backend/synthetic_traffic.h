@@ -35,7 +35,8 @@ class SyntheticTraffic {
 
   FabricEmulator& emu_;
   workload::SyntheticSpec spec_;
-  double pMax_ = 0;  // candidate probability per cycle at the peak rate
+  double flitsPerMessage_ = 1;  // on a link (EmulatorConfig::messageFlits)
+  double pMax_ = 0;             // candidate probability per cycle at the peak rate
   std::vector<std::mt19937_64> rngs_;
   std::vector<std::uint32_t> hot_;  // hot hosts, ascending; empty: none
   std::uint64_t generated_ = 0;

@@ -315,8 +315,7 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
       incastPattern
           ? static_cast<double>(spec.incastRounds()) * static_cast<double>(spec.incastSenders)
           : spec.rate.max() * static_cast<double>(span / o.cyclePs) *
-                static_cast<double>(spec.hosts) * static_cast<double>(o.flitBytes) /
-                static_cast<double>(o.messageBytes);
+                static_cast<double>(spec.hosts) / static_cast<double>(spec.flitsPerMessage());
   // The options that set how many messages the pattern makes, as it reads
   // them: the ramp has its own rates and length (--time-scale), an incast
   // ignores --rate.

@@ -162,6 +162,14 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
     anyLpi = anyLpi || isLpi(m);
   for (const config::FieldSweep& f : sp.field())
     anyLpi = anyLpi || f.path() == "lpi.mode";  // its values are checked with the field
+  // Without low-power idle a sweep of its own fields would collapse onto one
+  // setting unasked.
+  const auto needsLpi = [](const char* field, const char* what) {
+    return invalidArgument(fmt::format(
+        "search_space.{}: only low-power idle has {}, and the grid has none (lpi.mode is OFF); "
+        "add FAST_WAKE, DEEP_SLEEP or HYBRID to search_space.lpi_mode",
+        field, what));
+  };
   if (sp.lpi_mode_size() > 0) {
     Dimension d{"lpi.mode", {}};
     for (int m : sp.lpi_mode()) {
@@ -178,12 +186,7 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
       return invalidArgument(fmt::format("search_space.lpi_hold_ts: must be >= 0 (is {})", h));
     }
   }
-  // Without low-power idle the sweep would collapse onto one setting unasked.
-  if (!holds->empty() && !anyLpi) {
-    return invalidArgument(
-        "search_space.lpi_hold_ts: only low-power idle has a hold time, and the grid has none "
-        "(lpi.mode is OFF); add FAST_WAKE, DEEP_SLEEP or HYBRID to search_space.lpi_mode");
-  }
+  if (!holds->empty() && !anyLpi) return needsLpi("lpi_hold_ts", "a hold time");
   if (Status s = numbers(sp.lpi_hold_ts(), "lpi.hold_ts", "lpi_hold_ts"); !s.isOk()) return s;
   Result<std::vector<double>> budgets =
       expandRange(sp.lpi_delay_budget_ns(), "search_space.lpi_delay_budget_ns");
@@ -192,12 +195,7 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
     if (Status s = policies::checkDelayBudgetNs(b, "search_space.lpi_delay_budget_ns"); !s.isOk())
       return s;
   }
-  if (!budgets->empty() && !anyLpi) {
-    return invalidArgument(
-        "search_space.lpi_delay_budget_ns: only low-power idle has a delay budget, and the grid "
-        "has none (lpi.mode is OFF); add FAST_WAKE, DEEP_SLEEP or HYBRID to "
-        "search_space.lpi_mode");
-  }
+  if (!budgets->empty() && !anyLpi) return needsLpi("lpi_delay_budget_ns", "a delay budget");
   if (Status s = numbers(sp.lpi_delay_budget_ns(), "lpi.adaptive_hold.delay_budget_ns",
                          "lpi_delay_budget_ns");
       !s.isOk()) {

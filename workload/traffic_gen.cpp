@@ -73,10 +73,7 @@ Result<std::uint64_t> generateTraffic(const GenSpec& s, TrafficWriter& out) {
     for (std::size_t i = 0; i < order.size(); ++i)
       perm[order[i]] = order[(i + 1) % order.size()];
   }
-  // What a link carries: whole flits (a replay's packets split a message
-  // larger than its packet size, each packet's last flit whole too).
-  const auto flitsPerMessage = static_cast<double>(
-      (std::max<std::int64_t>(s.messageBytes, 1) + s.flitBytes - 1) / s.flitBytes);
+  const auto flitsPerMessage = static_cast<double>(s.flitsPerMessage());
   const double pMax = std::min(1.0, s.rate.max() / flitsPerMessage);
   if (pMax <= 0) return std::uint64_t{0};
   const auto gap = [&] { return bernoulliGap(pMax, s.cyclePs, rng); };

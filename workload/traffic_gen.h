@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -28,6 +29,12 @@ struct GenSpec {
   Status validate() const;
   // incast, once validated: rounds at 0, period, 2 x period, ... before endPs.
   std::int64_t incastRounds() const { return (endPs - 1) / incastPeriodPs + 1; }
+  // The flits a message occupies on a link, its last flit whole (the rate
+  // counts these; the file holds no packet size, so a message is one run
+  // of flits).
+  std::int64_t flitsPerMessage() const {
+    return (std::max<std::int64_t>(messageBytes, 1) + flitBytes - 1) / flitBytes;
+  }
 };
 
 // Streams the generated messages into `out`; returns how many were written.
