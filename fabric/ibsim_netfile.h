@@ -8,8 +8,9 @@
 namespace ebb::fabric {
 
 // The most ports a node of a net file (and of ibnetdiscover output) has: the
-// port number is one byte on InfiniBand.
-inline constexpr std::size_t kMaxNetfilePorts = 255;
+// port number is one byte on InfiniBand, and 255 is not a port (PortSelect
+// 0xFF asks a switch's PortCounters for all ports at once).
+inline constexpr std::size_t kMaxNetfilePorts = 254;
 
 // Writes an ibsim "net" file of the topology: hosts first (the first host is
 // ibsim's default attach point), then switches; every cable from both ends;

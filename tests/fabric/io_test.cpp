@@ -96,7 +96,7 @@ TEST(IbsimNetfile, ASwitchWithMorePortsThanANetFileNumbersIsRefused) {
   const Status s = writeIbsimNetfile(t, out);
   ASSERT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("has 256 ports"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("at most 255"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("at most 254"), std::string::npos) << s.message();
   EXPECT_TRUE(out.str().empty());
 }
 
@@ -202,7 +202,10 @@ std::vector<BadCase> badCases() {
                "t.txt:2: port 4294967297 is out of range: \"s\" has ports 1..4"});
   v.push_back({"PeerPortBeyond32Bits", "Switch 4 \"s\"\n[1]\t\"t\"[4294967297]\n",
                ErrorCode::kParse,
-               "t.txt:2: peer port 4294967297 is out of range: a node has at most 255 ports"});
+               "t.txt:2: peer port 4294967297 is out of range: a node has at most 254 ports"});
+  // Port 255 is not a port: PortSelect 0xFF asks for all of a switch's ports.
+  v.push_back({"PortCount255", "Switch 255 \"s\"\n[1]\t\"t\"[1]\n", ErrorCode::kParse,
+               "t.txt:1: a node header needs a port count from 1 to 254"});
   v.push_back({"UnknownSetting", "colour=blue\n", ErrorCode::kParse, "t.txt:1: unknown setting"});
   v.push_back({"Empty", "", ErrorCode::kParse, "no nodes"});
   v.push_back(
