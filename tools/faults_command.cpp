@@ -1,8 +1,12 @@
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <ostream>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -39,13 +43,20 @@ std::string clock(double seconds) {
   return fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
-// One scenario alone: its events as the run reports them.
+// One scenario alone: its events as the run reports them. The agents'
+// re-homing and the pairs' reconnection are independent (a repair or an
+// on-demand turn-on can reconnect before the agents re-home): in time order.
 void printScenario(const campaign::ScenarioResult& r, std::ostream& out) {
   for (const replay::FaultRecord& f : r.faults.events) {
-    out << fmt::format(
-        "    {:>12} ps  {:<13} {}{}{}\n", f.at, f.action, f.part,
-        f.detectedAt >= 0 ? fmt::format("; detected at {} ps", f.detectedAt) : "",
-        f.recoveredAt >= 0 ? fmt::format("; recovered at {} ps", f.recoveredAt) : "");
+    std::vector<std::pair<TimePs, std::string>> after;
+    if (f.detectedAt >= 0) after.emplace_back(f.detectedAt, "agents re-homed");
+    if (f.recoveredAt >= 0) after.emplace_back(f.recoveredAt, "every pair reconnected");
+    std::stable_sort(after.begin(), after.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string tail;
+    for (const auto& [at, what] : after)
+      tail += fmt::format("; {} at {} ps", what, at);
+    out << fmt::format("    {:>12} ps  {:<13} {}{}\n", f.at, f.action, f.part, tail);
   }
 }
 

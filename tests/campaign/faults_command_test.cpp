@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -103,6 +105,40 @@ TEST(FaultsCommand, ReplaysOneScenarioAndEmitsItsConfig) {
   const std::string aloneCsv = slurp(std::filesystem::path(alone) / "scenarios.csv");
   EXPECT_NE(aloneCsv.find("\n0" + row.substr(1) + "\n"), std::string::npos)
       << aloneCsv << " vs " << row;
+}
+
+// The agents' re-homing and the pairs' reconnection after an event are
+// independent; each event's line lists them in time order, none before the
+// event. Seeds 1..12 of the 4-ary 3-tree include reconnections that come
+// before the re-homing (an on-demand turn-on), so the order is tested.
+TEST(FaultsCommand, AReplayedScenarioListsWhatFollowedEachEventInTimeOrder) {
+  const auto dir = scratch("order");
+  const std::string base = std::string(EBB_SOURCE_DIR) + "/configs/kary4x3.textproto";
+  int reconnectedFirst = 0, lines = 0;
+  for (int seed = 1; seed <= 12; ++seed) {
+    const auto r = ebb({"faults", "--config", base, "--replay-scenario", std::to_string(seed),
+                        "--out", (dir / std::to_string(seed)).string(), "--quiet"});
+    ASSERT_NE(r.code, tools::kExitUsage) << r.err;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) {
+      const auto ps = line.find(" ps  ");
+      if (line.rfind("    ", 0) != 0 || ps == std::string::npos) continue;
+      ++lines;
+      long long last = std::stoll(line.substr(0, ps));
+      std::string first;
+      for (auto at = line.find("; "); at != std::string::npos; at = line.find("; ", at + 1)) {
+        const auto num = line.find(" at ", at) + 4;
+        const long long t = std::stoll(line.substr(num));
+        EXPECT_GE(t, last) << line;
+        last = t;
+        if (first.empty()) first = line.substr(at + 2, num - at - 6);
+      }
+      if (first == "every pair reconnected" && line.find("agents re-homed") != std::string::npos)
+        ++reconnectedFirst;
+    }
+  }
+  EXPECT_GT(lines, 12);
+  EXPECT_GT(reconnectedFirst, 0);
 }
 
 TEST(FaultsCommand, BadArgumentsNameTheFlag) {
