@@ -221,7 +221,11 @@ Status checkSendsMatchReceives(const MpiTrace& t, const std::string& tracePath) 
         break;
       }
     }
-    const std::string where = fmt::format("{}:{}", t.fileOf(rank, tracePath), line);
+    // Formats without lines (OTF2) name the file and which of its kind it is.
+    const std::string where =
+        line > 0 ? fmt::format("{}:{}", t.fileOf(rank, tracePath), line)
+                 : fmt::format("{} ({} number {} of these)", t.fileOf(rank, tracePath),
+                               sendLeft ? "send" : "receive", std::min(sends, recvs) + 1);
     return Status(
         ErrorCode::kParse,
         sendLeft ? fmt::format("{}: this send from rank {} to rank {} (tag {}) and {} after it "

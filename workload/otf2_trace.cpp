@@ -296,6 +296,7 @@ Result<MpiTrace> assemble(const std::string& anchor, std::vector<LocationLog>& l
   }
   for (std::uint32_t r = 0; r < P; ++r)
     copyUntil(r, logs[r].ops.size());
+  if (Status s = checkSendsMatchReceives(t, anchor); !s.isOk()) return s;
   stats.collectives = count;
   t.countOps();
   return t;

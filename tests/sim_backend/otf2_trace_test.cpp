@@ -6,6 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
+#ifdef EBB_HAVE_OTF2
+#include <otf2/otf2.h>
+#endif
+
 #include "fabric/kary_tree.h"
 #include "sim_backend/mpi_replay.h"
 
@@ -116,6 +120,80 @@ TEST(Otf2Trace, ABrokenRankFileIsNamedNotTheAnchor) {
       << def.status().message();
   fs::remove_all(dir);
 }
+
+#ifdef EBB_HAVE_OTF2
+// A two-rank OTF2 archive in `dir`: rank 0 sends `sends` messages to rank 1
+// (tag 7, 64 bytes each), rank 1 receives `recvs` of them.
+std::string writeTwoRankTrace(const std::filesystem::path& dir, int sends, int recvs) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  OTF2_Archive* a = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1 << 20, 1 << 22,
+                                      OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  OTF2_FlushCallbacks flush = {[](void*, OTF2_FileType, OTF2_LocationRef, void*,
+                                  bool) -> OTF2_FlushType { return OTF2_FLUSH; },
+                               nullptr};
+  OTF2_Archive_SetFlushCallbacks(a, &flush, nullptr);
+  OTF2_Archive_SetSerialCollectiveCallbacks(a);
+  OTF2_Archive_OpenEvtFiles(a);
+  std::uint64_t events[2] = {0, 0};
+  for (OTF2_LocationRef loc = 0; loc < 2; ++loc) {
+    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, loc);
+    const int n = loc == 0 ? sends : recvs;
+    for (int i = 0; i < n; ++i) {
+      const OTF2_TimeStamp t = 1000 * static_cast<OTF2_TimeStamp>(i + 1);
+      if (loc == 0) OTF2_EvtWriter_MpiSend(w, nullptr, t, 1, 0, 7, 64);
+      if (loc == 1) OTF2_EvtWriter_MpiRecv(w, nullptr, t, 0, 0, 7, 64);
+      ++events[loc];
+    }
+    OTF2_Archive_CloseEvtWriter(a, w);
+  }
+  OTF2_Archive_CloseEvtFiles(a);
+  OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(a);
+  OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, 100000, OTF2_UNDEFINED_TIMESTAMP);
+  OTF2_GlobalDefWriter_WriteString(g, 0, "");
+  OTF2_GlobalDefWriter_WriteString(g, 1, "node");
+  OTF2_GlobalDefWriter_WriteString(g, 2, "rank");
+  OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 1, 1, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+  for (OTF2_LocationRef loc = 0; loc < 2; ++loc) {
+    OTF2_GlobalDefWriter_WriteLocationGroup(g, static_cast<OTF2_LocationGroupRef>(loc), 2,
+                                            OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                                            OTF2_UNDEFINED_LOCATION_GROUP);
+    OTF2_GlobalDefWriter_WriteLocation(g, loc, 2, OTF2_LOCATION_TYPE_CPU_THREAD, events[loc],
+                                       static_cast<OTF2_LocationGroupRef>(loc));
+  }
+  OTF2_Archive_CloseGlobalDefWriter(a, g);
+  OTF2_Archive_Close(a);
+  return (dir / "traces.otf2").string();
+}
+
+// Sends and receives must pair up, as in the other trace formats: a trace
+// cut short is refused by name, not replayed into a deadlock.
+TEST(Otf2Trace, SendsWithoutReceivesAreRefusedByName) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ebb-otf2-pairs-" + std::to_string(::getpid()));
+  auto whole = readOtf2Trace(writeTwoRankTrace(dir, 3, 3));
+  ASSERT_TRUE(whole) << whole.status().toString();
+  EXPECT_EQ(whole->sends, 3u);
+  EXPECT_EQ(whole->recvs, 3u);
+  const std::string anchor = writeTwoRankTrace(dir, 3, 1);
+  auto cut = readOtf2Trace(anchor);
+  ASSERT_FALSE(cut);
+  EXPECT_EQ(cut.status().code(), ErrorCode::kParse);
+  EXPECT_NE(cut.status().message().find(anchor + " (send number 2 of these): this send from rank "
+                                                 "0 to rank 1 (tag 7) and 1 after it have no "
+                                                 "matching receive on rank 1"),
+            std::string::npos)
+      << cut.status().message();
+  auto extra = readOtf2Trace(writeTwoRankTrace(dir, 1, 2));
+  ASSERT_FALSE(extra);
+  EXPECT_NE(extra.status().message().find("(receive number 2 of these): this receive on rank 1 "
+                                          "from rank 0 (tag 7) and 0 after it have no matching "
+                                          "send"),
+            std::string::npos)
+      << extra.status().message();
+  std::filesystem::remove_all(dir);
+}
+#endif
 
 }  // namespace
 }  // namespace ebb::sim
