@@ -106,10 +106,12 @@ std::optional<PortId> DisablePortGating::enableEnd(LinkId l) const {
   return std::nullopt;
 }
 
-// Sets Polling on the end of `l` ebb disabled. When that switch has gone
-// dark, first re-enables its links that were disabled from their far ends
-// (the last one it lost is always such a link), then waits until it is
-// reachable again, up to `deadline`.
+// Sets Polling on the end of `l` ebb disabled. When that switch is dark
+// (several failures, a whole switch among them, can leave every way to it
+// on links disabled at their far ends, or further away), first re-enables,
+// hop by hop, the shortest way to it over links ebb disabled, then waits
+// until it is reachable again, up to `deadline`. A Set that fails because
+// the switch went dark as it went out waits the same way.
 void DisablePortGating::enableLink(LinkId l, TimePs deadline, Done<LinkPowerState> done) {
   const std::optional<PortId> end = enableEnd(l);
   if (end && b_.sw_[end->sw.value()].reachable) {
@@ -121,9 +123,16 @@ void DisablePortGating::enableLink(LinkId l, TimePs deadline, Done<LinkPowerStat
                              b_.topo_.sw(end->sw).name)));
     }
     const std::uint64_t gen = ++b_.rec(l).gen;
+    b_.rec(l).pollingSet = true;
     return setPhys(*end, PhysState::kPolling,
-                   [this, l, end = *end, gen, done = std::move(done)](Status st) {
-                     if (!st.isOk()) return done(st);
+                   [this, l, end = *end, gen, deadline, done = std::move(done)](Status st) mutable {
+                     b_.rec(l).pollingSet = false;
+                     if (!st.isOk()) {
+                       if (!b_.sw_[end.sw.value()].reachable && b_.sched_.now() < deadline) {
+                         return enableLink(l, deadline, std::move(done));
+                       }
+                       return done(st);
+                     }
                      forget(l);
                      done(LinkPowerState::kTurningOn);
                      if (gen == b_.rec(l).gen) pollUntilUp(l, end);
@@ -135,19 +144,55 @@ void DisablePortGating::enableLink(LinkId l, TimePs deadline, Done<LinkPowerStat
         Status(ErrorCode::kUnavailable, fmt::format("link {}: the end to re-enable is out of reach",
                                                     b_.topo_.describeLink(l))));
   }
-  for (LinkId m : std::vector<LinkId>(b_.disabled_)) {
-    const std::optional<PortId>& gate = b_.rec(m).disabledEnd;
-    if (m == l || !gate || gate->sw == end->sw) continue;
-    const fabric::Link& M = b_.topo_.link(m);
-    if (M.lower.sw != end->sw && M.upper.sw != end->sw) continue;
-    if (!b_.sw_[gate->sw.value()].reachable || b_.rec(m).pendingGate) continue;
-    b_.rec(m).pendingGate = true;
-    enableLink(m, deadline, [this, m](Result<LinkPowerState>) { b_.rec(m).pendingGate = false; });
+  if (const std::optional<LinkId> m = firstHopTo(end->sw, l); m && !b_.rec(*m).pendingGate) {
+    b_.rec(*m).pendingGate = true;
+    enableLink(*m, deadline,
+               [this, m = *m](Result<LinkPowerState>) { b_.rec(m).pendingGate = false; });
   }
   b_.sched_.after(b_.opts_.linkPollPs, agent::Phase::kBackend,
                   [this, l, deadline, done = std::move(done)]() mutable {
                     enableLink(l, deadline, std::move(done));
                   });
+}
+
+std::optional<LinkId> DisablePortGating::firstHopTo(fabric::SwitchId target, LinkId skip) const {
+  const fabric::Topology& t = b_.topo_;
+  // Per switch, the link ebb re-enables first on the way to it (none for
+  // the switches reachable now and those reached over links that are up).
+  std::vector<std::optional<LinkId>> first(t.numSwitches());
+  std::vector<char> seen(t.numSwitches(), 0);
+  std::vector<fabric::SwitchId> queue;
+  for (std::uint32_t s = 0; s < t.numSwitches(); ++s) {
+    if (b_.sw_[s].reachable) {
+      seen[s] = 1;
+      queue.push_back(fabric::SwitchId(s));
+    }
+  }
+  for (std::size_t q = 0; q < queue.size(); ++q) {
+    const fabric::SwitchId s = queue[q];
+    if (s == target) return first[s.value()];
+    for (const fabric::Port& p : t.sw(s).ports) {
+      if (!p.link.valid() || p.link == skip) continue;
+      const fabric::Link& L = t.link(p.link);
+      if (L.lowerIsHost) continue;
+      const fabric::SwitchId far = L.lower.sw == s ? L.upper.sw : L.lower.sw;
+      if (seen[far.value()]) continue;
+      const IbBackend::LinkRecord& r = b_.rec(p.link);
+      // Over a link that is up (or set Polling: a hop already under way),
+      // or one disabled here (only that end brings it back); a failed link
+      // (down, not disabled) is no way.
+      const bool up = r.up || r.enabling || r.pollingSet;
+      const std::optional<PortId>& gate = r.disabledEnd ? r.disabledEnd : r.foundDisabledAt;
+      const bool gatedHere = !up && gate && gate->sw == s;
+      if (!up && !gatedHere) continue;
+      seen[far.value()] = 1;
+      first[far.value()] = first[s.value()] ? first[s.value()]
+                           : gatedHere      ? std::optional<LinkId>(p.link)
+                                            : std::nullopt;
+      queue.push_back(far);
+    }
+  }
+  return std::nullopt;
 }
 
 // A link retrains on its own after Polling (under ibsim: after the harness's

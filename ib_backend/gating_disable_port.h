@@ -28,6 +28,10 @@ class DisablePortGating final : public GatingStrategy {
   void setPhys(fabric::PortId end, PhysState phys, std::function<void(Status)> done);
   std::optional<fabric::PortId> enableEnd(fabric::LinkId l) const;
   void enableLink(fabric::LinkId l, TimePs deadline, Done<agent::LinkPowerState> done);
+  // The first link to re-enable on the shortest way to `target` from the
+  // switches reachable now, over links that are up and links ebb disabled
+  // (each crossed from the end that can re-enable it); nullopt if none.
+  std::optional<fabric::LinkId> firstHopTo(fabric::SwitchId target, fabric::LinkId skip) const;
   void pollUntilUp(fabric::LinkId l, fabric::PortId end);
   // The link is no longer disabled by ebb (Polling was set).
   void forget(fabric::LinkId l);

@@ -207,6 +207,7 @@ class IbBackend final : public agent::Backend {
     bool disabling = false;    // a Set Disabled on the wire
     bool enabling = false;     // set Polling, waiting for LinkUp
     bool pendingGate = false;  // being re-enabled to reach a dark switch
+    bool pollingSet = false;   // a Set Polling on the wire
     // kReduceWidth: the link is at reduced width (by this run or found so).
     std::optional<Narrowed> narrowed;
     bool widthBusy = false;  // a width Set on the wire

@@ -109,6 +109,12 @@ void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
                 return buildRequest(dr, Method::kGet, Attr::kNodeInfo, 0, mKey);
               },
               [this, sw, done, why, code = g.firstError.code()](Result<MadBytes> probe) {
+                if (!probe && !sw_[sw.value()].reachable) {
+                  // Out of reach in ebb's own view by now (the failure that
+                  // stopped the reads was just taken in): held, as above.
+                  ++stats_.countersHeld;
+                  return done(agent::CounterSample{sched_.now(), true, sw_[sw.value()].last});
+                }
                 if (!probe) {
                   const Status lost(code, fmt::format("{}; no answer by directed route either: {}",
                                                       why, probe.status().message()));

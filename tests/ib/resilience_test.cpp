@@ -355,6 +355,40 @@ TEST(Resilience, TreeCableFailureSeenOnlyByLostCountersAndEveryPairComesBack) {
   failATreeCableAndRecover(fab, d, 30s);
 }
 
+// (2b) A whole switch fails: the minimal tree's root, on which every gated
+// leaf hangs. Its agent's counters go unanswered (neither by LID nor by
+// directed route once its cables are gone): ebb holds that switch, it does
+// not fail it safe, and re-homes the tree on another spine; every pair has
+// a route again and ebb says it recovered.
+TEST(Resilience, TheTreeRootSwitchFailsWholeAndEveryPairComesBack) {
+  IbsimFabric fab(irregular(), fabricOptions(false));
+  Daemon d(fab, onIrregular(fab, "mad_retries: 1 lost_contact_ms: 600 restore_timeout_ms: 10000",
+                            "root"));
+  PhysicalLayer phys(fab, d, {.tree = &tree()});
+  gateUntilQuiet(d, phys);
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_FALSE(phys.down().empty()) << "ebb gated nothing\n" << d.out() << d.err();
+  const fabric::SwitchId root = tree().root();
+  const fabric::Switch& sw = irregular().sw(root);
+  phys.forgetTree();
+  for (std::uint16_t p = 0; p < sw.ports.size(); ++p) {
+    if (sw.ports[p].link.valid()) phys.fail(nameOf(root, p));
+  }
+  const auto t0 = Clock::now();
+  const std::string broken = playUntilAllPairs(fab, d, phys, 40s);
+  report("root_recovery_ms",
+         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0));
+  EXPECT_EQ(broken, "") << sw.name << " failed; still disabled: " << describe(phys.down()) << "\n"
+                        << readWholeFile(d.logPath()) << d.out() << d.err();
+  EXPECT_TRUE(playUntilRecovered(d, phys, 10s))
+      << d.out() << d.err() << "still disabled: " << describe(phys.down()) << "\n"
+      << readWholeFile(d.logPath());
+  EXPECT_TRUE(d.proc().running()) << d.err();
+  const Shutdown s = sigterm(d, phys, 15s);
+  EXPECT_TRUE(s.status) << "still running 15 s after SIGTERM";
+  EXPECT_EQ(d.err().find("failed safe"), std::string::npos) << d.err();
+}
+
 // (3) SIGTERM as soon as ebb has heard of the failure: the restore ends
 // within restore_timeout_ms (plus a margin for the start of the restore),
 // with exit 0 only if every link ebb disabled came back, else exit 1 naming
