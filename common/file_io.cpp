@@ -52,6 +52,48 @@ void skipUtf8Bom(std::istream& in) {
   }
 }
 
+namespace {
+// Proves `dir` writable with a probe file; E_IO naming `what` otherwise.
+Status probeWritable(const fs::path& dir, const std::string& what) {
+  std::error_code ec;
+  const fs::path probe = dir / fmt::format(".ebb-write-probe.{}", ::getpid());
+  std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+  out << "probe\n";
+  out.close();
+  const bool ok = static_cast<bool>(out);
+  fs::remove(probe, ec);
+  if (ok) return Status::ok();
+  return {ErrorCode::kIo,
+          fmt::format("{}: cannot write into the folder (permissions, read-only file system or "
+                      "full disk)",
+                      what)};
+}
+}  // namespace
+
+Status checkOutputFile(const fs::path& path, std::string_view option,
+                       const std::vector<fs::path>& inputs) {
+  if (path.empty())
+    return {ErrorCode::kInvalidArgument, fmt::format("{}: an empty file name", option)};
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("{} {}: is a folder, expected a file name", option, path.string())};
+  }
+  for (const fs::path& in : inputs) {
+    if (fs::equivalent(path, in, ec) && !ec) {
+      return {ErrorCode::kInvalidArgument,
+              fmt::format("{} {}: is the input {} itself: writing it would destroy it", option,
+                          path.string(), in.string())};
+    }
+  }
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) {
+    return {ErrorCode::kIo, fmt::format("{} {}: its folder {} does not exist", option,
+                                        path.string(), dir.string())};
+  }
+  return probeWritable(dir, fmt::format("{} {}", option, path.string()));
+}
+
 Status prepareOutputFolder(const std::string& dir, std::string_view option) {
   if (dir.empty()) {
     return {ErrorCode::kInvalidArgument,
@@ -68,21 +110,7 @@ Status prepareOutputFolder(const std::string& dir, std::string_view option) {
     return {ErrorCode::kIo,
             fmt::format("{} {}: cannot create the folder: {}", option, dir, ec.message())};
   }
-  const fs::path probe = path / fmt::format(".ebb-write-probe.{}", ::getpid());
-  {
-    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
-    out << "probe\n";
-    out.close();
-    if (!out) {
-      fs::remove(probe, ec);
-      return {ErrorCode::kIo,
-              fmt::format("{} {}: cannot write into the folder (permissions, read-only file "
-                          "system or full disk)",
-                          option, dir)};
-    }
-  }
-  fs::remove(probe, ec);
-  return Status::ok();
+  return probeWritable(path, fmt::format("{} {}", option, dir));
 }
 
 }  // namespace ebb

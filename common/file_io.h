@@ -4,6 +4,7 @@
 #include <istream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -30,5 +31,12 @@ void skipUtf8Bom(std::istream& in);
 // file, so a bad folder is an error before the work, not after it. E_INVALID
 // for an empty name or a path that is a file; E_IO naming the path and why.
 Status prepareOutputFolder(const std::string& dir, std::string_view option);
+
+// Before a run that ends by writing the file `path` (given as `option`, e.g.
+// "--emit-config"): E_INVALID when it is one of `inputs` (the same file by
+// any name: writing it would destroy an input) or a folder; E_IO naming the
+// path and why when its folder does not exist or cannot be written into.
+Status checkOutputFile(const std::filesystem::path& path, std::string_view option,
+                       const std::vector<std::filesystem::path>& inputs);
 
 }  // namespace ebb

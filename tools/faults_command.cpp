@@ -94,6 +94,12 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb faults: " << o.configPath << ": " << s.toString() << "\n";
     return kExitError;
   }
+  if (!o.emitConfig.empty()) {
+    if (Status s = checkOutputFile(o.emitConfig, "--emit-config", {o.configPath}); !s.isOk()) {
+      err << "ebb faults: " << s.toString() << "\n";
+      return kExitUsage;
+    }
+  }
   if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
     err << "ebb faults: " << s.toString() << "\n";
     return kExitError;

@@ -168,6 +168,24 @@ TEST(FaultsCommand, BadArgumentsNameTheFlag) {
     EXPECT_EQ(r.code, c.code) << c.args.back() << ": " << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
   }
+  // --emit-config onto the base config itself (by another name too), into a
+  // folder that does not exist, or onto a folder: refused before the run and
+  // before --out is touched; the base config is intact.
+  const std::string baseText = slurp(base);
+  const std::string sameByAnotherName = (dir / "." / "base.textproto").string();
+  for (const auto& [emit, says] : std::vector<std::pair<std::string, std::string>>{
+           {base, "is the input"},
+           {sameByAnotherName, "is the input"},
+           {(dir / "nowhere" / "x.textproto").string(), "its folder"},
+           {dir.string(), "is a folder"}}) {
+    const std::filesystem::path out = dir / "emit_out";
+    const auto r = ebb({"faults", "--config", base, "--replay-scenario", "5", "--emit-config", emit,
+                        "--out", out.string(), "--quiet"});
+    EXPECT_EQ(r.code, tools::kExitUsage) << emit << ": " << r.err;
+    EXPECT_NE(r.err.find("--emit-config " + emit + ": " + says), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << emit;
+    EXPECT_EQ(slurp(base), baseText);
+  }
   // A base config that does not validate: exit 1, naming the field.
   const std::string bad =
       writeBase(dir, "fabric { kary_n_tree { k: 4 n: 2 } } gating { turn_on_cycles: 9000 }");
