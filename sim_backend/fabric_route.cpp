@@ -2,6 +2,8 @@
 // "Routing"): the FabricEmulator members that pick a packet's next direction,
 // down over the down table's ports, up by the up-routing strategy among the
 // links that can still reach the destination.
+#include <algorithm>
+
 #include "sim_backend/fabric_emulator.h"
 
 namespace ebb::sim {
@@ -22,19 +24,36 @@ std::uint32_t FabricEmulator::route(SwitchId sw, HostId dst) {
   return chooseUp(sw, dst);
 }
 
-// The next direction of a packet that arrived at `sw` over `inCh`. Under
-// whole-link gating (in-band) a way down can go off after the packet chose to
-// climb towards it, and no agent turns a link on for a packet waiting there:
-// a packet still climbing (it came up `inCh`) goes on up where the
-// destination is reachable over what is on, as a subnet manager's new routes
-// would send it; one that cannot is dropped (kNone), as an InfiniBand switch
-// discards packets for a disabled port. A draining direction still takes it.
+// The next direction of a packet that arrived at `sw` over `inCh`. A packet
+// still climbing (it came up `inCh`) whose way down from here is broken by a
+// failure (an irregular tree where the destination leaf hangs below this
+// switch by one cable, a failed cable below a middle switch) climbs on where
+// the destination is reachable, as a subnet manager's new routes would send
+// it. Under whole-link gating (in-band) a way down can also go off after the
+// packet chose to climb towards it, and no agent turns a link on for a
+// packet waiting there: it goes on up where the destination is reachable
+// over what is on; one that cannot is dropped (kNone), as an InfiniBand
+// switch discards packets for a disabled port. A draining direction still
+// takes it.
 std::uint32_t FabricEmulator::routeHop(SwitchId sw, std::uint32_t inCh, HostId dst) {
   const std::uint32_t out = route(sw, dst);
-  if (!routeAroundGated_ || out == kNone) return out;
+  if (out == kNone) return out;
   const Channel& c = channels_[out];
+  const bool climbing = inCh % 2 == static_cast<std::uint32_t>(Direction::kUp);
+  if (failedDirections_ > 0 && climbing && !c.toHost &&
+      out % 2 == static_cast<std::uint32_t>(Direction::kDown) &&
+      (c.failed || !reach_.reachesDown(c.receiver, topo_.leafOf(dst)))) {
+    const std::uint32_t up = chooseUp(sw, dst);
+    if (up != kNone && !channels_[up].failed &&
+        (!routeAroundGated_ || channels_[up].enabled || channels_[up].offPending)) {
+      ++stats_.packetsRerouted;
+      return up;
+    }
+    return out;
+  }
+  if (!routeAroundGated_) return out;
   if (c.enabled || c.offPending || c.failed) return out;
-  if (inCh % 2 == static_cast<std::uint32_t>(Direction::kUp)) {
+  if (climbing) {
     refreshGatedReach();
     const std::uint32_t up = chooseUpAmong(sw, dst, &gatedReach_);
     if (up != kNone && channels_[up].enabled) {
@@ -73,10 +92,10 @@ std::uint32_t FabricEmulator::chooseDown(SwitchId sw, SwitchId leaf, HostId dst)
       const std::uint32_t ch = channelOf(port);
       const SwitchId child = channels_[ch].receiver;
       if (channels_[ch].failed) continue;
-      if (pass == 0 && (!chUsable(ch) || (checkGated && !gatedReach_.reaches(child, leaf)))) {
+      if (pass == 0 && (!chUsable(ch) || (checkGated && !gatedReach_.reachesDown(child, leaf)))) {
         continue;
       }
-      if (pass == 1 && !reach_.reaches(child, leaf)) continue;
+      if (pass == 1 && !reach_.reachesDown(child, leaf)) continue;
       downScratch_.push_back(ch);
     }
     if (!downScratch_.empty()) return downScratch_[dst.value() % downScratch_.size()];
@@ -111,10 +130,23 @@ std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, HostId dst, const Fault
     return reach == nullptr ||
            (!channels_[ch].failed && reach->reaches(channels_[ch].receiver, dstLeaf));
   };
+  // Where no up link leads down the tables' way (in-band: no up link that is
+  // on, since no agent turns one on for a waiting packet), one that climbs on
+  // past a broken way down (routeHop) will do.
+  const bool climbOn =
+      reach != nullptr && std::none_of(ups.begin(), ups.end(), [&](std::uint16_t port) {
+        const std::uint32_t ch = index(topo_.sw(sw).ports[port].link, Direction::kUp);
+        return (!routeAroundGated_ || chUsable(ch)) && reaches(ch);
+      });
+  const auto reachesEither = [&](std::uint32_t ch) {
+    return climbOn
+               ? !channels_[ch].failed && reach->reachesClimbing(channels_[ch].receiver, dstLeaf)
+               : reaches(ch);
+  };
   upScratch_.clear();
   for (std::uint32_t i = 0; i < ups.size(); ++i) {
     const std::uint32_t ch = index(topo_.sw(sw).ports[ups[i]].link, Direction::kUp);
-    if (!chUsable(ch) || !reaches(ch)) continue;
+    if (!chUsable(ch) || !reachesEither(ch)) continue;
     UpCandidate cand{ch, 0, 0, i};
     if (load && iqModel()) {
       cand.freeCredit = iqFreeCredit(ch);
@@ -143,7 +175,7 @@ std::uint32_t FabricEmulator::chooseUpAmong(SwitchId sw, HostId dst, const Fault
   states.reserve(ups.size());
   for (std::uint16_t port : ups) {
     const std::uint32_t ch = index(topo_.sw(sw).ports[port].link, Direction::kUp);
-    if (reaches(ch)) states.push_back({ch, channels_[ch].offPending, channels_[ch].enabled});
+    if (reachesEither(ch)) states.push_back({ch, channels_[ch].offPending, channels_[ch].enabled});
   }
   return states.empty() ? kNone : fallbackUp(states);
 }

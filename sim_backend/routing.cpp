@@ -61,6 +61,7 @@ FaultReach::FaultReach(const fabric::Topology& topo, const DownRoutes& down)
     leafIndex_[leaves[i].value()] = static_cast<std::uint32_t>(i);
   downOk_.assign(topo.numSwitches() * numLeaves_, 0);
   reach_.assign(topo.numSwitches() * numLeaves_, 0);
+  reachClimbing_.assign(topo.numSwitches() * numLeaves_, 0);
 }
 
 void FaultReach::recompute(const Failed& failed) {
@@ -89,24 +90,24 @@ void FaultReach::recompute(const Failed& failed) {
     }
   }
   // Top-down: a leaf not below a switch is reached through some intact up
-  // direction whose upper switch reaches it.
+  // direction whose upper switch reaches it; climbing on, also a leaf below
+  // whose way down is broken.
   for (int level = 0; level < topo_.depth(); ++level) {
     for (SwitchId s : topo_.switchesAtLevel(level)) {
       std::uint8_t* row = &reach_[s.value() * numLeaves_];
+      std::uint8_t* climbing = &reachClimbing_[s.value() * numLeaves_];
       for (std::size_t leaf = 0; leaf < numLeaves_; ++leaf) {
-        if (leaves[leaf] == s || down_.port(s, leaves[leaf]) != DownRoutes::kNoPort) {
-          row[leaf] = downOk_[s.value() * numLeaves_ + leaf];
-          continue;
-        }
-        row[leaf] = 0;
+        const std::uint8_t down = downOk_[s.value() * numLeaves_ + leaf];
+        const bool below = leaves[leaf] == s || down_.port(s, leaves[leaf]) != DownRoutes::kNoPort;
+        row[leaf] = below ? down : 0;
+        climbing[leaf] = down;
+        if (leaves[leaf] == s) continue;
         for (std::uint16_t up : topo_.sw(s).upPorts) {
           const fabric::LinkId link = topo_.sw(s).ports[up].link;
           const SwitchId upper = topo_.link(link).upper.sw;
-          if (!failed(link, fabric::Direction::kUp) &&
-              reach_[upper.value() * numLeaves_ + leaf] != 0) {
-            row[leaf] = 1;
-            break;
-          }
+          if (failed(link, fabric::Direction::kUp)) continue;
+          if (!below && reach_[upper.value() * numLeaves_ + leaf] != 0) row[leaf] = 1;
+          if (reachClimbing_[upper.value() * numLeaves_ + leaf] != 0) climbing[leaf] = 1;
         }
       }
     }

@@ -61,8 +61,20 @@ class FaultReach {
 
   FaultReach(const fabric::Topology& topo, const DownRoutes& down);
   void recompute(const Failed& failed);
+  // A packet at `sw` still climbing reaches `leaf` over what is intact,
+  // going down wherever the leaf is below (the down tables' way).
   bool reaches(fabric::SwitchId sw, fabric::SwitchId leaf) const {
     return reach_[sw.value() * numLeaves_ + leafIndex_[leaf.value()]] != 0;
+  }
+  // The same, where a switch with the leaf below may also climb on when its
+  // way down is broken (irregular trees, a failed cable below a middle
+  // switch): the way a climbing packet takes after routeHop climbs on.
+  bool reachesClimbing(fabric::SwitchId sw, fabric::SwitchId leaf) const {
+    return reachClimbing_[sw.value() * numLeaves_ + leafIndex_[leaf.value()]] != 0;
+  }
+  // A packet at `sw` already going down reaches `leaf` (down only).
+  bool reachesDown(fabric::SwitchId sw, fabric::SwitchId leaf) const {
+    return downOk_[sw.value() * numLeaves_ + leafIndex_[leaf.value()]] != 0;
   }
 
  private:
@@ -70,8 +82,9 @@ class FaultReach {
   const DownRoutes& down_;
   std::vector<std::uint32_t> leafIndex_;  // per switch: its index among the leaves
   std::size_t numLeaves_ = 0;
-  std::vector<std::uint8_t> downOk_;  // [switch * leaves + leaf]: the down path is intact
-  std::vector<std::uint8_t> reach_;   // [switch * leaves + leaf]: some intact up*/down* path
+  std::vector<std::uint8_t> downOk_;         // [switch * leaves + leaf]: the down path is intact
+  std::vector<std::uint8_t> reach_;          // [switch * leaves + leaf]: some intact up*/down* path
+  std::vector<std::uint8_t> reachClimbing_;  // the same, climbing on past a broken way down
 };
 
 // One usable up link of a switch as the up-routing strategy sees it.

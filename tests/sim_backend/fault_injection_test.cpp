@@ -3,8 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <sstream>
+#include <string>
 
+#include <fmt/format.h>
+
+#include "fabric/ibnetdiscover.h"
 #include "fabric/kary_tree.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/mpi_replay.h"
@@ -155,6 +161,67 @@ TEST_P(FaultsOnEachModel, AscentAvoidsASwitchWhoseWayDownFailed) {
   EXPECT_EQ(r.emu.stats().messagesDelivered, 64u);
   EXPECT_EQ(r.emu.stats().packetsDropped, 0u);
   EXPECT_EQ(r.emu.counters(link, Direction::kDown).txPackets, 0u);
+}
+
+// An ibsim net file of `hosts` (host, leaf) and `cables` (lower switch,
+// upper switch), ports numbered in the order given.
+std::string netOf(const std::vector<std::pair<std::string, std::string>>& hosts,
+                  const std::vector<std::pair<std::string, std::string>>& cables) {
+  std::map<std::string, std::vector<std::string>> ports;  // node -> "peer"[port] per port
+  const auto cable = [&](const std::string& a, const std::string& b) {
+    ports[a].push_back(b);
+    ports[b].push_back(a);
+  };
+  for (const auto& [h, leaf] : hosts)
+    cable(h, leaf);
+  for (const auto& [lower, upper] : cables)
+    cable(lower, upper);
+  const auto portOf = [&](const std::string& node, const std::string& peer, std::size_t nth) {
+    for (std::size_t p = 0, seen = 0; p < ports[node].size(); ++p) {
+      if (ports[node][p] == peer && seen++ == nth) return p + 1;
+    }
+    return std::size_t{0};
+  };
+  std::string text;
+  for (const auto& [node, peers] : ports) {
+    const bool host = node[0] == 'H';
+    text += fmt::format("{} {} \"{}\"\n", host ? "Hca" : "Switch", peers.size(), node);
+    std::map<std::string, std::size_t> nth;
+    for (std::size_t p = 0; p < peers.size(); ++p) {
+      const std::size_t k = nth[peers[p]]++;
+      text += fmt::format("[{}] \"{}\"[{}]\n", p + 1, peers[p], portOf(peers[p], node, k));
+    }
+  }
+  return text;
+}
+
+fabric::Topology irregularOf(const std::string& net) {
+  std::istringstream in(net);
+  return fabric::parseIbnetdiscover(in, "net").value();
+}
+
+// An irregular tree where leaf L1 hangs below M1 alone and L0 below M0 and
+// M1: with the cable M1-L0 failed, H1's packets reach M1 climbing and must
+// climb on (T0, M0, L0) rather than go down the failed cable. All arrive.
+TEST_P(FaultsOnEachModel, APacketWhoseWayDownFailedClimbsOnInAnIrregularTree) {
+  const fabric::Topology topo =
+      irregularOf(netOf({{"H0", "L0"}, {"H1", "L1"}},
+                        {{"L0", "M0"}, {"L0", "M1"}, {"L1", "M1"}, {"M0", "T0"}, {"M1", "T0"}}));
+  agent::VirtualScheduler sched;
+  FabricEmulator emu(topo, model(), sched);
+  const fabric::SwitchId m1 = *topo.findSwitch("M1");
+  LinkId failed;
+  for (const fabric::Port& p : topo.sw(m1).ports) {
+    if (p.link.valid() && topo.link(p.link).lower.sw == *topo.findSwitch("L0")) failed = p.link;
+  }
+  ASSERT_TRUE(failed.valid());
+  emu.failLink(failed);
+  for (std::uint32_t i = 0; i < 40; ++i)
+    emu.sendMessage(HostId(i % 2), HostId(1 - i % 2), 256, i);
+  sched.runAll();
+  EXPECT_EQ(emu.stats().messagesDelivered, 40u);
+  EXPECT_EQ(emu.stats().packetsDropped, 0u);
+  EXPECT_GT(emu.stats().packetsRerouted, 0u);  // H1's, at M1
 }
 
 TEST_P(FaultsOnEachModel, FailingTheOnlyPathDropsAndCountsEveryLostMessage) {
