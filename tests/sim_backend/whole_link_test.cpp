@@ -2,9 +2,15 @@
 // does: the in-band mode of the emulator (docs/emulator.md, "In-band mode").
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "fabric/kary_tree.h"
+#include "fabric/minimal_tree.h"
 #include "fabric/topology_builder.h"
 #include "sim_backend/fabric_emulator.h"
 #include "sim_backend/sim_backend.h"
@@ -249,6 +255,71 @@ TEST(WholeLink, APacketWhoseWayDownWentOffClimbsOnWhereAnotherWayIsOn) {
     EXPECT_EQ(r.emu.stats().packetsReascended, 1u);
     EXPECT_EQ(r.emu.stats().packetsDropped, 0u);
     EXPECT_EQ(r.emu.packetsInNetwork(), 0u);
+  }
+}
+
+// The probe's irregular tree (8 hosts, parallel cables, two tops) gated to
+// its minimal tree: leaf L1's one way up is M0, whose cable to L3 is off;
+// M0 must climb on (T0, M1, L3) for every packet from H1 to H6 and back.
+// Before, the ascent saw no up link leading down the tables' way and sent
+// them up a link that was off, where they were dropped.
+TEST(WholeLink, TheMinimalTreesPathOfAnIrregularTreeCarriesEveryPair) {
+  fabric::TopologyBuilder b;
+  std::map<std::string, fabric::SwitchId> sw;
+  std::map<std::string, std::uint16_t> used;
+  std::uint64_t guid = 0x100;
+  for (const auto& [name, ports] : std::vector<std::pair<std::string, int>>{
+           {"T0", 3}, {"T1", 3}, {"M0", 7}, {"M1", 7}, {"L0", 3}, {"L1", 5}, {"L2", 4}, {"L3", 4}})
+    sw[name] = b.addSwitch(name, ++guid, ports);
+  const auto cable = [&](const std::string& lower, const std::string& upper) {
+    ASSERT_TRUE(b.connectSwitches({sw[lower], used[lower]++}, {sw[upper], used[upper]++}).isOk());
+  };
+  const std::vector<std::pair<std::string, int>> hosts = {
+      {"L0", 1}, {"L1", 3}, {"L2", 2}, {"L3", 2}};
+  int h = 0;
+  for (const auto& [leaf, n] : hosts) {
+    for (int i = 0; i < n; ++i) {
+      ASSERT_TRUE(
+          b.connectHost(b.addHost(fmt::format("H{}", h++), ++guid), 0, {sw[leaf], used[leaf]++})
+              .isOk());
+    }
+  }
+  for (const auto& [lower, upper] : std::vector<std::pair<std::string, std::string>>{{"L0", "M0"},
+                                                                                     {"L0", "M0"},
+                                                                                     {"L1", "M0"},
+                                                                                     {"L1", "M1"},
+                                                                                     {"L2", "M1"},
+                                                                                     {"L2", "M1"},
+                                                                                     {"L3", "M1"},
+                                                                                     {"L3", "M0"},
+                                                                                     {"M0", "T0"},
+                                                                                     {"M0", "T0"},
+                                                                                     {"M1", "T0"},
+                                                                                     {"M1", "T1"},
+                                                                                     {"M1", "T1"},
+                                                                                     {"M0", "T1"}})
+    cable(lower, upper);
+  const fabric::Topology topo = b.build().value();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
+  for (SwitchModel model : {SwitchModel::kOutputQueued, SwitchModel::kInputQueued}) {
+    SCOPED_TRACE(model == SwitchModel::kOutputQueued ? "output-queued" : "input-queued");
+    Rig r(topo, GatingUnit::kLink, model);
+    for (std::uint32_t l = 0; l < r.topo.numLinks(); ++l) {
+      const fabric::Link& link = r.topo.link(LinkId(l));
+      if (!link.lowerIsHost && !mt.containsLink(LinkId(l))) r.apply(link.lower, false);
+    }
+    r.sched.runAll();
+    std::uint32_t tag = 0;
+    for (std::uint32_t src = 0; src < r.topo.numHosts(); ++src) {
+      for (std::uint32_t dst = 0; dst < r.topo.numHosts(); ++dst) {
+        if (src != dst) r.emu.sendMessage(HostId(src), HostId(dst), 64, ++tag);
+      }
+    }
+    r.sched.runAll();
+    EXPECT_EQ(r.emu.stats().messagesDelivered, tag);
+    EXPECT_EQ(r.emu.stats().packetsDropped, 0u);
+    EXPECT_EQ(r.emu.stats().packetsDroppedGated, 0u);
+    EXPECT_GT(r.emu.stats().packetsReascended, 0u);
   }
 }
 
