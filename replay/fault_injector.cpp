@@ -243,6 +243,22 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
       const Direction d = scope == FaultScope::kUpDirection ? Direction::kUp : Direction::kDown;
       rec.part = fmt::format("{} direction of link {}", d == Direction::kUp ? "up" : "down",
                              topo_.describeLink(link));
+      if (emu_.routesAroundGated()) {
+        // Whole-link gating models InfiniBand, where a link trains both ways
+        // or not at all: a dead direction takes the link down, for the
+        // emulator, the agents and the proof of connectivity alike.
+        rec.part += " (the whole link: in-band)";
+        change = [this, fail, link] {
+          if (fail) {
+            truth_.failLink(link);
+            emu_.failLink(link);
+          } else {
+            truth_.repairLink(topo_, link);
+            emu_.repairLink(link);
+          }
+        };
+        break;
+      }
       change = [this, fail, link, d] {
         if (fail) {
           truth_.failLink(link, d);

@@ -126,6 +126,7 @@ class FabricEmulator {
     routeAroundGated_ = on;
     gatedReachDirty_ = true;
   }
+  bool routesAroundGated() const { return routeAroundGated_; }
 
   // Faults (docs/emulator.md, "Faults"), at now(), any number of times: a
   // failed direction carries nothing, draws no power and is unusable; what

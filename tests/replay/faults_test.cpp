@@ -153,6 +153,34 @@ TEST(Faults, MinimalTreeRootFailsAndEveryPairIsReconnected) {
   expectRecovered(out.faults);
 }
 
+// In-band (whole-link gating, as on InfiniBand) a dead direction takes its
+// link down for the emulator, the agents and the proof alike. Before, the
+// agents saw the link down while the proof still used its other direction,
+// and gating broke a pair only that direction connected (a 3-ary 3-tree: a
+// leaf's tree link up direction, another leaf's link, then one direction
+// of the first leaf's last way up).
+TEST(Faults, InBandADeadDirectionTakesItsWholeLinkDown) {
+  Fixture f(3, 3);
+  const RunSpec s = spec(
+      "workload { rate_points { point { rate: 0.09 } point { at_cycles: 12000 rate: 0.29 } "
+      "point { at_cycles: 24000 rate: 0.2 } } } "
+      "gating { in_band { enabled: true resilience: NONE } } "
+      "faults { "
+      "event { at_cycles: 2279 scope: UP_DIRECTION switch_name: \"S2_0_0\" "
+      "minimal_tree_up: true } "
+      "event { at_cycles: 5726 scope: LINK switch_name: \"S2_2_1\" port: 5 } "
+      "event { at_cycles: 19453 scope: DOWN_DIRECTION switch_name: \"S2_0_0\" port: 6 } }");
+  const Result<RunOutput> run = runEmulation(s, f.topo, f.mt, true, {});
+  ASSERT_TRUE(run) << run.status().toString();
+  const RunOutput& out = *run;
+  ASSERT_EQ(out.faults.events.size(), 3u);
+  EXPECT_NE(out.faults.events[0].part.find("up direction of link"), std::string::npos);
+  EXPECT_NE(out.faults.events[0].part.find("(the whole link: in-band)"), std::string::npos)
+      << out.faults.events[0].part;
+  EXPECT_NE(out.faults.events[2].part.find("(the whole link: in-band)"), std::string::npos);
+  expectRecovered(out.faults);
+}
+
 // A leaf loses every up cable: its hosts are physically cut off, reported as
 // such, and not counted as violations; the rest of the fabric stays connected.
 TEST(Faults, ALeafLosingEveryUpCableIsReportedCutOff) {
