@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/unknown_field_set.h>
 #include <google/protobuf/util/delimited_message_util.h>
 #include "common/file_io.h"
 #include "common/output_file.h"
@@ -287,6 +288,9 @@ class BinaryReader final : public TrafficReader {
       return Status(ErrorCode::kParse,
                     fmt::format("{}: record {}: truncated or corrupt record", path_, record_));
     }
+    if (const std::string rule = checkFields(record_buf_); !rule.empty()) {
+      return Status(ErrorCode::kParse, fmt::format("{}: record {}: {}", path_, record_, rule));
+    }
     in_.consume(head + size);
     const messages::TrafficRecord& r = record_buf_;
     if (r.time_ps() < 0 || r.time_ps() > kMaxTrafficTimePs) {
@@ -302,11 +306,51 @@ class BinaryReader final : public TrafficReader {
                                 r.bytes() <= 0 ? "bytes must be > 0" : "time goes back"));
     }
     last_ = r.time_ps();
-    return std::optional<TrafficMessage>(
-        TrafficMessage{r.time_ps(), r.src(), r.dst(), r.bytes(), r.job()});
+    return std::optional<TrafficMessage>(TrafficMessage{
+        r.time_ps(), static_cast<std::uint32_t>(r.src()), static_cast<std::uint32_t>(r.dst()),
+        r.bytes(), static_cast<std::uint32_t>(r.job())});
   }
 
  private:
+  // The rules protobuf does not check: src, dst and job are 64-bit on the
+  // wire (configs/proto/traffic.proto) so that a value wider than a host
+  // index is seen, not cut to its low bits; a known field of the wrong wire
+  // type, which protobuf keeps as an unknown field (the value silently 0),
+  // is corrupt. Fields of a later version of the format are skipped.
+  static std::string checkFields(const messages::TrafficRecord& r) {
+    for (const auto& [name, v] : {std::pair<const char*, std::uint64_t>{"src", r.src()},
+                                  {"dst", r.dst()},
+                                  {"job", r.job()}}) {
+      if (v > 0xFFFFFFFFu) {
+        return fmt::format("{} {} is wider than the field's 32 bits: corrupt record", name, v);
+      }
+    }
+    static const char* const kNames[] = {nullptr, "time_ps", "src", "dst", "bytes", "job"};
+    const google::protobuf::UnknownFieldSet& unknown = r.GetReflection()->GetUnknownFields(r);
+    for (int i = 0; i < unknown.field_count(); ++i) {
+      const int number = unknown.field(i).number();
+      if (number < 1 || number > 5) continue;
+      return fmt::format("field {} ({}) has wire type {}, not 0 (varint): corrupt record", number,
+                         kNames[number], wireType(unknown.field(i).type()));
+    }
+    return {};
+  }
+  static int wireType(google::protobuf::UnknownField::Type t) {
+    switch (t) {
+      case google::protobuf::UnknownField::TYPE_VARINT:
+        return 0;
+      case google::protobuf::UnknownField::TYPE_FIXED64:
+        return 1;
+      case google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED:
+        return 2;
+      case google::protobuf::UnknownField::TYPE_GROUP:
+        return 3;
+      case google::protobuf::UnknownField::TYPE_FIXED32:
+        return 5;
+    }
+    return -1;
+  }
+
   std::string path_;
   BlockInput in_;
   messages::TrafficRecord record_buf_;

@@ -316,6 +316,58 @@ TEST(TrafficFile, BinaryTimesBeyondTheTextRangeAreRefused) {
   EXPECT_TRUE(validateTrafficFile(path, 4));
 }
 
+// A binary record's fields as ebb's reader holds them, byte by byte: a src,
+// dst or job varint wider than 32 bits wrapped (protobuf keeps the low bits),
+// a field of the wrong wire type was taken for an unknown one (the host
+// silently 0).
+TEST(TrafficFile, BinaryFieldsAreReadWholeNotWrapped) {
+  const std::string path = scratch("fields.bin");
+  const auto varint = [](std::uint64_t v) {
+    std::string out;
+    do {
+      out += static_cast<char>((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
+      v >>= 7;
+    } while (v);
+    return out;
+  };
+  // Field `f` as a varint (wire type 0).
+  const auto field = [&](std::uint64_t f, std::uint64_t v) { return varint(f << 3) + varint(v); };
+  const auto error = [&](const std::string& record) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        << kBinaryTrafficMagic << varint(record.size()) << record;
+    auto v = validateTrafficFile(path, 4);
+    return v ? std::string("accepted") : v.status().message();
+  };
+  const std::string tail = field(3, 2) + field(4, 64);
+  EXPECT_EQ(error(field(1, 1000) + field(2, 1) + tail), "accepted");
+  // A field of a later format version is skipped, as protobuf does.
+  EXPECT_EQ(error(field(1, 1000) + field(2, 1) + tail + field(9, 5) + varint((10 << 3) | 2) +
+                  varint(3) + "abc"),
+            "accepted");
+  EXPECT_NE(error(field(1, 1000) + field(2, (1ull << 32) + 1) + tail)
+                .find("fields.bin: record 1: src 4294967297 is wider than the field's 32 bits: "
+                      "corrupt record"),
+            std::string::npos)
+      << error(field(1, 1000) + field(2, (1ull << 32) + 1) + tail);
+  EXPECT_NE(error(field(1, 1000) + field(2, 1) + field(3, 1ull << 32) + field(4, 64))
+                .find("record 1: dst 4294967296 is wider than the field's 32 bits"),
+            std::string::npos);
+  EXPECT_NE(error(field(1, 1000) + field(2, 1) + tail + field(5, (1ull << 40) + 7))
+                .find("record 1: job 1099511627783 is wider than the field's 32 bits"),
+            std::string::npos);
+  const std::string wrongType = field(1, 1000) + varint((2 << 3) | 2) + varint(1) + "\x01" + tail;
+  EXPECT_NE(
+      error(wrongType).find(
+          "fields.bin: record 1: field 2 (src) has wire type 2, not 0 (varint): corrupt record"),
+      std::string::npos)
+      << error(wrongType);
+  // A varint cut off by the record's end, or a field number 0, is corrupt.
+  EXPECT_NE(error(field(1, 1000) + "\x10\x80").find("record 1: truncated or corrupt record"),
+            std::string::npos);
+  EXPECT_NE(error(field(0, 1) + field(2, 1) + tail).find("record 1: truncated or corrupt record"),
+            std::string::npos);
+}
+
 // The file appears at its path only when complete: until close() the earlier
 // file is untouched, and a writer dropped without close() leaves it so, with
 // no temporary file behind.
