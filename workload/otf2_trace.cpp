@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #endif
 
 namespace ebb::workload {
@@ -39,6 +41,7 @@ struct Collective {
   std::uint32_t root = 0;
   std::uint64_t sent = 0;
   std::uint64_t received = 0;
+  std::string where;  // "rank R, event N", for errors
 };
 
 // What one location (rank) did, in order: ops, with collectives between them.
@@ -49,15 +52,18 @@ struct LocationLog {
   OTF2_TimeStamp enterTime = 0;
   bool inMpi = false;
   bool nonBlocking = false;
-  std::map<std::uint64_t, std::size_t> pendingIrecv;  // request id -> op index
+  std::map<std::uint64_t, std::size_t> pendingIrecv;    // request id -> op index
+  std::map<std::uint64_t, std::uint64_t> pendingIsend;  // request id -> event ordinal
 };
 
 struct Reading {
   std::map<OTF2_StringRef, std::string> strings;
   std::map<OTF2_RegionRef, std::string> regions;
   std::map<OTF2_LocationRef, std::uint32_t> rankOf;  // filled from the definitions
+  std::map<OTF2_LocationRef, OTF2_EvtReader*> evtReaders;
   std::vector<LocationLog> logs;
   double psPerTick = 1.0;
+  bool clockResolutionZero = false;
   std::string error;
   Otf2Stats stats;
 
@@ -68,10 +74,34 @@ struct Reading {
   TimePs ps(OTF2_TimeStamp ticks) const {
     return static_cast<TimePs>(static_cast<double>(ticks) * psPerTick);
   }
+  // The ordinal (1-based) of the event of `loc` being delivered: the global
+  // reader calls back before it reads the location's next event.
+  std::uint64_t eventOf(OTF2_LocationRef loc) const {
+    const auto it = evtReaders.find(loc);
+    std::uint64_t pos = 0;
+    if (it != evtReaders.end() && it->second) OTF2_EvtReader_GetPos(it->second, &pos);
+    return pos;
+  }
+  // "rank R, event N" (with the location when it is not the rank's number):
+  // an OTF2 trace has no lines, so its events are counted per location.
+  std::string where(OTF2_LocationRef loc) const {
+    const auto it = rankOf.find(loc);
+    const std::uint32_t rank = it == rankOf.end() ? 0 : it->second;
+    return rank == loc ? fmt::format("rank {}, event {}", rank, eventOf(loc))
+                       : fmt::format("rank {} (location {}), event {}", rank, loc, eventOf(loc));
+  }
   void fail(OTF2_LocationRef loc, const std::string& rule) {
-    if (error.empty()) error = fmt::format("location {}: {}", loc, rule);
+    if (error.empty()) error = fmt::format("{}: {}", where(loc), rule);
   }
 };
+
+// The largest message the replay represents (MpiOp::bytes is an int64).
+constexpr std::uint64_t kMaxBytes = std::numeric_limits<std::int64_t>::max();
+
+std::string tooLarge(std::uint64_t length) {
+  return fmt::format("a message of {} bytes is beyond the {} bytes ebb represents", length,
+                     kMaxBytes);
+}
 
 Reading& R(void* p) {
   return *static_cast<Reading*>(p);
@@ -100,7 +130,11 @@ OTF2_CallbackCode onLocation(void* ud, OTF2_LocationRef self, OTF2_StringRef, OT
 }
 
 OTF2_CallbackCode onClock(void* ud, uint64_t resolution, uint64_t, uint64_t, uint64_t) {
-  if (resolution > 0) R(ud).psPerTick = 1e12 / static_cast<double>(resolution);
+  if (resolution > 0) {
+    R(ud).psPerTick = 1e12 / static_cast<double>(resolution);
+  } else {
+    R(ud).clockResolutionZero = true;  // ticks would not convert to time
+  }
   return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -147,6 +181,14 @@ OTF2_CallbackCode addSend(void* ud, OTF2_LocationRef loc, MpiOpKind kind, uint32
            fmt::format("receiver rank {} is beyond the trace's {} ranks", receiver, r.logs.size()));
     return OTF2_CALLBACK_INTERRUPT;
   }
+  if (receiver == r.rankOf[loc]) {
+    r.fail(loc, fmt::format("rank {} names itself as its peer", receiver));
+    return OTF2_CALLBACK_INTERRUPT;
+  }
+  if (length > kMaxBytes) {
+    r.fail(loc, tooLarge(length));
+    return OTF2_CALLBACK_INTERRUPT;
+  }
   l->ops.push_back({kind, 0, receiver, static_cast<std::int64_t>(length),
                     static_cast<std::int32_t>(tag & 0x3FFFFFFF), name});
   ++r.stats.p2pSends;
@@ -162,12 +204,29 @@ OTF2_CallbackCode onSend(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_At
 OTF2_CallbackCode onIsend(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_AttributeList*,
                           uint32_t receiver, OTF2_CommRef, uint32_t tag, uint64_t length,
                           uint64_t req) {
+  Reading& r = R(ud);
+  if (LocationLog* l = r.log(loc)) {
+    // A request is posted once until it completes: a second post would leave
+    // the first one's wait completing the wrong message.
+    if (const auto it = l->pendingIsend.find(req); it != l->pendingIsend.end()) {
+      r.fail(loc, fmt::format("MPI_Isend posts request {} again before it completed (posted at "
+                              "event {})",
+                              req, it->second));
+      return OTF2_CALLBACK_INTERRUPT;
+    }
+    l->pendingIsend[req] = r.eventOf(loc);
+  }
   return addSend(ud, loc, MpiOpKind::kIsend, receiver, tag, length, requestName(req));
 }
 
 OTF2_CallbackCode onIsendComplete(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud,
                                   OTF2_AttributeList*, uint64_t req) {
-  if (LocationLog* l = R(ud).log(loc)) {
+  Reading& r = R(ud);
+  if (LocationLog* l = r.log(loc)) {
+    if (l->pendingIsend.erase(req) == 0) {
+      r.fail(loc, fmt::format("MPI_Isend completes request {} that was never posted", req));
+      return OTF2_CALLBACK_INTERRUPT;
+    }
     l->ops.push_back({MpiOpKind::kWait, 0, 0, 0, 0, requestName(req)});
   }
   return OTF2_CALLBACK_SUCCESS;
@@ -176,7 +235,12 @@ OTF2_CallbackCode onIsendComplete(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud
 OTF2_CallbackCode onIrecvRequest(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud,
                                  OTF2_AttributeList*, uint64_t req) {
   // Its source and tag are only known when it completes (onIrecv).
-  if (LocationLog* l = R(ud).log(loc)) {
+  Reading& r = R(ud);
+  if (LocationLog* l = r.log(loc)) {
+    if (l->pendingIrecv.count(req)) {
+      r.fail(loc, fmt::format("MPI_Irecv posts request {} again before it completed", req));
+      return OTF2_CALLBACK_INTERRUPT;
+    }
     l->pendingIrecv[req] = l->ops.size();
     l->ops.push_back({MpiOpKind::kIrecv, 0, 0, 0, 0, requestName(req)});
   }
@@ -191,6 +255,14 @@ OTF2_CallbackCode onRecv(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_At
   if (sender >= r.logs.size()) {
     r.fail(loc,
            fmt::format("sender rank {} is beyond the trace's {} ranks", sender, r.logs.size()));
+    return OTF2_CALLBACK_INTERRUPT;
+  }
+  if (sender == r.rankOf[loc]) {
+    r.fail(loc, fmt::format("rank {} names itself as its peer", sender));
+    return OTF2_CALLBACK_INTERRUPT;
+  }
+  if (length > kMaxBytes) {
+    r.fail(loc, tooLarge(length));
     return OTF2_CALLBACK_INTERRUPT;
   }
   l->ops.push_back({MpiOpKind::kRecv, 0, sender, static_cast<std::int64_t>(length),
@@ -215,6 +287,14 @@ OTF2_CallbackCode onIrecv(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_A
            fmt::format("sender rank {} is beyond the trace's {} ranks", sender, r.logs.size()));
     return OTF2_CALLBACK_INTERRUPT;
   }
+  if (sender == r.rankOf[loc]) {
+    r.fail(loc, fmt::format("rank {} names itself as its peer", sender));
+    return OTF2_CALLBACK_INTERRUPT;
+  }
+  if (length > kMaxBytes) {
+    r.fail(loc, tooLarge(length));
+    return OTF2_CALLBACK_INTERRUPT;
+  }
   MpiOp& posted = l->ops[it->second];
   posted.peer = sender;
   posted.tag = static_cast<std::int32_t>(tag & 0x3FFFFFFF);
@@ -223,6 +303,35 @@ OTF2_CallbackCode onIrecv(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_A
   l->ops.push_back({MpiOpKind::kWait, 0, 0, 0, 0, requestName(req)});
   ++r.stats.recvs;
   return OTF2_CALLBACK_SUCCESS;
+}
+
+// OTF2's name of a collective operation (OTF2_Events.h), for errors.
+std::string collectiveOpName(OTF2_CollectiveOp op) {
+  static const char* const kNames[] = {"BARRIER",
+                                       "BCAST",
+                                       "GATHER",
+                                       "GATHERV",
+                                       "SCATTER",
+                                       "SCATTERV",
+                                       "ALLGATHER",
+                                       "ALLGATHERV",
+                                       "ALLTOALL",
+                                       "ALLTOALLV",
+                                       "ALLTOALLW",
+                                       "ALLREDUCE",
+                                       "REDUCE",
+                                       "REDUCE_SCATTER",
+                                       "SCAN",
+                                       "EXSCAN",
+                                       "REDUCE_SCATTER_BLOCK",
+                                       "CREATE_HANDLE",
+                                       "DESTROY_HANDLE",
+                                       "ALLOCATE",
+                                       "DEALLOCATE",
+                                       "CREATE_HANDLE_AND_ALLOCATE",
+                                       "DESTROY_HANDLE_AND_DEALLOCATE"};
+  const auto k = static_cast<std::size_t>(op);
+  return k < std::size(kNames) ? kNames[k] : "an unknown operation";
 }
 
 OTF2_CallbackCode onCollectiveEnd(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud,
@@ -238,14 +347,37 @@ OTF2_CallbackCode onCollectiveEnd(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud
       {OTF2_COLLECTIVE_OP_ALLTOALL, "alltoall"}, {OTF2_COLLECTIVE_OP_ALLGATHER, "allgather"}};
   const auto it = names.find(op);
   if (it == names.end()) {
-    r.fail(loc, fmt::format("collective operation {} is not supported (barrier, bcast, gather, "
-                            "scatter, reduce, allreduce, alltoall, allgather)",
-                            static_cast<int>(op)));
+    // Communicator creation carries no data, but what follows it runs on the
+    // new communicator, whose ranks ebb would take for MPI_COMM_WORLD's.
+    const bool handle = op == OTF2_COLLECTIVE_OP_CREATE_HANDLE ||
+                        op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE ||
+                        op == OTF2_COLLECTIVE_OP_CREATE_HANDLE_AND_ALLOCATE ||
+                        op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE;
+    r.fail(loc, fmt::format("collective operation {} ({}) is not supported (barrier, bcast, "
+                            "gather, scatter, reduce, allreduce, alltoall, allgather){}",
+                            collectiveOpName(op), static_cast<int>(op),
+                            handle ? ": ebb replays MPI_COMM_WORLD only, not communicators "
+                                     "created or freed in the trace"
+                                   : ""));
+    return OTF2_CALLBACK_INTERRUPT;
+  }
+  // A rooted collective's root is a rank of the trace, never wrapped nor
+  // guessed (the others record none: OTF2_UNDEFINED_UINT32).
+  const std::string name = it->second;
+  const bool rooted = name == "bcast" || name == "gather" || name == "scatter" || name == "reduce";
+  if (rooted && root >= r.logs.size()) {
+    r.fail(loc, fmt::format(
+                    "{} root {} is not a rank of the trace (0..{})", name,
+                    root == OTF2_UNDEFINED_UINT32 ? std::string("undefined") : std::to_string(root),
+                    r.logs.size() - 1));
+    return OTF2_CALLBACK_INTERRUPT;
+  }
+  if (sent > kMaxBytes || received > kMaxBytes) {
+    r.fail(loc, fmt::format("{}: {}", name, tooLarge(std::max(sent, received))));
     return OTF2_CALLBACK_INTERRUPT;
   }
   l->collectives.push_back(
-      {l->ops.size(),
-       Collective{it->second, root == OTF2_UNDEFINED_UINT32 ? 0 : root, sent, received}});
+      {l->ops.size(), Collective{name, rooted ? root : 0, sent, received, r.where(loc)}});
   return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -280,6 +412,12 @@ Result<MpiTrace> assemble(const std::string& anchor, std::vector<LocationLog>& l
         return Status(ErrorCode::kParse,
                       fmt::format("{}: collective {} is {} on rank {} but {} on rank 0", anchor,
                                   k + 1, c.op, r, c0.op));
+      }
+      if (c.root != c0.root) {
+        return Status(ErrorCode::kParse,
+                      fmt::format("{}: {}: {} root is {} where rank 0 gives {} ({}); every rank "
+                                  "must give the same",
+                                  anchor, c.where, c.op, c.root, c0.root, c0.where));
       }
       copyUntil(r, logs[r].collectives[k].first);
       // Per-pair bytes from the recorded totals.
@@ -374,6 +512,12 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
     return Status(ErrorCode::kParse, fmt::format("{}: unreadable definitions ({})", anchor,
                                                  OTF2_Error_GetDescription(defStatus)));
   }
+  if (rd.clockResolutionZero) {
+    return Status(ErrorCode::kParse,
+                  fmt::format("{}: clock resolution 0 in the global definitions: timestamps "
+                              "cannot be converted to time (ticks per second must be > 0)",
+                              anchor));
+  }
   std::uint32_t rank = 0;
   for (auto& [loc, rk] : rd.rankOf) {
     rk = rank++;
@@ -397,7 +541,7 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
         }
       }
     }
-    OTF2_Reader_GetEvtReader(reader, loc);
+    rd.evtReaders[loc] = OTF2_Reader_GetEvtReader(reader, loc);
   }
   if (defFiles) OTF2_Reader_CloseDefFiles(reader);
   OTF2_GlobalEvtReader* ger = OTF2_Reader_GetGlobalEvtReader(reader);

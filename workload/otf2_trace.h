@@ -22,7 +22,8 @@ struct Otf2Stats {
 // MPI_Wait*/MPI_Test* call where the trace completes them; collectives
 // (barrier, bcast, gather, scatter, reduce, allreduce, alltoall, allgather)
 // are expanded with `algos` from their recorded sizes. Errors: E_IO for a
-// missing or unreadable trace, E_PARSE "<file>: location L: <rule>", and
+// missing or unreadable trace, E_PARSE "<file>: rank R, event N: <rule>" (N
+// counts the rank's events from 1; docs/traffic.md lists the rules), and
 // E_UNAVAILABLE when ebb was built without OTF2.
 Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos& algos = {},
                                Otf2Stats* stats = nullptr);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -132,6 +133,33 @@ Status sameOnEveryRank(const std::vector<const Call*>& calls, std::size_t k, std
   return Status::ok();
 }
 
+// Exactly one of `counts` arguments (SimGrid's forms of a per-pair
+// collective: with or without datatypes, displacements): a line cut mid-way
+// or run on would shift every count after it.
+Status exactly(const Call& c, std::vector<std::size_t> counts, const char* form) {
+  if (std::find(counts.begin(), counts.end(), c.args.size()) != counts.end()) return Status::ok();
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  std::string allowed;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (i > 0) allowed += i + 1 == counts.size() ? " or " : ", ";
+    allowed += std::to_string(counts[i]);
+  }
+  return {ErrorCode::kParse, fmt::format("{}: {} takes {} arguments ({}), not {}", c.where, c.op,
+                                         allowed, form, c.args.size())};
+}
+
+// The count rank `r` receives from rank `s` must be what `s` sends it: MPI
+// requires the two sides to agree.
+Status receiveAgrees(const Call& receiver, std::uint32_t r, std::int64_t received,
+                     const Call& sender, std::uint32_t s, std::int64_t sent) {
+  if (received == sent) return Status::ok();
+  return {ErrorCode::kParse,
+          fmt::format("{}: {} receive count from rank {} is {} where rank {} sends {} to rank {} "
+                      "({}); the two sides must agree",
+                      receiver.where, receiver.op, s, received, s, sent, r, sender.where)};
+}
+
 // The root of a rooted collective: argument `k`, 0 if left out, agreed by
 // every rank and one of the trace's ranks.
 Status rootOf(const std::vector<const Call*>& calls, std::size_t k, std::uint32_t& root) {
@@ -199,6 +227,8 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
     t.rankFiles[fileRank[i]] = files[i].string();
   SimgridStats st;
   std::vector<std::size_t> pos(P, 0);
+  // Per rank: isends and irecvs not yet completed by a wait or waitall.
+  std::vector<std::uint64_t> outstanding(P, 0);
   // `flops` of compute as time; an error when that does not fit a TimePs.
   const auto computePs = [&](const Call& c, std::int64_t flops, TimePs& ps) -> Status {
     const double v = static_cast<double>(flops) / flopsPerS * 1e12;
@@ -251,9 +281,19 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
         op.bytes = c.args[tagged ? 2 : 1] * kDouble;
         op.line = static_cast<std::uint32_t>(c.line);
         t.ranks[r].push_back(op);
+        if (op.kind == MpiOpKind::kIsend || op.kind == MpiOpKind::kIrecv) ++outstanding[r];
       } else if (c.op == "wait") {
+        // As AMG traces refuse a waitall beyond what is outstanding: a wait
+        // with nothing to wait for is a lost isend/irecv, not a no-op.
+        if (outstanding[r] == 0) {
+          return {
+              ErrorCode::kParse,
+              fmt::format("{}: wait but rank {} has no isend or irecv outstanding", c.where, r)};
+        }
+        --outstanding[r];
         t.ranks[r].push_back({MpiOpKind::kWait, 0, 0, 0, 0, 0});
       } else if (c.op == "waitall") {
+        outstanding[r] = 0;
         t.ranks[r].push_back({MpiOpKind::kWaitall, 0, 0, 0, 0, 0xFFFFFFFF});
       } else if (c.op != "init" && c.op != "finalize" && c.op != "comm_size") {
         return {ErrorCode::kParse, fmt::format("{}: unknown operation '{}'", c.where, c.op)};
@@ -331,23 +371,61 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
       if (Status s = sameOnEveryRank(calls, 0, 0, "send count", count); !s.isOk()) return s;
       if (Status s = expand(op, count, root); !s.isOk()) return s;
     } else {
-      // alltoallv: <sendsize> <P sendcounts> ...; reducescatter: <P recvcounts> [flops];
-      // allgatherv: <sendcount> <P recvcounts>: per-pair sizes, pairwise exchange.
+      // SimGrid's forms (its replay's parsers), per-pair sizes, pairwise exchange:
+      // alltoallv: <sendsize> <P sendcounts> <recvsize> <P recvcounts> [2 datatypes];
+      // reducescatter: <P recvcounts> <flops> [datatype];
+      // allgatherv: <sendcount> <P recvcounts> [P displacements] [2 datatypes];
+      // allgather: <sendcount> ... (as alltoall).
       std::vector<std::vector<std::int64_t>> sizes(P, std::vector<std::int64_t>(P, 0));
       for (std::uint32_t r = 0; r < P; ++r) {
         const Call& c = *calls[r];
         if (op == "alltoallv") {
-          if (Status s = need(c, 1 + P); !s.isOk()) return s;
+          if (Status s = exactly(c, {2 * P + 2, 2 * P + 4},
+                                 "<send size> <a send count per rank> <receive size> <a receive "
+                                 "count per rank> [<send type> <receive type>]");
+              !s.isOk()) {
+            return s;
+          }
           for (std::uint32_t d = 0; d < P; ++d)
             sizes[r][d] = c.args[1 + d] * kDouble;
         } else if (op == "reducescatter") {
-          if (Status s = need(c, P); !s.isOk()) return s;
+          if (Status s =
+                  exactly(c, {P + 1, P + 2}, "<a receive count per rank> <flops> [<datatype>]");
+              !s.isOk()) {
+            return s;
+          }
           for (std::uint32_t d = 0; d < P; ++d)
             sizes[r][d] = c.args[d] * kDouble;
-        } else {  // allgather(v): every rank sends its count to every other
+        } else if (op == "allgatherv") {
+          if (Status s = exactly(c, {P + 1, P + 3, 2 * P + 1, 2 * P + 3},
+                                 "<send count> <a receive count per rank> [<a displacement per "
+                                 "rank>] [<send type> <receive type>]");
+              !s.isOk()) {
+            return s;
+          }
+          for (std::uint32_t d = 0; d < P; ++d)
+            sizes[r][d] = c.args[0] * kDouble;
+        } else {  // allgather: every rank sends its count to every other
           if (Status s = need(c, 1); !s.isOk()) return s;
           for (std::uint32_t d = 0; d < P; ++d)
             sizes[r][d] = c.args[0] * kDouble;
+        }
+      }
+      // What each rank says it receives must be what its peers send it.
+      for (std::uint32_t r = 0; r < P; ++r) {
+        const Call& c = *calls[r];
+        for (std::uint32_t s = 0; s < P; ++s) {
+          Status ok = Status::ok();
+          if (op == "alltoallv") {
+            ok = receiveAgrees(c, r, c.args[P + 2 + s], *calls[s], s, calls[s]->args[1 + r]);
+          } else if (op == "allgatherv") {
+            ok = receiveAgrees(c, r, c.args[1 + s], *calls[s], s, calls[s]->args[0]);
+          } else if (op == "reducescatter") {
+            // MPI_Reduce_scatter: the same receive counts on every rank.
+            std::int64_t count = 0;
+            ok = sameOnEveryRank(calls, s, 0, fmt::format("receive count {}", s).c_str(), count);
+          }
+          if (!ok.isOk()) return ok;
         }
       }
       alltoallvPairwise(t.ranks, sizes, tag);

@@ -26,7 +26,9 @@ struct SimgridOptions {
 // sim_backend/collectives with the chosen algorithms; point-to-point send,
 // recv (blocking), isend, irecv ("<dst> <size>" or "<dst> <tag> <size>"),
 // wait (the most recent request) and waitAll run per rank. Errors: E_PARSE
-// "<file>:<line>: <rule>", including ranks whose collectives disagree and
+// "<file>:<line>: <rule>", including ranks whose collectives disagree, per-pair
+// collectives with other than SimGrid's argument counts or receive counts
+// their peers do not send, a wait with nothing outstanding, and
 // point-to-point sends and receives that do not pair up (checkSendsMatchReceives).
 Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions& options,
                                   SimgridStats* stats = nullptr);

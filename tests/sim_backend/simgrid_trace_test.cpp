@@ -40,7 +40,8 @@ TEST(SimgridTrace, EveryOperationReplaysToCompletion) {
       << r << " barrier\n"
       << r << " allReduce 8 500\n"
       << r << " allToAll 4 4\n"
-      << r << " allToAllV 40 1 2 3 4 40 1 2 3 4\n"
+      << r << " allToAllV 40 1 2 3 4 40 " << r + 1 << ' ' << r + 1 << ' ' << r + 1 << ' ' << r + 1
+      << "\n"  // rank r receives r + 1 from every rank
       << r << " gather 8 8 0\n"
       << r << " reduceScatter 2 2 2 2 100\n"
       << r << " allGatherV 3 3 3 3 3\n"
@@ -213,6 +214,79 @@ TEST(SimgridTrace, CollectivesWhoseRanksDisagreeOrNameNoRankAreErrors) {
             std::string::npos)
       << error();
   write(1, "1 init\n1 allreduce 8\n1 alltoall 5\n");
+  EXPECT_EQ(error(), "accepted");
+  fs::remove_all(dir);
+}
+
+// SimGrid's per-pair collectives: a line cut mid-way or run on (a wrong
+// argument count) shifted or dropped counts silently; receive counts that do
+// not match the peers' send counts were never compared; a wait with nothing
+// outstanding was a no-op.
+TEST(SimgridTrace, PerPairCollectivesAreCheckedWhole) {
+  const fs::path dir = fs::temp_directory_path() / ("ebb-ti-pairs-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto write = [&](int rank, const std::string& text) {
+    std::ofstream(dir / ("ti_trace" + std::to_string(rank) + ".txt")) << text;
+  };
+  const auto error = [&]() {
+    auto t = readSimgridTrace(dir.string(), 1e9);
+    return t ? std::string("accepted") : t.status().message();
+  };
+  // 2 ranks: rank 0 sends 10 to each, receives 10 from rank 0 and 20 from 1.
+  write(0, "0 init\n0 allToAllV 20 10 10 30 10 20\n");
+  write(1, "1 init\n1 allToAllV 40 20 20 30 10 20\n");
+  EXPECT_EQ(error(), "accepted");
+  write(0, "0 init\n0 allToAllV 20 10 10 30 10 20 0 0\n");  // with datatypes
+  EXPECT_EQ(error(), "accepted");
+  write(0, "0 init\n0 allToAllV 20 10 10 30 10\n");
+  EXPECT_NE(error().find("ti_trace0.txt:2: alltoallv takes 6 or 8 arguments (<send size> <a send "
+                         "count per rank> <receive size> <a receive count per rank> [<send "
+                         "type> <receive type>]), not 5"),
+            std::string::npos)
+      << error();
+  write(0, "0 init\n0 allToAllV 20 10 10 30 10 20 0 0 0\n");
+  EXPECT_NE(error().find("ti_trace0.txt:2: alltoallv takes 6 or 8 arguments"), std::string::npos)
+      << error();
+  write(0, "0 init\n0 allToAllV 20 10 10 30 10 50\n");
+  EXPECT_NE(error().find("ti_trace0.txt:2: alltoallv receive count from rank 1 is 50 where rank 1 "
+                         "sends 20 to rank 0 (" +
+                         (dir / "ti_trace1.txt").string() + ":2); the two sides must agree"),
+            std::string::npos)
+      << error();
+  write(0, "0 init\n0 allGatherV 10 10 20\n");
+  write(1, "1 init\n1 allGatherV 20 10 20\n");
+  EXPECT_EQ(error(), "accepted");
+  write(1, "1 init\n1 allGatherV 20 10 20 0 10\n");  // with displacements
+  EXPECT_EQ(error(), "accepted");
+  write(1, "1 init\n1 allGatherV 20 10\n");
+  EXPECT_NE(error().find("ti_trace1.txt:2: allgatherv takes 3, 5 or 7 arguments"),
+            std::string::npos)
+      << error();
+  write(1, "1 init\n1 allGatherV 20 10 30\n");
+  EXPECT_NE(error().find("ti_trace1.txt:2: allgatherv receive count from rank 1 is 30 where rank "
+                         "1 sends 20 to rank 1"),
+            std::string::npos)
+      << error();
+  write(0, "0 init\n0 reduceScatter 10 5 100\n");
+  write(1, "1 init\n1 reduceScatter 10 5 100\n");
+  EXPECT_EQ(error(), "accepted");
+  write(1, "1 init\n1 reduceScatter 10 5\n");
+  EXPECT_NE(error().find("ti_trace1.txt:2: reducescatter takes 3 or 4 arguments (<a receive count "
+                         "per rank> <flops> [<datatype>]), not 2"),
+            std::string::npos)
+      << error();
+  write(1, "1 init\n1 reduceScatter 10 6 100\n");
+  EXPECT_NE(error().find("ti_trace1.txt:2: reducescatter receive count 1 is 6 where rank 0 gives "
+                         "5"),
+            std::string::npos)
+      << error();
+  write(0, "0 init\n0 isend 1 4\n0 wait\n0 wait\n");
+  write(1, "1 init\n1 recv 0 4\n");
+  EXPECT_NE(error().find("ti_trace0.txt:4: wait but rank 0 has no isend or irecv outstanding"),
+            std::string::npos)
+      << error();
+  write(0, "0 init\n0 isend 1 4\n0 wait\n");
   EXPECT_EQ(error(), "accepted");
   fs::remove_all(dir);
 }
