@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "agent/gating_config.h"
+#include "common/guid.h"
 #include "common/units.h"
 #include "daemon/metrics_server.h"
 
@@ -13,19 +14,15 @@
 namespace ebb::daemon {
 namespace {
 
-Result<std::uint64_t> parseGuid(const std::string& field, const std::string& text) {
-  std::size_t used = 0;
-  std::uint64_t v = 0;
-  try {
-    v = std::stoull(text, &used, 0);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size()) {
+Result<std::uint64_t> parseGuidField(const std::string& field, const std::string& text) {
+  const std::optional<std::uint64_t> v = parseGuid(text);
+  if (!v) {
     return invalidArgument(
-        fmt::format("{}: '{}' is not a GUID (write it as 0x0002c90000000000)", field, text));
+        fmt::format("{}: '{}' is not a GUID: 1 to 16 hexadecimal digits, with or without 0x "
+                    "(write it as 0x0002c90000000000)",
+                    field, text));
   }
-  return v;
+  return *v;
 }
 
 // The longest wait before a failed-safe agent resumes (its backoff doubles
@@ -214,13 +211,13 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
     s.backend.xmitWaitTickPs = std::max<TimePs>(1, static_cast<TimePs>(t * 1000.0));
   }
   if (!a.m_key().empty()) {
-    auto k = parseGuid("agent.m_key", a.m_key());
+    auto k = parseGuidField("agent.m_key", a.m_key());
     if (!k) return k.status();
     s.backend.mKey = *k;
   }
   for (int i = 0; i < a.allow_switches_size(); ++i) {
     const std::string field = fmt::format("agent.allow_switches[{}]", i);
-    auto guid = parseGuid(field, a.allow_switches(i));
+    auto guid = parseGuidField(field, a.allow_switches(i));
     if (!guid) return guid.status();
     const auto sw = topo.findSwitchByGuid(*guid);
     if (!sw) {

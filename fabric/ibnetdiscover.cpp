@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/file_io.h"
+#include "common/guid.h"
 #include "fabric/ibsim_netfile.h"
 
 #include "fabric/topology_builder.h"
@@ -71,12 +72,7 @@ bool startsWith(std::string_view s, std::string_view p) {
 }
 
 std::optional<std::uint64_t> parseHex(std::string_view s) {
-  if (startsWith(s, "0x") || startsWith(s, "0X")) s.remove_prefix(2);
-  std::uint64_t v = 0;
-  if (s.empty()) return std::nullopt;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
-  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
-  return v;
+  return parseGuid(s);
 }
 
 // Reads a positive decimal at the front of `s`, advancing it.

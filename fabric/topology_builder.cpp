@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "common/guid.h"
+
 namespace ebb::fabric {
 
 namespace {
@@ -15,9 +17,9 @@ Status notFatTree(std::string msg) {
 
 // Hex digits only (a GUID after its 0x).
 bool parseHex(const std::string& s, std::uint64_t& v) {
-  const char* end = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), end, v, 16);
-  return ec == std::errc() && ptr == end;
+  const std::optional<std::uint64_t> g = parseGuid(s);
+  if (g) v = *g;
+  return g.has_value();
 }
 }  // namespace
 

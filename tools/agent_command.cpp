@@ -121,6 +121,13 @@ int checkConfig(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   std::optional<daemon::DaemonSettings> s;
   if (int rc = loadAgentSettings(o, err, topo, s); rc != kExitOk) return rc;
   const std::size_t allowed = s->readOnly ? 0 : s->managed.size();
+  // By name and GUID, so a mistyped GUID that names another switch shows.
+  std::string allowList;
+  for (std::size_t i = 0; i < allowed && i < 8; ++i) {
+    const fabric::Switch& sw = topo->sw(s->managed[i]);
+    allowList += fmt::format("{}{} (0x{:016x})", i == 0 ? ": " : ", ", sw.name, sw.guid);
+  }
+  if (allowed > 8) allowList += fmt::format(", and {} more", allowed - 8);
   const char* mode = s->readOnly ? "read-only (no switch is allow-listed: decides and logs, "
                                    "never sets)"
                      : s->backend.dryRun ? "dry run (decides and logs, never sets)"
@@ -128,7 +135,7 @@ int checkConfig(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   out << fmt::format(
       "ebb agent: {}: config OK\n"
       "  fabric:        {} switches, {} links\n"
-      "  allow-listed:  {} switches\n"
+      "  allow-listed:  {} switches{}\n"
       "  mode:          {}\n"
       "  policy:        {}; check period {} ms\n"
       "  on SIGTERM:    {} (restore_timeout_ms {})\n"
@@ -136,7 +143,7 @@ int checkConfig(const AgentOptions& o, std::ostream& out, std::ostream& err) {
       "  decision log:  {}\n"
       "  OpenSM events: {}\n"
       "  lock file:     {}\n",
-      o.configPath, topo->numSwitches(), topo->numLinks(), allowed, mode, s->policyName,
+      o.configPath, topo->numSwitches(), topo->numLinks(), allowed, allowList, mode, s->policyName,
       s->agent.checkPeriodPs / kPsPerMs,
       s->keepStateOnExit ? "keeps links as they are" : "re-enables every link it disabled",
       s->backend.restoreTimeoutPs / kPsPerMs,

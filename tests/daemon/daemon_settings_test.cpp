@@ -26,6 +26,21 @@ std::string guid(std::size_t sw) {
   return fmt::format("0x{:016x}", tree().sw(fabric::SwitchId(static_cast<std::uint32_t>(sw))).guid);
 }
 
+// GUIDs are hexadecimal as InfiniBand tools print them, with or without 0x:
+// "0000000000000010" is 0x10 (ibnetdiscover's ids), never octal 8.
+TEST(AgentSettings, GuidsAreHexWithOrWithoutTheirPrefix) {
+  const std::string bare = guid(5).substr(2);
+  ASSERT_EQ(bare.size(), 16u);
+  for (const std::string& g : {guid(5), bare, "0X" + bare}) {
+    auto s =
+        settings(fmt::format("agent {{ allow_switches: \"{}\" m_key: \"0000000000000010\" }}", g));
+    ASSERT_TRUE(s) << g << ": " << s.status().toString();
+    ASSERT_EQ(s->managed.size(), 1u) << g;
+    EXPECT_EQ(s->managed[0].value(), 5u) << g;
+    EXPECT_EQ(s->backend.mKey, 0x10u);
+  }
+}
+
 TEST(AgentSettings, DefaultsAndAllowList) {
   auto s = settings(
       fmt::format("agent {{ allow_switches: \"{}\" allow_switches: \"{}\" allow_switches: \"{}\" "
@@ -179,6 +194,12 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"agent { resume_after_fail_safe_ms: 86400001 }",
             "agent.resume_after_fail_safe_ms: must be <= 86400000"},
         Bad{"agent { m_key: \"0xZZ\" }", "agent.m_key"},
+        // A GUID is hex, never signed, spaced or longer than 64 bits.
+        Bad{"agent { m_key: \"-1\" }", "agent.m_key: '-1' is not a GUID"},
+        Bad{"agent { m_key: \"+0x10\" }", "agent.m_key: '+0x10' is not a GUID"},
+        Bad{"agent { m_key: \" 0x10\" }", "agent.m_key: ' 0x10' is not a GUID"},
+        Bad{"agent { m_key: \"0x00000000000000010\" }", "is not a GUID: 1 to 16 hexadecimal"},
+        Bad{"agent { allow_switches: \"0x\" }", "agent.allow_switches[0]: '0x' is not a GUID"},
         Bad{"lpi { mode: DEEP_SLEEP }", "lpi.mode: InfiniBand has no low-power idle"},
         Bad{"gating { policy: STATIC u_off: 0.1 u_on: 0.15 }", "U_on > 2"},
         // An explicit zero is a value: refused where the rule is > 0.

@@ -48,7 +48,10 @@ TEST(AgentCheckConfig, AllowListedIsActiveAndDryRunSaysSo) {
                                                        firstSwitchGuid()));
   testing::CliRun r = testing::ebb({"agent", "--check-config", "--config", cfg});
   ASSERT_EQ(r.code, kExitOk) << r.err;
-  EXPECT_NE(r.out.find("allow-listed:  1 switches"), std::string::npos) << r.out;
+  // Named, with its GUID: a mistyped GUID that names another switch shows.
+  EXPECT_NE(r.out.find(fmt::format("allow-listed:  1 switches: S0_0_0 ({})", firstSwitchGuid())),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("mode:          active"), std::string::npos) << r.out;
   r = testing::ebb(
       {"agent", "--check-config", "--config", cfg, "--dry-run", "agent.metrics_listen=off"});
