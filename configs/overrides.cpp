@@ -122,6 +122,30 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
 
 }  // namespace
 
+std::string oneofSwitchNote(const Message& msg, const std::string& assignment) {
+  const std::string key = assignment.substr(0, assignment.find('='));
+  const Message* m = &msg;
+  for (std::size_t start = 0;;) {
+    const auto dot = key.find('.', start);
+    const std::string name = key.substr(start, dot == std::string::npos ? dot : dot - start);
+    const FieldDescriptor* f = m->GetDescriptor()->FindFieldByName(name);
+    if (f == nullptr || f->is_repeated()) return {};
+    if (const auto* oneof = f->real_containing_oneof()) {
+      const FieldDescriptor* chosen = m->GetReflection()->GetOneofFieldDescriptor(*m, oneof);
+      if (chosen != nullptr && chosen != f) {
+        return fmt::format(
+            "override {} replaces {} '{}' of the config with '{}' (its other fields at their "
+            "defaults)",
+            assignment, start == 0 ? "the config's" : key.substr(0, start - 1), chosen->name(),
+            name);
+      }
+    }
+    if (dot == std::string::npos || f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) return {};
+    m = &m->GetReflection()->GetMessage(*m, f);
+    start = dot + 1;
+  }
+}
+
 Status applyOverride(Message& msg, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {

@@ -14,4 +14,10 @@ namespace ebb::config {
 // E_INVALID names the field and the rule on failure; the message is unchanged then.
 Status applyOverride(google::protobuf::Message& msg, const std::string& assignment);
 
+// What applying `assignment` to `msg` would drop: when the path selects a
+// member of a oneof other than the one `msg` has (a workload pattern, a
+// fabric), "replaces <parent> '<chosen>' ... with '<member>' ..."; else
+// empty. The commands print it as a note, so a switch is never silent.
+std::string oneofSwitchNote(const google::protobuf::Message& msg, const std::string& assignment);
+
 }  // namespace ebb::config

@@ -77,6 +77,9 @@ int loadAgentSettings(const AgentOptions& o, std::ostream& err,
     return kExitError;
   }
   for (const std::string& ov : o.overrides) {
+    if (const std::string note = config::oneofSwitchNote(*cfg, ov); !note.empty()) {
+      err << "ebb agent: note: " << note << "\n";
+    }
     if (Status s = config::applyOverride(*cfg, ov); !s.isOk()) {
       err << "ebb agent: " << s.toString() << "\n";
       return kExitError;

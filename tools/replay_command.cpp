@@ -114,6 +114,9 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
     keys.push_back(key);
+    if (const std::string note = config::oneofSwitchNote(*cfg, ov); !note.empty()) {
+      err << "ebb replay: note: " << note << "\n";
+    }
     if (Status s = config::applyOverride(*cfg, ov); !s.isOk()) {
       err << "ebb replay: " << s.toString() << "\n";
       return kExitError;

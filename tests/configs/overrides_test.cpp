@@ -23,6 +23,24 @@ TEST(Overrides, SetsNestedScalarsAndSelectsOneofs) {
   EXPECT_EQ(cfg.fabric().topology_file().format(), TopologyFileSpec::IBSIM_NET);
 }
 
+// Switching a oneof by override is allowed, never silent: the note names
+// what the config had and what replaces it. Within the chosen member, or
+// where the config chose none, there is nothing to say.
+TEST(Overrides, SwitchingAOneofIsNamed) {
+  Config cfg;
+  EXPECT_EQ(oneofSwitchNote(cfg, "workload.uniform.rate=0.1"), "");
+  ASSERT_TRUE(applyOverride(cfg, "workload.uniform.rate=0.1").isOk());
+  EXPECT_EQ(oneofSwitchNote(cfg, "workload.uniform.duration_cycles=5"), "");
+  EXPECT_EQ(oneofSwitchNote(cfg, "workload.alonso_ramp.time_scale=0.05"),
+            "override workload.alonso_ramp.time_scale=0.05 replaces workload 'uniform' of the "
+            "config with 'alonso_ramp' (its other fields at their defaults)");
+  ASSERT_TRUE(applyOverride(cfg, "fabric.kary_n_tree.k=4").isOk());
+  EXPECT_EQ(oneofSwitchNote(cfg, "fabric.topology_file.path=x.net"),
+            "override fabric.topology_file.path=x.net replaces fabric 'kary_n_tree' of the config "
+            "with 'topology_file' (its other fields at their defaults)");
+  EXPECT_EQ(oneofSwitchNote(cfg, "fabric.nonsense.k=1"), "");  // applyOverride names that
+}
+
 TEST(Overrides, ErrorsNameTheFieldAndLeaveTheConfigUnchanged) {
   Config cfg;
   ASSERT_TRUE(applyOverride(cfg, "fabric.kary_n_tree.k=4").isOk());
