@@ -98,6 +98,12 @@ Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
                         "the part a FAIL named)",
                         e.where, topo.sw(r.sw).name));
       }
+      if (fail && failed != 0) {
+        return invalidArgument(fmt::format(
+            "{}: FAIL of switch {}, which an earlier event failed and none repaired (a part "
+            "fails once until a REPAIR names it)",
+            e.where, topo.sw(r.sw).name));
+      }
       failed = fail ? 1 : 0;
       continue;
     }
@@ -105,7 +111,20 @@ Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
                               : e.scope == FaultScope::kDownDirection ? 2
                                                                       : 3;
     std::uint8_t& failed = failedDirs[r.link.value()];
+    const auto part = [&] {
+      return fmt::format("{}link {}",
+                         bits == 1   ? "the up direction of "
+                         : bits == 2 ? "the down direction of "
+                                     : "",
+                         topo.describeLink(r.link));
+    };
     if (fail) {
+      if ((failed & bits) == bits) {
+        return invalidArgument(
+            fmt::format("{}: FAIL of {}, which an earlier event failed and none repaired (a "
+                        "part fails once until a REPAIR names it)",
+                        e.where, part()));
+      }
       failed = static_cast<std::uint8_t>(failed | bits);
       continue;
     }
@@ -113,14 +132,10 @@ Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
     const bool endFailed = failedSwitches[l.upper.sw.value()] != 0 ||
                            (!l.lowerIsHost && failedSwitches[l.lower.sw.value()] != 0);
     if ((failed & bits) == 0 && !endFailed) {
-      return invalidArgument(fmt::format(
-          "{}: REPAIR of {}link {}, which no earlier event failed (a repair names the part a "
-          "FAIL named)",
-          e.where,
-          bits == 1   ? "the up direction of "
-          : bits == 2 ? "the down direction of "
-                      : "",
-          topo.describeLink(r.link)));
+      return invalidArgument(
+          fmt::format("{}: REPAIR of {}, which no earlier event failed (a repair names the part "
+                      "a FAIL named)",
+                      e.where, part()));
     }
     failed = static_cast<std::uint8_t>(failed & ~bits);
   }

@@ -389,6 +389,30 @@ TEST(Faults, BadFaultConfigsAreRejectedNamingTheField) {
   EXPECT_NE(error("event { action: REPAIR scope: SWITCH switch_name: \"S1_0_0\" }")
                 .find("REPAIR of switch S1_0_0, which no earlier event failed"),
             std::string::npos);
+  // A part fails once until repaired: the same cable from its other end, a
+  // direction of a failed link, a switch twice. A direction then its link,
+  // or a failure after its repair, is a new failure.
+  EXPECT_NE(error("event { at_cycles: 10 switch_name: \"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 20 switch_name: \"S1_0_0\" port: 1 }")
+                .find("faults.event[1]: FAIL of link S2_0_0[5] - S1_0_0[1], which an earlier "
+                      "event failed and none repaired"),
+            std::string::npos)
+      << error(
+             "event { at_cycles: 10 switch_name: \"S2_0_0\" port: 5 } "
+             "event { at_cycles: 20 switch_name: \"S1_0_0\" port: 1 }");
+  EXPECT_NE(error("event { at_cycles: 10 switch_name: \"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 20 scope: UP_DIRECTION switch_name: \"S2_0_0\" port: 5 }")
+                .find("FAIL of the up direction of link"),
+            std::string::npos);
+  EXPECT_NE(error("event { at_cycles: 10 scope: SWITCH switch_name: \"S1_0_0\" } "
+                  "event { at_cycles: 20 scope: SWITCH switch_name: \"S1_0_0\" }")
+                .find("FAIL of switch S1_0_0, which an earlier event failed"),
+            std::string::npos);
+  EXPECT_EQ(error("event { at_cycles: 10 scope: UP_DIRECTION switch_name: \"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 20 switch_name: \"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 30 action: REPAIR switch_name: \"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 40 switch_name: \"S2_0_0\" port: 5 }"),
+            "");
   EXPECT_EQ(error("event { at_cycles: 10 switch_name: \"S2_0_0\" port: 5 } "
                   "event { at_cycles: 20 action: REPAIR scope: UP_DIRECTION switch_name: "
                   "\"S2_0_0\" port: 5 } "
