@@ -111,7 +111,8 @@ std::optional<PortId> DisablePortGating::enableEnd(LinkId l) const {
 // on links disabled at their far ends, or further away), first re-enables,
 // hop by hop, the shortest way to it over links ebb disabled, then waits
 // until it is reachable again, up to `deadline`. A Set that fails because
-// the switch went dark as it went out waits the same way.
+// the switch went dark as it went out, or met a failure not yet known on its
+// route, is tried again the same way.
 void DisablePortGating::enableLink(LinkId l, TimePs deadline, Done<LinkPowerState> done) {
   const std::optional<PortId> end = enableEnd(l);
   if (end && b_.sw_[end->sw.value()].reachable) {
@@ -124,19 +125,28 @@ void DisablePortGating::enableLink(LinkId l, TimePs deadline, Done<LinkPowerStat
     }
     const std::uint64_t gen = ++b_.rec(l).gen;
     b_.rec(l).pollingSet = true;
-    return setPhys(*end, PhysState::kPolling,
-                   [this, l, end = *end, gen, deadline, done = std::move(done)](Status st) mutable {
-                     b_.rec(l).pollingSet = false;
-                     if (!st.isOk()) {
-                       if (!b_.sw_[end.sw.value()].reachable && b_.sched_.now() < deadline) {
-                         return enableLink(l, deadline, std::move(done));
-                       }
-                       return done(st);
-                     }
-                     forget(l);
-                     done(LinkPowerState::kTurningOn);
-                     if (gen == b_.rec(l).gen) pollUntilUp(l, end);
-                   });
+    return setPhys(
+        *end, PhysState::kPolling,
+        [this, l, end = *end, gen, deadline, done = std::move(done)](Status st) mutable {
+          b_.rec(l).pollingSet = false;
+          if (!st.isOk()) {
+            // Out of reach by now, or no reply along a route
+            // through a failure not yet taken in (the failed Set
+            // probes that route): again once the view caught up.
+            const bool dark = !b_.sw_[end.sw.value()].reachable;
+            if ((dark || st.code() == ErrorCode::kTimeout) && b_.sched_.now() < deadline) {
+              b_.sched_.after(b_.opts_.linkPollPs, agent::Phase::kBackend,
+                              [this, l, deadline, done = std::move(done)]() mutable {
+                                enableLink(l, deadline, std::move(done));
+                              });
+              return;
+            }
+            return done(st);
+          }
+          forget(l);
+          done(LinkPowerState::kTurningOn);
+          if (gen == b_.rec(l).gen) pollUntilUp(l, end);
+        });
   }
   if (!end || b_.sched_.now() >= deadline) {
     return b_.later<LinkPowerState>(
