@@ -210,7 +210,10 @@ class Parser {
                                            nodes_[ids_[*id]].line));
     }
     std::uint64_t guid = pendingGuid_.value_or(0);
-    if (!pendingGuid_ && id->size() > 2 && (*id)[1] == '-') {
+    // ibnetdiscover's own ids, "S-" / "H-" / "R-" and 16 hex digits, carry
+    // the GUID; a name such as "h-2" does not.
+    if (!pendingGuid_ && id->size() == 18 && (*id)[1] == '-' &&
+        ((*id)[0] == 'S' || (*id)[0] == 'H' || (*id)[0] == 'R')) {
       guid = parseHex(std::string_view(*id).substr(2)).value_or(0);
     }
     pendingGuid_.reset();

@@ -26,7 +26,9 @@ std::optional<HostId> Topology::findHost(const std::string& name) const {
   return std::nullopt;
 }
 
+// GUID 0 is "no GUID" (a node read from a file without one): it names no switch.
 std::optional<SwitchId> Topology::findSwitchByGuid(std::uint64_t guid) const {
+  if (guid == 0) return std::nullopt;
   for (std::size_t i = 0; i < switches_.size(); ++i) {
     if (switches_[i].guid == guid) return SwitchId(static_cast<std::uint32_t>(i));
   }

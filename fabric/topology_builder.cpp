@@ -100,7 +100,7 @@ Status TopologyBuilder::setRoots(const std::vector<std::string>& roots, const st
     const bool isGuid =
         r.size() > 2 && r[0] == '0' && (r[1] == 'x' || r[1] == 'X') && parseHex(r.substr(2), guid);
     const auto named = [&](const auto& node) {
-      return node.name == r || (isGuid && node.guid == guid);
+      return node.name == r || (isGuid && guid != 0 && node.guid == guid);  // 0: no GUID
     };
     const auto& sws = topo_.switches_;
     const auto it = std::find_if(sws.begin(), sws.end(), named);

@@ -131,7 +131,10 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
     return kExitError;
   }
   config::WorkloadSpec w;
-  const auto ranks = o.ranks == 0 ? static_cast<std::uint32_t>(tree.numHosts()) : o.ranks;
+  // --ranks left out: every host. Given, it is checked like the config's
+  // ranks, so --ranks 0 is refused ("must be >= 2"), not read as "all hosts".
+  const bool ranksGiven = std::find(o.given.begin(), o.given.end(), "--ranks") != o.given.end();
+  const auto ranks = ranksGiven ? o.ranks : static_cast<std::uint32_t>(tree.numHosts());
   std::string what;
   if (o.pattern == "motif") {
     auto* m = w.mutable_motif();
@@ -422,7 +425,7 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--collectives", o->collectives,
                   "motif: collective algorithms, \"op=name,...\" (e.g. allreduce=ring)");
   cmd->add_option("--ranks", o->ranks,
-                  "collective, motif: ranks on hosts 0..ranks-1 (default: all)");
+                  "collective, motif: ranks on hosts 0..ranks-1, at least 2 (default: all hosts)");
   cmd->add_option("--iterations", o->iterations, "collective, motif: how many times")
       ->capture_default_str();
   cmd->add_option("--compute-us", o->computeUs,

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "fabric/dot_export.h"
@@ -11,6 +12,7 @@
 #include "fabric/ibsim_netfile.h"
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
+#include "fabric/topology_builder.h"
 #include "tests/fabric/topology_compare.h"
 
 namespace ebb::fabric {
@@ -98,6 +100,68 @@ TEST(IbsimNetfile, ASwitchWithMorePortsThanANetFileNumbersIsRefused) {
   EXPECT_NE(s.message().find("has 256 ports"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("at most 254"), std::string::npos) << s.message();
   EXPECT_TRUE(out.str().empty());
+}
+
+// A net file without GUID lines reads with GUID 0 ("none") on every node, and
+// two such nodes are no duplicate. ibsim needs a unique, non-zero GUID per
+// node ("node Ca guid 0 already exists"), so the export gives each a GUID in
+// the generated style, past any GUID the fabric already has.
+// Only ibnetdiscover's own ids ("S-" / "H-" / "R-" and 16 hex digits) carry
+// a GUID: a node named "h-2" has none (not GUID 2).
+TEST(Ibnetdiscover, ANameLikeAnIdIsNotAGuid) {
+  std::istringstream in(
+      "Hca 1 \"h-2\"\n[1] \"s\"[1]\nHca 1 \"H-0002c90000000042\"\n[1] \"s\"[2]\n"
+      "Switch 2 \"s\"\n[1] \"h-2\"[1]\n[2] \"H-0002c90000000042\"[1]\n");
+  const Topology t = parseIbnetdiscover(in, "t.txt").value();
+  ASSERT_EQ(t.numHosts(), 2u);
+  for (const Host& h : t.hosts())
+    EXPECT_EQ(h.guid, h.name == "h-2" ? 0u : 0x0002c90000000042u) << h.name;
+}
+
+TEST(IbsimNetfile, NodesWithoutGuidsGetUniqueNonZeroGuids) {
+  // h1's GUID is the one S's synthesized GUID would be, S2's the one h0's
+  // would be: both are kept, and the synthesized ones move past them.
+  const std::string text =
+      "Switch 4 \"S\"\n[1] \"L0\"[3]\n[2] \"L1\"[3]\n\n"
+      "Switch 4 \"L0\"\n[1] \"h0\"[1]\n[2] \"h1\"[1]\n[3] \"S\"[1]\n\n"
+      "switchguid=0x0002c90100000001\n"
+      "Switch 4 \"L1\"\n[1] \"h2\"[1]\n[3] \"S\"[2]\n\n"
+      "caguid=0x0\nHca 1 \"h0\"\n[1] \"L0\"[1]\n\n"
+      "caguid=0x0002c90000000001\nHca 1 \"h1\"\n[1] \"L0\"[2]\n\n"
+      "caguid=0x0\nHca 1 \"h2\"\n[1] \"L1\"[1]\n";
+  auto t = parse(text);
+  ASSERT_TRUE(t) << t.status().toString();  // two nodes with GUID 0: no duplicate
+  EXPECT_EQ(t->sw(t->findSwitch("S").value()).guid, 0u);
+  EXPECT_EQ(t->host(t->findHost("h0").value()).guid, 0u);
+  EXPECT_FALSE(t->findSwitchByGuid(0).has_value());  // 0 is no GUID, not S's
+
+  std::ostringstream out;
+  ASSERT_TRUE(writeIbsimNetfile(*t, out).isOk());
+  const std::string net = out.str();
+  EXPECT_EQ(net.find("guid=0x0000000000000000"), std::string::npos) << net;
+  std::ostringstream again;
+  ASSERT_TRUE(writeIbsimNetfile(*t, again).isOk());
+  EXPECT_EQ(again.str(), net);  // deterministic
+
+  auto back = parse(net);
+  ASSERT_TRUE(back) << back.status().toString();  // the reader refuses duplicate GUIDs
+  EXPECT_EQ(back->numSwitches(), t->numSwitches());
+  EXPECT_EQ(back->numHosts(), t->numHosts());
+  EXPECT_EQ(back->numLinks(), t->numLinks());
+  std::set<std::uint64_t> guids;
+  for (const Switch& sw : back->switches())
+    guids.insert(sw.guid);
+  for (const Host& h : back->hosts())
+    guids.insert(h.guid);
+  EXPECT_EQ(guids.size(), back->numSwitches() + back->numHosts());
+  EXPECT_EQ(guids.count(0), 0u);
+  // GUIDs the fabric has are kept; the others follow the generated style.
+  EXPECT_EQ(back->sw(back->findSwitch("L1").value()).guid, kGeneratedHostGuidBase + 1);
+  EXPECT_EQ(back->host(back->findHost("h1").value()).guid, kGeneratedSwitchGuidBase + 1);
+  EXPECT_EQ(back->sw(back->findSwitch("S").value()).guid, kGeneratedSwitchGuidBase + 2);
+  EXPECT_EQ(back->sw(back->findSwitch("L0").value()).guid, kGeneratedSwitchGuidBase + 3);
+  EXPECT_EQ(back->host(back->findHost("h0").value()).guid, kGeneratedHostGuidBase + 2);
+  EXPECT_EQ(back->host(back->findHost("h2").value()).guid, kGeneratedHostGuidBase + 3);
 }
 
 TEST(Ibnetdiscover, MinimalTreeDoesNotDependOnNodeOrder) {
@@ -400,6 +464,38 @@ TEST(DotExport, HighlightsExactlyTheMinimalTreeLinks) {
   EXPECT_EQ(bold, mt.numLinks());
   EXPECT_EQ(bold + thin, t.numLinks());
   EXPECT_NE(dot.find("\"S0_0_0\" -- \"S1_0_0\" [penwidth=3"), std::string::npos);
+}
+
+// Names are DOT quoted strings: a quote, a backslash (a name ending in one
+// would otherwise escape the closing quote) and a line break are escaped.
+TEST(DotExport, EscapesQuotesBackslashesAndLineBreaksInNames) {
+  TopologyBuilder b;
+  const SwitchId sw = b.addSwitch("sw\\", 0, 4);
+  const HostId h0 = b.addHost("h\"0", 0);
+  const HostId h1 = b.addHost("h\n1\\\"", 0);
+  ASSERT_TRUE(b.connectHost(h0, 0, {sw, 0}).isOk());
+  ASSERT_TRUE(b.connectHost(h1, 0, {sw, 1}).isOk());
+  const Topology t = b.build().value();
+  const MinimalTree mt = MinimalTree::build(t).value();
+  std::ostringstream out;
+  writeDot(t, mt, out);
+  const std::string dot = out.str();
+  EXPECT_NE(dot.find("{ rank=same; \"sw\\\\\" }"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("  \"h\\\"0\" [shape=box];\n"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("  \"sw\\\\\" -- \"h\\n1\\\\\\\"\" [penwidth=3"), std::string::npos) << dot;
+  // Every quoted string closes on its line: outside the escapes, quotes pair up.
+  std::istringstream lines(dot);
+  for (std::string line; std::getline(lines, line);) {
+    int quotes = 0;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '\\') {
+        ++i;
+      } else if (line[i] == '"') {
+        ++quotes;
+      }
+    }
+    EXPECT_EQ(quotes % 2, 0) << line;
+  }
 }
 
 }  // namespace

@@ -58,6 +58,18 @@ TEST(TopologyBuilder, ALeafWithoutHostsIsTakenForTheRootUnlessRootsAreGiven) {
   }
 }
 
+// GUID 0 is "no GUID": "0x0" names no switch, not the first without one.
+TEST(TopologyBuilder, RootZeroNamesNoSwitchWithoutAGuid) {
+  TopologyBuilder b;
+  const SwitchId spine = b.addSwitch("spine", 0, 2);
+  const SwitchId leaf = b.addSwitch("leaf", 0, 2);
+  ASSERT_TRUE(b.connectSwitches({leaf, 1}, {spine, 0}).isOk());
+  ASSERT_TRUE(b.connectHost(b.addHost("h", 0), 0, {leaf, 0}).isOk());
+  const Status s = b.setRoots({"0x0"}, "f");
+  EXPECT_NE(s.message().find("f: \"0x0\" names no switch of the fabric"), std::string::npos)
+      << s.toString();
+}
+
 TEST(TopologyBuilder, BadRootsAreNamed) {
   const struct {
     std::vector<std::string> roots;
