@@ -12,6 +12,7 @@ void RowMerger::add(const PeriodRow& row) {
     weight_ = 0;
   }
   ++count_;
+  sum_.drain = count_ == 1 ? row.drain : sum_.drain && row.drain;  // wholly in the drain
   const double w = row.spanCycles > 0 ? row.spanCycles : 1.0;
   weight_ += w;
   sum_.timeCycles = row.timeCycles;

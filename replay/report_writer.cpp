@@ -20,15 +20,15 @@ namespace {
 std::string csv(const std::vector<PeriodRow>& rows, int levelPairs) {
   std::string s =
       "time_cycles,injected_rate,rising,offered,accepted,power_switch_links,power_all_links,mean_"
-      "latency_cycles,delivered,oracle_power_switch_links,span_cycles";
+      "latency_cycles,delivered,oracle_power_switch_links,span_cycles,drain";
   for (int l = 0; l < levelPairs; ++l)
     s += fmt::format(",links_on_l{}_l{}", l, l + 1);
   s += "\n";
   for (const PeriodRow& r : rows) {
-    s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{},{:.6f},{:.0f}",
+    s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{},{:.6f},{:.0f},{}",
                      r.timeCycles, r.injectedRate, r.rising ? 1 : 0, r.offered, r.accepted,
                      r.powerSwitchLinks, r.powerAllLinks, r.meanLatencyCycles, r.delivered,
-                     r.oraclePowerSwitchLinks, r.spanCycles);
+                     r.oraclePowerSwitchLinks, r.spanCycles, r.drain ? 1 : 0);
     for (double share : r.linksOnShare)
       s += fmt::format(",{:.4f}", share);
     s += "\n";
@@ -46,9 +46,42 @@ std::string decisionsJsonl(const RunOutput& run) {
 constexpr const char* kFigures[] = {"power_vs_rate", "latency_vs_rate", "power_over_time"};
 constexpr std::size_t kPlotRows = 4'000;
 
+// Which curves of the figures have points: gnuplot refuses a plot whose
+// every point is undefined (a run that delivered nothing), so such a figure
+// says so instead.
+struct Curves {
+  bool ramp = false;     // rows of the workload (not the drain)
+  bool rising = false;   // with a latency, on the increasing ramp
+  bool falling = false;  // ... on the decreasing one
+  bool baseline = false;
+};
+
+Curves curvesOf(const RunOutput& run, const std::optional<RunOutput>& baseline) {
+  Curves c;
+  for (const PeriodRow& r : run.rows) {
+    if (r.drain) continue;
+    c.ramp = true;
+    if (r.meanLatencyCycles > 0) (r.rising ? c.rising : c.falling) = true;
+  }
+  if (baseline) {
+    for (const PeriodRow& r : baseline->rows)
+      c.baseline = c.baseline || (!r.drain && r.meanLatencyCycles > 0);
+  }
+  return c;
+}
+
+// A figure with nothing to draw: its axes and why.
+std::string emptyPlot(const char* why) {
+  return fmt::format(
+      "set label 1 '{}' at graph 0.5,0.5 center\nset xrange [0:1]\nset yrange [0:1]\n"
+      "plot NaN notitle\nunset label 1\nset autoscale x\n",
+      why);
+}
+
 // Figures 4 and 5 of Alonso et al.: power and latency versus injected rate,
-// increasing and decreasing ramp as separate curves, plus power over time.
-std::string gnuplotScript(bool baseline, const std::string& data, const std::string& baselineData,
+// increasing and decreasing ramp as separate curves (the drain's rows, whose
+// rate is the workload's end, left out), plus power over time.
+std::string gnuplotScript(const Curves& c, const std::string& data, const std::string& baselineData,
                           const std::string& term, const std::string& ext) {
   std::string s = fmt::format(
       "set datafile separator ','\nset terminal {}\nset key outside bottom center horizontal\n"
@@ -57,22 +90,44 @@ std::string gnuplotScript(bool baseline, const std::string& data, const std::str
   s += fmt::format(
       "set output 'plots/power_vs_rate.{}'\nset title 'Relative link power (switch links)'\n"
       "set xlabel 'injected rate (flits/cycle/node)'\nset ylabel 'relative power'\n"
-      "set yrange [0:1.05]\n"
-      "plot '{}' every ::1 using 2:($3==1?$6:1/0) with points pt 7 ps 0.5 title "
-      "'increasing', '' every ::1 using 2:($3==0?$6:1/0) with points pt 5 ps 0.5 title "
-      "'decreasing', '' every ::1 using 2:10 with points pt 1 ps 0.5 title 'oracle bound'\n",
-      ext, data);
-  s += fmt::format(
-      "set output 'plots/latency_vs_rate.{}'\nset title 'Mean message latency'\n"
-      "set ylabel 'latency (cycles)'\nset autoscale y\nset logscale y\n"
-      "plot '{}' every ::1 using 2:($3==1&&$8>0?$8:1/0) with points pt 7 ps 0.5 "
-      "title 'increasing', '' every ::1 using 2:($3==0&&$8>0?$8:1/0) with points pt 5 ps 0.5 "
-      "title 'decreasing'{}\nunset logscale y\n",
-      ext, data,
-      baseline ? fmt::format(", '{}' every ::1 using 2:($8>0?$8:1/0) with points pt 1 "
-                             "ps 0.5 title 'all links on'",
-                             baselineData)
-               : "");
+      "set yrange [0:1.05]\n",
+      ext);
+  s += c.ramp ? fmt::format(
+                    "plot '{}' every ::1 using 2:($3==1&&$12==0?$6:1/0) with points pt 7 ps 0.5 "
+                    "title 'increasing', '' every ::1 using 2:($3==0&&$12==0?$6:1/0) with points "
+                    "pt 5 ps 0.5 title 'decreasing', '' every ::1 using 2:($12==0?$10:1/0) with "
+                    "points pt 1 ps 0.5 title 'oracle bound'\n",
+                    data)
+              : emptyPlot("no check period within the workload");
+  s += "set output 'plots/latency_vs_rate." + ext +
+       "'\nset title 'Mean message latency'\nset ylabel 'latency (cycles)'\nset autoscale y\n";
+  std::vector<std::string> curves;
+  if (c.rising) {
+    curves.push_back(
+        fmt::format("'{}' every ::1 using 2:($3==1&&$12==0&&$8>0?$8:1/0) with "
+                    "points pt 7 ps 0.5 title 'increasing'",
+                    data));
+  }
+  if (c.falling) {
+    curves.push_back(
+        fmt::format("'{}' every ::1 using 2:($3==0&&$12==0&&$8>0?$8:1/0) with "
+                    "points pt 5 ps 0.5 title 'decreasing'",
+                    data));
+  }
+  if (c.baseline) {
+    curves.push_back(
+        fmt::format("'{}' every ::1 using 2:($12==0&&$8>0?$8:1/0) with points pt 1 "
+                    "ps 0.5 title 'all links on'",
+                    baselineData));
+  }
+  if (curves.empty()) {
+    s += emptyPlot("no message delivered");
+  } else {
+    s += "set logscale y\nplot ";
+    for (std::size_t i = 0; i < curves.size(); ++i)
+      s += (i ? ", " : "") + curves[i];
+    s += "\nunset logscale y\n";
+  }
   s += fmt::format(
       "set output 'plots/power_over_time.{}'\nset title 'Relative link power and load over "
       "time'\nset xlabel 'time (cycles)'\nset ylabel 'relative power / load'\n"
@@ -110,6 +165,7 @@ std::string drawPlots(OutputSet& set, const RunOutput& run,
   std::string data = "timeseries.csv";
   std::string baselineData = "baseline_timeseries.csv";
   const bool merge = run.rows.size() > kPlotRows || (baseline && baseline->rows.size() > kPlotRows);
+  const Curves curves = curvesOf(run, baseline);
   if (merge) {
     data = "plots/timeseries.csv";
     baselineData = "plots/baseline_timeseries.csv";
@@ -123,11 +179,10 @@ std::string drawPlots(OutputSet& set, const RunOutput& run,
       }
     }
   }
-  const Status s =
-      renderGnuplot(set.staging().string(), "plots.gp", 900, 600,
-                    [&](const std::string& term, const std::string& ext) {
-                      return gnuplotScript(baseline.has_value(), data, baselineData, term, ext);
-                    });
+  const Status s = renderGnuplot(set.staging().string(), "plots.gp", 900, 600,
+                                 [&](const std::string& term, const std::string& ext) {
+                                   return gnuplotScript(curves, data, baselineData, term, ext);
+                                 });
   if (s.isOk()) return {};
   // A figure gnuplot left half-drawn is not kept.
   for (const char* figure : kFigures) {

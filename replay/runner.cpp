@@ -358,17 +358,21 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     out.rows = downsample(out.rows, out.rows.size() / 2);
     group *= 2;
   };
+  bool draining = false;  // the rows of the drain after the workload's end
   std::function<void()> sample = [&] {
     const TimePs now = sched.now();
     PeriodRow row;
+    row.drain = draining;
     const TimePs span = now - lastSampleAt;
     const double periodCycles = static_cast<double>(span) / cycle;
     row.timeCycles = static_cast<double>(now) / cycle;
     row.spanCycles = periodCycles;
     const std::uint64_t flitsSent = emu.stats().flitsSent;
     row.offered = static_cast<double>(flitsSent - prevFlitsSent) / hosts / periodCycles;
-    row.injectedRate = source.hasRateProfile() ? source.rateAt(now - period / 2) : row.offered;
-    row.rising = source.hasRateProfile() ? source.risingAt(now - period / 2) : true;
+    row.injectedRate = draining                  ? 0
+                       : source.hasRateProfile() ? source.rateAt(now - period / 2)
+                                                 : row.offered;
+    row.rising = source.hasRateProfile() && !draining ? source.risingAt(now - period / 2) : true;
     prevFlitsSent = flitsSent;
     row.accepted = static_cast<double>(periodFlitsDelivered) / hosts / periodCycles;
     row.delivered = periodDelivered;
@@ -383,7 +387,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
         oracle ? oracle->closePeriod(static_cast<std::uint64_t>(std::max<TimePs>(1, span / period)))
                : 0;
     rows.add(row);
-    monitor.onPeriod();
+    if (!draining) monitor.onPeriod();
     if (progress) {
       // Closed loop may run past the trace's span: 100% is said once.
       const int pct = std::min(
@@ -443,8 +447,12 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   // the bound saturates for a workload that ends near the end of time).
   const TimePs drainSpan = std::max<TimePs>(end / 5, saturatingMul(100, period));
   const TimePs drainLimit = saturatingAdd(end, drainSpan);
+  // The drain has rows of its own (drain = 1), so the timeseries adds up to
+  // the report, which counts the drain's deliveries and power.
+  draining = true;
   while (emu.packetsInNetwork() > 0 && sched.now() < drainLimit && !sched.stopped()) {
     sched.runUntil(sched.now() > drainLimit - period ? drainLimit : sched.now() + period);
+    if (sched.now() > lastSampleAt) sample();
   }
   if (!monitor.failure().isOk()) return monitor.failure();
   if (const Status st = source.status(); !st.isOk()) return st;

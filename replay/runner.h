@@ -28,6 +28,7 @@ struct PeriodRow {
   double oraclePowerSwitchLinks = 0;  // the oracle bound's (replay/oracle.h)
   double meanLatencyCycles = 0;       // of messages delivered in the period (0 if none)
   std::uint64_t delivered = 0;
+  bool drain = false;  // after the workload's end, while the network empties
 };
 
 struct RunOutput {

@@ -62,6 +62,38 @@ TEST(Replay, MinimalTreeLinksNeverOffAndEveryMessageArrives) {
 // down-link rule just turned off: the agent turns it on for the waiting
 // packet (rule packets-waiting, as for an up link), on both switch models,
 // and every message arrives.
+// The timeseries adds up to the report: the drain after the workload's end
+// (which the report's deliveries and power count) has rows of its own,
+// marked, on both the gated run and the all-on one.
+TEST(Replay, TheTimeseriesWithItsDrainAddsUpToTheReport) {
+  Fixture f(5, 3);
+  const RunSpec s = spec(
+      "workload { uniform { rate: 0.1 duration_cycles: 10000 } } "
+      "gating { policy: DYNAMIC u_on: 0.15 }");
+  for (bool gated : {true, false}) {
+    SCOPED_TRACE(gated ? "gated" : "all on");
+    const RunOutput out = runEmulation(s, f.topo, f.mt, gated, {}).value();
+    std::uint64_t delivered = 0;
+    double span = 0, power = 0;
+    std::size_t drainRows = 0;
+    bool drainStarted = false;
+    for (const PeriodRow& r : out.rows) {
+      delivered += r.delivered;
+      span += r.spanCycles;
+      power += r.powerSwitchLinks * r.spanCycles;
+      drainRows += r.drain ? 1 : 0;
+      EXPECT_TRUE(r.drain || !drainStarted) << "a workload row after the drain began";
+      drainStarted = drainStarted || r.drain;
+      if (r.drain) {
+        EXPECT_EQ(r.injectedRate, 0.0);
+      }
+    }
+    EXPECT_GT(drainRows, 0u);
+    EXPECT_EQ(delivered, out.summary.messages_delivered());
+    EXPECT_NEAR(power / span, out.summary.relative_power_switch_links(), 1e-9);
+  }
+}
+
 TEST(Replay, ADownDirectionTurnedOffUnderAnArrivingPacketGoesBackOn) {
   Fixture f(4, 3);
   const std::string base =

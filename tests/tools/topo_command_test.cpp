@@ -211,11 +211,12 @@ TEST(ReplayCommand, SeparateProcessesWriteIdenticalReportsAndPlots) {
   EXPECT_NE(report.find("\"baseline\""), std::string::npos);
   const std::string series = slurpFile(a / "timeseries.csv");
   EXPECT_EQ(series, slurpFile(b / "timeseries.csv"));
-  EXPECT_EQ(series.substr(0, series.find('\n')),
-            "time_cycles,injected_rate,rising,offered,accepted,power_switch_links,"
-            "power_all_links,mean_latency_cycles,delivered,oracle_power_switch_links,span_cycles,"
-            "links_on_l0_l1,"
-            "links_on_l1_l2");
+  EXPECT_EQ(
+      series.substr(0, series.find('\n')),
+      "time_cycles,injected_rate,rising,offered,accepted,power_switch_links,"
+      "power_all_links,mean_latency_cycles,delivered,oracle_power_switch_links,span_cycles,drain,"
+      "links_on_l0_l1,"
+      "links_on_l1_l2");
   EXPECT_GT(std::count(series.begin(), series.end(), '\n'), 10);
   for (const char* plot : {"power_vs_rate", "latency_vs_rate", "power_over_time"}) {
     const std::string png = slurpFile(a / "plots" / (std::string(plot) + ".png"));
@@ -436,6 +437,16 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
        kExitError,
        {"--message-bytes: 1000000000000 bytes is more than the 67108864 bytes",
         "workload.max_message_packets"}},
+      // --ranks 0 is a value, checked like the config's ranks, not "all hosts"
+      // (leaving --ranks out gives every host).
+      {{"gen", "--pattern", "collective", "--k", "2", "--n", "2", "--ranks", "0", "--out",
+        genOut.string()},
+       kExitError,
+       {"--ranks: must be >= 2 (is 0)"}},
+      {{"gen", "--pattern", "motif", "--k", "2", "--n", "2", "--ranks", "0", "--out",
+        genOut.string()},
+       kExitError,
+       {"--ranks: must be in [2, 1048576] (is 0)"}},
       {{"gen", "--pattern", "collective", "--message-bytes", "67108865", "--out", genOut.string()},
        kExitError,
        {"--message-bytes: 67108865 bytes is more than"}},
@@ -573,12 +584,31 @@ TEST(OptionRules, LongIdleSpansRunWithoutAgentsAndUnderARaisedLimit) {
 
 // A run without a single message has no latency to compare: said so, and
 // report.json leaves the increases out instead of claiming -100%.
+// A run that delivers nothing still draws every figure (gnuplot refuses a
+// plot whose every point is undefined): the latency figure says why.
+TEST(OptionRules, NoMessageStillDrawsEveryFigure) {
+  const auto out = scratch("no-messages-plots");
+  const CliRun r = ebb({"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2",
+                        "workload.uniform.rate=0", "workload.uniform.duration_cycles=4000",
+                        "report.skip_baseline=true", "--out", out.string(), "--quiet"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.err.find("plots"), std::string::npos) << r.err;
+  for (const char* plot : {"power_vs_rate", "latency_vs_rate", "power_over_time"})
+    EXPECT_GT(std::filesystem::file_size(out / "plots" / (std::string(plot) + ".png")), 1000u);
+  EXPECT_NE(slurpFile(out / "plots.gp").find("no message delivered"), std::string::npos);
+}
+
 TEST(OptionRules, NoMessageMeansNothingToCompare) {
   const auto out = scratch("no-messages");
   const CliRun r = ebb({"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2",
                         "workload.uniform.rate=0", "workload.uniform.duration_cycles=10000",
                         "report.skip_plots=true", "--out", out.string(), "--quiet"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
+  // The built-in default's alonso-ramp is replaced, and the user is told.
+  EXPECT_NE(r.err.find("note: override workload.uniform.rate=0 replaces workload 'alonso_ramp' "
+                       "of the config with 'uniform'"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.out.find("latency: nothing to compare (no message measured in one of the runs"),
             std::string::npos)
       << r.out;
