@@ -47,6 +47,8 @@ class RecoveryMonitor {
   // The first violation as an error, when violations are errors; OK otherwise.
   const Status& failure() const { return failure_; }
   std::uint64_t proofs() const { return proofs_; }
+  // Some connectable pair has no path yet (a recovery is under way).
+  bool recovering() const { return brokenSince_.has_value(); }
   // Fills the counters of `out` this monitor keeps.
   void fill(FaultOutcome& out) const;
 

@@ -447,13 +447,26 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   // the bound saturates for a workload that ends near the end of time).
   const TimePs drainSpan = std::max<TimePs>(end / 5, saturatingMul(100, period));
   const TimePs drainLimit = saturatingAdd(end, drainSpan);
-  // The drain has rows of its own (drain = 1), so the timeseries adds up to
-  // the report, which counts the drain's deliveries and power.
+  // The workload's last, partial check period has its row; the drain has
+  // rows of its own (drain = 1), so the timeseries adds up to the report.
+  // The drain ends with the network empty (and no recovery from a fault
+  // under way), not at the next check period: an idle tail would count as
+  // time with links off.
+  if (sched.now() > lastSampleAt && !sched.stopped()) sample();
   draining = true;
-  while (emu.packetsInNetwork() > 0 && sched.now() < drainLimit && !sched.stopped()) {
-    sched.runUntil(sched.now() > drainLimit - period ? drainLimit : sched.now() + period);
-    if (sched.now() > lastSampleAt) sample();
+  for (TimePs rowEnd = sched.now() + period; (emu.packetsInNetwork() > 0 || monitor.recovering()) &&
+                                             sched.now() < drainLimit && !sched.stopped();) {
+    const TimePs next = sched.nextTime();  // < 0: nothing is left to happen
+    if (next < 0 || next > std::min(rowEnd, drainLimit)) {
+      sched.runUntil(std::min(rowEnd, drainLimit));
+      sample();
+      rowEnd = sched.now() + period;
+      if (next < 0) break;
+      continue;
+    }
+    sched.runOne();
   }
+  if (sched.now() > lastSampleAt && !sched.stopped()) sample();
   if (!monitor.failure().isOk()) return monitor.failure();
   if (const Status st = source.status(); !st.isOk()) return st;
   if (emu.packetsInNetwork() > 0) {  // said, never left for the reader to infer
