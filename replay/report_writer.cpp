@@ -224,12 +224,26 @@ Result<std::string> writeReport(const std::string& dir, const results::Report& r
 
 std::string formatSummary(const results::Report& r) {
   const auto line = [](const results::RunSummary& s) {
+    // No message measured: no latency (0 would read as a measurement).
+    const bool measured = s.latency_messages() > 0;
+    const auto cycles = [&](double v, int width) {
+      return measured ? fmt::format("{:{}.1f}", v, width) : fmt::format("{:>{}}", "n/a", width);
+    };
     std::string text = fmt::format(
-        "  {:<28} power {:6.1f}% (switch links) {:6.1f}% (all links)   latency mean {:8.1f} "
-        "p50 {:7.1f} p99 {:8.1f} cycles   delivered {}/{}   transitions {}\n",
+        "  {:<28} power {:6.1f}% (switch links) {:6.1f}% (all links)   latency mean {} "
+        "p50 {} p99 {} cycles   delivered {}/{}   transitions {}\n",
         s.policy(), 100 * s.relative_power_switch_links(), 100 * s.relative_power_all_links(),
-        s.mean_latency_cycles(), s.p50_latency_cycles(), s.p99_latency_cycles(),
-        s.messages_delivered(), s.messages_generated(), s.link_transitions());
+        cycles(s.mean_latency_cycles(), 8), cycles(s.p50_latency_cycles(), 7),
+        cycles(s.p99_latency_cycles(), 8), s.messages_delivered(), s.messages_generated(),
+        s.link_transitions());
+    const std::uint64_t lost =
+        s.messages_generated() - std::min(s.messages_generated(), s.messages_delivered());
+    if (lost > 0) {
+      text += fmt::format(
+          "    ! {} of {} messages not delivered: dropped (by faults, or by in-band gating: see "
+          "those lines) or still in the network when the drain ended\n",
+          lost, s.messages_generated());
+    }
     if (s.latency_warmup_cycles() > 0) {
       text += fmt::format("    latency over the {} messages created from cycle {} on (warm-up)\n",
                           s.latency_messages(), s.latency_warmup_cycles());
@@ -324,8 +338,8 @@ std::string formatSummary(const results::Report& r) {
         b.management_switch(), b.resilience(), b.guard_checks(), b.guard_refused(),
         b.packets_reascended() + b.packets_dropped() == 0
             ? ""
-            : fmt::format("; packets whose way down went off as they climbed: {} climbed on, "
-                          "{} dropped",
+            : fmt::format("; packets whose way down was off when they got there: {} climbed "
+                          "on, {} dropped",
                           b.packets_reascended(), b.packets_dropped()));
   }
   if (r.run().has_faults()) {

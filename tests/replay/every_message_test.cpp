@@ -225,6 +225,30 @@ TEST(EveryMessage, PacketsLeftWhenTheDrainEndsAreReportedWithWhereTheyWait) {
   *report.mutable_run() = s;
   EXPECT_NE(formatSummary(report).find("packets still in the network when the drain ended"),
             std::string::npos);
+  EXPECT_NE(formatSummary(report).find(fmt::format("! {} of {} messages not delivered",
+                                                   s.packets_stranded(), s.messages_generated())),
+            std::string::npos)
+      << formatSummary(report);
+}
+
+// A summary never shows a latency nobody measured, and says when messages
+// went undelivered whatever the reason.
+TEST(EveryMessage, TheSummaryShowsNoUnmeasuredLatencyAndNamesWhatWasNotDelivered) {
+  results::Report report;
+  results::RunSummary& s = *report.mutable_run();
+  s.set_policy("dynamic");
+  s.set_messages_generated(40);
+  s.set_messages_delivered(0);
+  const std::string text = formatSummary(report);
+  EXPECT_NE(text.find("latency mean      n/a p50     n/a p99      n/a cycles"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("! 40 of 40 messages not delivered"), std::string::npos) << text;
+  s.set_messages_delivered(40);
+  s.set_latency_messages(40);
+  s.set_mean_latency_cycles(32);
+  const std::string ok = formatSummary(report);
+  EXPECT_NE(ok.find("latency mean     32.0"), std::string::npos) << ok;
+  EXPECT_EQ(ok.find("not delivered"), std::string::npos) << ok;
 }
 
 constexpr const char* kModels[] = {"OUTPUT_QUEUED", "INPUT_QUEUED"};
