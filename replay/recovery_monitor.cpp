@@ -37,9 +37,17 @@ void RecoveryMonitor::beforeFaultChange(std::size_t record) {
   if (brokenSince_) {  // a new fault while recovering: the bound starts again
     deadline_ = lastEventAt_ + bound_;
     openRecords_.push_back(record);
-    if (records_) (*records_)[record].disconnected = true;
+    markDisconnected(record);
     armDeadline();
   }
+}
+
+// Marks `record` as having disconnected a pair, remembering whether this
+// break is what marked it (a break mended within its instant unmarks it).
+void RecoveryMonitor::markDisconnected(std::size_t record) {
+  if (!records_ || (*records_)[record].disconnected) return;
+  (*records_)[record].disconnected = true;
+  markedThisBreak_.push_back(record);
 }
 
 void RecoveryMonitor::onFaultEvent(std::size_t record, bool changed) {
@@ -58,11 +66,12 @@ void RecoveryMonitor::check(const std::string& change) {
     if (brokenSince_) return;
     brokenSince_ = now;
     violatedThisBreak_ = false;
+    markedThisBreak_.clear();
     if (lastEventAt_ >= 0 && now <= lastEventAt_ + bound_) {
       deadline_ = lastEventAt_ + bound_;
       if (lastRecord_) {
         openRecords_.assign(1, *lastRecord_);
-        if (records_) (*records_)[*lastRecord_].disconnected = true;
+        markDisconnected(*lastRecord_);
       }
       armDeadline();
       return;
@@ -74,6 +83,19 @@ void RecoveryMonitor::check(const std::string& change) {
     return;
   }
   if (!brokenSince_) return;
+  if (now == *brokenSince_) {
+    // Mended within the instant it broke (a cable failing in the very
+    // picosecond a parallel one finished turning on): no packet could see
+    // it, so it is no disconnection and no recovery.
+    if (records_) {
+      for (std::size_t r : markedThisBreak_)
+        (*records_)[r].disconnected = false;
+    }
+    brokenSince_.reset();
+    openRecords_.clear();
+    markedThisBreak_.clear();
+    return;
+  }
   // Recovery runs from the last fault or repair event: each one restarts
   // the bound (a later failure may need more links turned on).
   maxRecovery_ = std::max(maxRecovery_, now - std::max(lastEventAt_, TimePs{0}));
@@ -83,6 +105,7 @@ void RecoveryMonitor::check(const std::string& change) {
   }
   brokenSince_.reset();
   openRecords_.clear();
+  markedThisBreak_.clear();
 }
 
 void RecoveryMonitor::armDeadline() {

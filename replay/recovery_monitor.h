@@ -67,6 +67,7 @@ class RecoveryMonitor {
   bool errors_;
   fabric::Connectivity conn_;
   Status failure_ = Status::ok();
+  void markDisconnected(std::size_t record);
   std::uint64_t proofs_ = 0;
   TimePs lastEventAt_ = -1;
   std::optional<std::size_t> lastRecord_;  // the last fault or repair
@@ -74,7 +75,8 @@ class RecoveryMonitor {
   // last, and the records of the events during it.
   std::optional<TimePs> brokenSince_;
   TimePs deadline_ = 0;
-  std::vector<std::size_t> openRecords_;  // the events during this break
+  std::vector<std::size_t> openRecords_;      // the events during this break
+  std::vector<std::size_t> markedThisBreak_;  // ... that this break marked disconnected
   bool violatedThisBreak_ = false;
   std::uint64_t violations_ = 0;
   std::string firstViolation_;

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "agent/virtual_scheduler.h"
 #include "configs/config_loader.h"
+#include "fabric/ibnetdiscover.h"
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
 #include "replay/fault_injector.h"
@@ -178,6 +180,33 @@ TEST(Faults, InBandADeadDirectionTakesItsWholeLinkDown) {
   EXPECT_NE(out.faults.events[0].part.find("(the whole link: in-band)"), std::string::npos)
       << out.faults.events[0].part;
   EXPECT_NE(out.faults.events[2].part.find("(the whole link: in-band)"), std::string::npos);
+  expectRecovered(out.faults);
+}
+
+// A cable failing in the very picosecond a parallel one finishes turning on
+// leaves no pair without a path for any time at all: no disconnection, no
+// recovery of 0 us (two leaves on one root by three parallel cables each).
+TEST(Faults, ABreakMendedWithinItsInstantIsNoDisconnection) {
+  std::istringstream net(
+      "Hca 1 \"H0\"\n[1] \"L0\"[1]\nHca 1 \"H1\"\n[1] \"L0\"[2]\n"
+      "Hca 1 \"H2\"\n[1] \"L0\"[3]\nHca 1 \"H3\"\n[1] \"L1\"[1]\n"
+      "Switch 6 \"L0\"\n[1] \"H0\"[1]\n[2] \"H1\"[1]\n[3] \"H2\"[1]\n[4] \"R0\"[1]\n"
+      "[5] \"R0\"[2]\n[6] \"R0\"[3]\n"
+      "Switch 4 \"L1\"\n[1] \"H3\"[1]\n[2] \"R0\"[4]\n[3] \"R0\"[5]\n[4] \"R0\"[6]\n"
+      "Switch 6 \"R0\"\n[1] \"L0\"[4]\n[2] \"L0\"[5]\n[3] \"L0\"[6]\n[4] \"L1\"[2]\n"
+      "[5] \"L1\"[3]\n[6] \"L1\"[4]\n");
+  const fabric::Topology topo = fabric::parseIbnetdiscover(net, "net").value();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
+  const RunSpec s = spec(
+      "workload { uniform { rate: 0.2 duration_cycles: 30000 } } "
+      "faults { event { at_cycles: 5000 switch_name: \"L1\" port: 2 } "
+      "event { at_cycles: 6000 switch_name: \"L0\" port: 5 } "
+      "event { at_cycles: 20000 action: REPAIR switch_name: \"L1\" port: 2 } }");
+  const RunOutput out = runEmulation(s, topo, mt, true, {}).value();
+  ASSERT_EQ(out.faults.events.size(), 3u);
+  for (const FaultRecord& r : out.faults.events) {
+    EXPECT_FALSE(r.disconnected && r.recoveredAt == r.at) << r.part << ": a 0 us disconnection";
+  }
   expectRecovered(out.faults);
 }
 
