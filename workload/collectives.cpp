@@ -441,4 +441,36 @@ void barrier(Programs& p, std::int32_t tag) {
   allreduceRecursiveDoubling(p, 1, tag);
 }
 
+Status expandCollectiveOver(Programs& p, const std::vector<std::uint32_t>& members,
+                            const CollectiveAlgos& algos, const std::string& op, std::int64_t bytes,
+                            std::int32_t tag, std::uint32_t root) {
+  if (members.empty()) return {ErrorCode::kInvalidArgument, "a collective needs members"};
+  std::vector<bool> seen(p.size(), false);
+  for (const std::uint32_t m : members) {
+    if (m >= p.size()) {
+      return {ErrorCode::kInvalidArgument,
+              fmt::format("member {} is beyond the {} ranks", m, p.size())};
+    }
+    if (seen[m]) return {ErrorCode::kInvalidArgument, fmt::format("member {} named twice", m)};
+    seen[m] = true;
+  }
+  if (root >= members.size()) {
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("root {} is beyond the {} members", root, members.size())};
+  }
+  Programs sub(members.size());
+  if (Status s = expandCollective(sub, algos, op, bytes, tag, root); !s.isOk()) return s;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    std::vector<MpiOp>& out = p[members[i]];
+    for (MpiOp o : sub[i]) {
+      if (o.kind == MpiOpKind::kIsend || o.kind == MpiOpKind::kIrecv ||
+          o.kind == MpiOpKind::kSend || o.kind == MpiOpKind::kRecv) {
+        o.peer = members[o.peer];
+      }
+      out.push_back(o);
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace ebb::workload

@@ -153,5 +153,13 @@ Status parseAlgorithms(CollectiveAlgos& algos, const std::string& list);
 // vector (reduce, allreduce, reduce_scatter).
 Status expandCollective(Programs& p, const CollectiveAlgos& algos, const std::string& op,
                         std::int64_t bytes, std::int32_t tag, std::uint32_t root = 0);
+// The same on a communicator of some of the ranks of `p`: members[i] is the
+// rank of `p` that is rank i of the communicator, `root` a communicator rank.
+// Only the members' programs grow, with their peers translated to ranks of
+// `p`. E_INVALID for no members, a member beyond `p` or named twice, or a root
+// beyond the members.
+Status expandCollectiveOver(Programs& p, const std::vector<std::uint32_t>& members,
+                            const CollectiveAlgos& algos, const std::string& op, std::int64_t bytes,
+                            std::int32_t tag, std::uint32_t root = 0);
 
 }  // namespace ebb::workload

@@ -12,16 +12,21 @@ struct Otf2Stats {
   std::uint64_t p2pSends = 0;  // the application's own MPI_Send/MPI_Isend
   std::uint64_t p2pBytes = 0;
   std::uint64_t recvs = 0;        // MPI_Recv/MPI_Irecv
-  std::uint64_t collectives = 0;  // per rank
+  std::uint64_t collectives = 0;  // operations, each counted once for all its ranks
 };
 
 // Reads an OTF2 trace (the anchor file, e.g. traces.otf2) through Debian's
-// OTF2 library: one rank per location (locations in id order). Time between
-// MPI calls, and non-blocking calls' own time, becomes compute; MPI_Send and
-// MPI_Recv are blocking; MPI_Isend/MPI_Irecv requests complete in the
-// MPI_Wait*/MPI_Test* call where the trace completes them; collectives
-// (barrier, bcast, gather, scatter, reduce, allreduce, alltoall, allgather)
-// are expanded with `algos` from their recorded sizes. Errors: E_IO for a
+// OTF2 library: one rank per location (locations in id order; a location
+// without events is a rank without operations). Time between MPI calls, and
+// non-blocking calls' own time, becomes compute; MPI_Send and MPI_Recv are
+// blocking; MPI_Isend/MPI_Irecv requests complete in the MPI_Wait*/MPI_Test*
+// call where the trace completes them; collectives (barrier, bcast, gather,
+// scatter, reduce, allreduce, alltoall, allgather) are expanded with `algos`
+// from their recorded sizes. Peers and roots are ranks of the event's
+// communicator, translated through its Comm and Group definitions: a
+// collective on a sub-communicator is expanded over its members only (each
+// member's k-th collective on it is one operation); communicator creation
+// and freeing moves no data and is skipped. Errors: E_IO for a
 // missing or unreadable trace, E_PARSE "<file>: rank R, event N: <rule>" (N
 // counts the rank's events from 1; docs/traffic.md lists the rules), and
 // E_UNAVAILABLE when ebb was built without OTF2.

@@ -117,5 +117,34 @@ TEST(Collectives, BarrierCompletesForAnySize) {
   }
 }
 
+// A collective on a communicator of some ranks (an OTF2 trace's
+// sub-communicator): only the members communicate, among themselves, with the
+// root given as a communicator rank.
+TEST(Collectives, ExpandedOverASubsetOnlyItsMembersTakePart) {
+  Programs p(6);
+  const std::vector<std::uint32_t> members = {4, 1, 5};  // communicator ranks 0, 1, 2
+  ASSERT_TRUE(expandCollectiveOver(p, members, {}, "gather", 100, -4, 2).isOk());
+  const Traffic f = traffic(p);
+  EXPECT_EQ(f.sends, 2u);
+  EXPECT_EQ((f.bytes.at({4u, 5u})), 100);  // to communicator rank 2, rank 5
+  EXPECT_EQ((f.bytes.at({1u, 5u})), 100);
+  for (const std::uint32_t r : {0u, 2u, 3u}) {
+    EXPECT_TRUE(p[r].empty()) << r;
+  }
+  ASSERT_TRUE(expandCollectiveOver(p, members, {}, "allreduce", 8, -5).isOk());
+  ASSERT_TRUE(expandCollectiveOver(p, {3, 0}, {}, "alltoall", 8, -6).isOk());
+  for (const MpiOp& op : p[3]) {
+    if (op.kind == MpiOpKind::kIsend || op.kind == MpiOpKind::kIrecv) {
+      EXPECT_EQ(op.peer, 0u);
+    }
+  }
+  EXPECT_TRUE(p[2].empty());
+  replaysCleanly(p);
+  EXPECT_FALSE(expandCollectiveOver(p, {1, 6}, {}, "barrier", 1, -7).isOk());
+  EXPECT_FALSE(expandCollectiveOver(p, {1, 1}, {}, "barrier", 1, -7).isOk());
+  EXPECT_FALSE(expandCollectiveOver(p, {1, 2}, {}, "bcast", 1, -7, 2).isOk());
+  EXPECT_FALSE(expandCollectiveOver(p, {}, {}, "barrier", 1, -7).isOk());
+}
+
 }  // namespace
 }  // namespace ebb::sim

@@ -133,7 +133,13 @@ struct Ev {
   OTF2_CollectiveOp op = OTF2_COLLECTIVE_OP_BARRIER;
   std::uint32_t root = OTF2_UNDEFINED_UINT32;
   std::uint32_t tag = 7;
+  OTF2_CommRef comm = 0;  // ranks (peer, root) are ranks of this communicator
 };
+// `e` on communicator `comm`.
+Ev on(OTF2_CommRef comm, Ev e) {
+  e.comm = comm;
+  return e;
+}
 Ev send(std::uint32_t to, std::uint64_t length = 64) {
   return {Ev::kSend, to, length};
 }
@@ -162,9 +168,15 @@ Ev collective(OTF2_CollectiveOp op, std::uint32_t root = OTF2_UNDEFINED_UINT32,
 
 // An OTF2 archive in `dir` with one location (rank) per entry of `ranks`,
 // each with its events, one every 1000 ticks; the clock ticks `resolution`
-// times a second.
+// times a second. Communicators as Score-P defines them: 0 is MPI_COMM_WORLD
+// (all ranks), comms[i] lists the world ranks of communicator i + 1 ("Comm
+// i+1") in its rank order; a group of type COMM_GROUP each, indices into the
+// COMM_LOCATIONS group of the locations. `world` false: no Group nor Comm
+// definitions at all.
 std::string writeTrace(const std::filesystem::path& dir, const std::vector<std::vector<Ev>>& ranks,
-                       std::uint64_t resolution = 1000000000) {
+                       std::uint64_t resolution = 1000000000,
+                       const std::vector<std::vector<std::uint64_t>>& comms = {},
+                       bool world = true) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   OTF2_Archive* a = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1 << 20, 1 << 22,
@@ -183,13 +195,13 @@ std::string writeTrace(const std::filesystem::path& dir, const std::vector<std::
       t += 1000;
       switch (e.kind) {
         case Ev::kSend:
-          OTF2_EvtWriter_MpiSend(w, nullptr, t, e.peer, 0, e.tag, e.length);
+          OTF2_EvtWriter_MpiSend(w, nullptr, t, e.peer, e.comm, e.tag, e.length);
           break;
         case Ev::kRecv:
-          OTF2_EvtWriter_MpiRecv(w, nullptr, t, e.peer, 0, e.tag, e.length);
+          OTF2_EvtWriter_MpiRecv(w, nullptr, t, e.peer, e.comm, e.tag, e.length);
           break;
         case Ev::kIsend:
-          OTF2_EvtWriter_MpiIsend(w, nullptr, t, e.peer, 0, e.tag, e.length, e.req);
+          OTF2_EvtWriter_MpiIsend(w, nullptr, t, e.peer, e.comm, e.tag, e.length, e.req);
           break;
         case Ev::kIsendComplete:
           OTF2_EvtWriter_MpiIsendComplete(w, nullptr, t, e.req);
@@ -198,11 +210,11 @@ std::string writeTrace(const std::filesystem::path& dir, const std::vector<std::
           OTF2_EvtWriter_MpiIrecvRequest(w, nullptr, t, e.req);
           break;
         case Ev::kIrecv:
-          OTF2_EvtWriter_MpiIrecv(w, nullptr, t, e.peer, 0, e.tag, e.length, e.req);
+          OTF2_EvtWriter_MpiIrecv(w, nullptr, t, e.peer, e.comm, e.tag, e.length, e.req);
           break;
         case Ev::kCollective:
           OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, t);
-          OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, t, e.op, 0, e.root, e.length, e.length);
+          OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, t, e.op, e.comm, e.root, e.length, e.length);
           ++events[loc];
           break;
       }
@@ -223,6 +235,27 @@ std::string writeTrace(const std::filesystem::path& dir, const std::vector<std::
                                             OTF2_UNDEFINED_LOCATION_GROUP);
     OTF2_GlobalDefWriter_WriteLocation(g, loc, 2, OTF2_LOCATION_TYPE_CPU_THREAD, events[loc],
                                        static_cast<OTF2_LocationGroupRef>(loc));
+  }
+  if (world) {
+    std::vector<std::uint64_t> all(ranks.size());
+    for (std::size_t r = 0; r < all.size(); ++r)
+      all[r] = r;  // location r is MPI_COMM_WORLD rank r
+    OTF2_GlobalDefWriter_WriteGroup(g, 0, 0, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+                                    OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(all.size()),
+                                    all.data());
+    OTF2_GlobalDefWriter_WriteString(g, 3, "MPI_COMM_WORLD");
+    OTF2_GlobalDefWriter_WriteGroup(g, 1, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                    OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(all.size()),
+                                    all.data());
+    OTF2_GlobalDefWriter_WriteComm(g, 0, 3, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+    for (std::uint32_t c = 1; c <= comms.size(); ++c) {
+      const std::vector<std::uint64_t>& members = comms[c - 1];
+      OTF2_GlobalDefWriter_WriteString(g, 3 + c, ("Comm " + std::to_string(c)).c_str());
+      OTF2_GlobalDefWriter_WriteGroup(g, 1 + c, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                      OTF2_GROUP_FLAG_NONE,
+                                      static_cast<std::uint32_t>(members.size()), members.data());
+      OTF2_GlobalDefWriter_WriteComm(g, c, 3 + c, 1 + c, 0, OTF2_COMM_FLAG_NONE);
+    }
   }
   OTF2_Archive_CloseGlobalDefWriter(a, g);
   OTF2_Archive_Close(a);
@@ -335,19 +368,19 @@ TEST(Otf2Trace, CollectiveRootsMustBeRanksAndAgree) {
   const auto dir = scratchDir("root");
   const auto bcast = [](std::uint32_t root) { return collective(OTF2_COLLECTIVE_OP_BCAST, root); };
   std::string anchor = writeTrace(dir, {{bcast(99)}, {bcast(99)}});
-  EXPECT_NE(
-      refusal(anchor).find(anchor + ": rank 0, event 2: bcast root 99 is not a rank of the trace "
-                                    "(0..1)"),
-      std::string::npos)
+  EXPECT_NE(refusal(anchor).find(anchor + ": rank 0, event 2: bcast root 99 is not a rank of "
+                                          "communicator 0 \"MPI_COMM_WORLD\" (0..1)"),
+            std::string::npos)
       << refusal(anchor);
   anchor = writeTrace(dir, {{bcast(OTF2_UNDEFINED_UINT32)}, {bcast(OTF2_UNDEFINED_UINT32)}});
-  EXPECT_NE(refusal(anchor).find("bcast root undefined is not a rank of the trace (0..1)"),
+  EXPECT_NE(refusal(anchor).find("bcast root undefined is not a rank of communicator 0"),
             std::string::npos)
       << refusal(anchor);
   anchor = writeTrace(dir, {{bcast(0)}, {bcast(1)}});
   EXPECT_NE(
-      refusal(anchor).find(anchor + ": rank 1, event 2: bcast root is 1 where rank 0 gives 0 (rank "
-                                    "0, event 2); every rank must give the same"),
+      refusal(anchor).find(anchor + ": rank 1, event 2: bcast root on communicator 0 "
+                                    "\"MPI_COMM_WORLD\" is 1 where rank 0 gives 0 (rank 0, event "
+                                    "2); every member must give the same"),
       std::string::npos)
       << refusal(anchor);
   auto ok = readOtf2Trace(writeTrace(dir, {{bcast(1), collective(OTF2_COLLECTIVE_OP_BARRIER)},
@@ -391,25 +424,245 @@ TEST(Otf2Trace, RequestsAndTheClockAreChecked) {
 }
 
 // An unsupported collective is named as OTF2 names it, not by its number;
-// communicator creation (what Score-P records for MPI_Comm_split/dup) says
-// why it is refused.
+// window creation says why it is refused. Communicator creation and freeing
+// (what Score-P records for MPI_Comm_split/dup/free) move no data: skipped,
+// the communicators come from their definitions.
 TEST(Otf2Trace, UnsupportedCollectivesAreNamed) {
   const auto dir = scratchDir("ops");
   const auto both = [&](OTF2_CollectiveOp op) {
     return refusal(writeTrace(dir, {{collective(op)}, {collective(op)}}));
   };
-  EXPECT_NE(both(OTF2_COLLECTIVE_OP_CREATE_HANDLE)
-                .find(": rank 0, event 2: collective operation CREATE_HANDLE (17) is not "
-                      "supported (barrier, bcast, gather, scatter, reduce, allreduce, alltoall, "
-                      "allgather): ebb replays MPI_COMM_WORLD only"),
+  EXPECT_NE(both(OTF2_COLLECTIVE_OP_CREATE_HANDLE_AND_ALLOCATE)
+                .find(": rank 0, event 2: collective operation CREATE_HANDLE_AND_ALLOCATE (21) "
+                      "is not supported (barrier, bcast, gather, scatter, reduce, allreduce, "
+                      "alltoall, allgather): ebb does not replay one-sided communication"),
             std::string::npos)
-      << both(OTF2_COLLECTIVE_OP_CREATE_HANDLE);
+      << both(OTF2_COLLECTIVE_OP_CREATE_HANDLE_AND_ALLOCATE);
+  const Ev split = collective(OTF2_COLLECTIVE_OP_CREATE_HANDLE);
+  const Ev free = collective(OTF2_COLLECTIVE_OP_DESTROY_HANDLE);
+  auto skipped = readOtf2Trace(writeTrace(dir, {{split, send(1), free}, {split, recv(0), free}}));
+  ASSERT_TRUE(skipped) << skipped.status().toString();
+  EXPECT_EQ(skipped->sends, 1u);
   EXPECT_NE(both(OTF2_COLLECTIVE_OP_ALLTOALLV)
                 .find("collective operation ALLTOALLV (9) is not supported (barrier, bcast, "
                       "gather, scatter, reduce, allreduce, alltoall, allgather)"),
             std::string::npos)
       << both(OTF2_COLLECTIVE_OP_ALLTOALLV);
   std::filesystem::remove_all(dir);
+}
+// Replays `t` on a 4-ary 2-tree, rank r on host r: whether every rank
+// finishes with every message matched.
+bool replaysToCompletion(const MpiTrace& t) {
+  const fabric::Topology topo = fabric::KAryNTree::make(4, 2).value().build();
+  agent::VirtualScheduler sched;
+  EmulatorConfig cfg;
+  cfg.flitBytes = 16;
+  cfg.packetBytes = 4096;
+  cfg.vcBufferBytes = 4096;
+  FabricEmulator emu(topo, cfg, sched);
+  std::vector<fabric::HostId> place;
+  for (std::uint32_t r = 0; r < t.ranks.size(); ++r)
+    place.push_back(fabric::HostId(r));
+  MpiReplay mpi(emu, t, place);
+  emu.onDelivery([&](const Delivery& d) { mpi.onDelivery(d); });
+  mpi.start();
+  sched.runAll();
+  return mpi.done() && mpi.messagesMatched() == t.sends;
+}
+
+// The (kind, peer) of each message op of a rank, in order.
+std::vector<std::pair<MpiOpKind, std::uint32_t>> messages(const std::vector<MpiOp>& ops) {
+  std::vector<std::pair<MpiOpKind, std::uint32_t>> out;
+  for (const MpiOp& op : ops) {
+    if (op.kind == MpiOpKind::kSend || op.kind == MpiOpKind::kRecv ||
+        op.kind == MpiOpKind::kIsend || op.kind == MpiOpKind::kIrecv) {
+      out.emplace_back(op.kind, op.peer);
+    }
+  }
+  return out;
+}
+
+// Point-to-point peers are ranks of the event's communicator: with
+// communicator 1 = world ranks {2, 3} and 2 = {3, 1}, rank 2's "receiver 1"
+// on 1 is rank 3, rank 1's "sender 0" on 2 is rank 3. They were taken for
+// world ranks: a spurious deadlock naming the wrong ranks.
+TEST(Otf2Trace, SubCommunicatorPeersAreTranslatedToTheTracesRanks) {
+  const auto dir = scratchDir("subcomm");
+  using K = MpiOpKind;
+  auto t = readOtf2Trace(
+      writeTrace(dir,
+                 {{},
+                  {on(2, irecvRequest(4)), on(2, irecv(0, 4)), on(2, send(0))},
+                  {on(1, send(1))},
+                  {on(1, recv(0)), on(2, isend(1, 9)), on(2, isendComplete(9)), on(2, recv(1))}},
+                 1000000000, {{2, 3}, {3, 1}}));
+  ASSERT_TRUE(t) << t.status().toString();
+  ASSERT_EQ(t->ranks.size(), 4u);
+  EXPECT_TRUE(messages(t->ranks[0]).empty());
+  EXPECT_EQ(messages(t->ranks[1]),
+            (std::vector<std::pair<K, std::uint32_t>>{{K::kIrecv, 3}, {K::kSend, 3}}));
+  EXPECT_EQ(messages(t->ranks[2]), (std::vector<std::pair<K, std::uint32_t>>{{K::kSend, 3}}));
+  EXPECT_EQ(messages(t->ranks[3]), (std::vector<std::pair<K, std::uint32_t>>{
+                                       {K::kRecv, 2}, {K::kIsend, 1}, {K::kRecv, 1}}));
+  EXPECT_TRUE(replaysToCompletion(*t));
+  std::filesystem::remove_all(dir);
+}
+
+// A peer beyond its communicator, a rank using a communicator it is not a
+// member of, an undefined communicator, and a peer that is the rank itself
+// by another name are refused naming the rank, the event and the
+// communicator.
+TEST(Otf2Trace, SubCommunicatorPeersMustBeItsRanks) {
+  const auto dir = scratchDir("subpeer");
+  const std::vector<std::vector<std::uint64_t>> comms = {{2, 3}};
+  const auto with = [&](std::vector<Ev> two, std::vector<Ev> three) {
+    return writeTrace(dir, {{}, {}, std::move(two), std::move(three)}, 1000000000, comms);
+  };
+  std::string anchor = with({on(1, send(2))}, {on(1, recv(0))});
+  EXPECT_NE(refusal(anchor).find(anchor + ": rank 2, event 1: receiver rank 2 is beyond the 2 "
+                                          "ranks of communicator 1 \"Comm 1\" (MPI_Send on it)"),
+            std::string::npos)
+      << refusal(anchor);
+  anchor = with({on(1, send(1))}, {on(1, irecvRequest(3)), on(1, irecv(7, 3))});
+  EXPECT_NE(refusal(anchor).find(": rank 3, event 2: sender rank 7 is beyond the 2 ranks of "
+                                 "communicator 1 \"Comm 1\" (MPI_Irecv on it)"),
+            std::string::npos)
+      << refusal(anchor);
+  anchor = writeTrace(dir, {{on(1, send(1))}, {}, {}, {on(1, recv(0))}}, 1000000000, comms);
+  EXPECT_NE(refusal(anchor).find(": rank 0, event 1: MPI_Send on communicator 1 \"Comm 1\", of "
+                                 "which rank 0 is not a member (2 of the trace's 4 ranks)"),
+            std::string::npos)
+      << refusal(anchor);
+  anchor = with({on(1, send(1))}, {on(5, recv(0))});
+  EXPECT_NE(refusal(anchor).find(": rank 3, event 1: MPI_Recv: communicator 5 is not defined (no "
+                                 "Comm definition)"),
+            std::string::npos)
+      << refusal(anchor);
+  anchor = with({on(1, send(0))}, {});
+  EXPECT_NE(refusal(anchor).find(": rank 2, event 1: rank 2 names itself as its peer (rank 0 of "
+                                 "communicator 1 \"Comm 1\")"),
+            std::string::npos)
+      << refusal(anchor);
+  // A trace without communicator definitions names what is missing.
+  anchor = writeTrace(dir, {{send(1)}, {recv(0)}}, 1000000000, {}, false);
+  EXPECT_NE(refusal(anchor).find(": rank 0, event 1: MPI_Send: communicator 0 is not defined"),
+            std::string::npos)
+      << refusal(anchor);
+  std::filesystem::remove_all(dir);
+}
+
+// A collective on a sub-communicator is its members' only: the k-th
+// collective on communicator C of each member is one operation, expanded
+// over C's ranks with the root a rank of C, in each rank's order among its
+// other collectives.
+TEST(Otf2Trace, SubCommunicatorCollectivesExpandOverTheirMembers) {
+  const auto dir = scratchDir("subcoll");
+  const Ev allreduce = on(1, collective(OTF2_COLLECTIVE_OP_ALLREDUCE, OTF2_UNDEFINED_UINT32, 8));
+  const Ev bcast = on(1, collective(OTF2_COLLECTIVE_OP_BCAST, 0, 100));  // root: rank 3
+  const Ev barrier = collective(OTF2_COLLECTIVE_OP_BARRIER);
+  Otf2Stats st;
+  auto t = readOtf2Trace(
+      writeTrace(dir,
+                 {{barrier}, {allreduce, bcast, barrier}, {barrier}, {allreduce, bcast, barrier}},
+                 1000000000, {{3, 1}}),
+      {}, &st);
+  ASSERT_TRUE(t) << t.status().toString();
+  EXPECT_EQ(st.collectives, 3u);
+  std::uint64_t toOneOfBcast = 0;
+  for (std::uint32_t r = 0; r < 4; ++r) {
+    for (const MpiOp& op : t->ranks[r]) {
+      if (op.kind != MpiOpKind::kIsend && op.kind != MpiOpKind::kIrecv) continue;
+      // Ranks 0 and 2 take part in the barrier only, 1 and 3 talk to each other.
+      if (r == 0 || r == 2 || op.peer == 0 || op.peer == 2) {
+        EXPECT_EQ(op.bytes, 1) << "rank " << r;
+      }
+      if (op.bytes == 100) {
+        EXPECT_EQ(r, op.kind == MpiOpKind::kIsend ? 3u : 1u);  // from the root, rank 3
+        ++toOneOfBcast;
+      }
+    }
+  }
+  EXPECT_EQ(toOneOfBcast, 2u);  // its isend and its irecv
+  EXPECT_TRUE(replaysToCompletion(*t));
+  std::filesystem::remove_all(dir);
+}
+
+// Members that disagree on a sub-communicator's collectives are refused
+// naming the communicator; so are collectives on communicators that the
+// ranks call in orders that would wait for each other.
+TEST(Otf2Trace, SubCommunicatorCollectivesMustAgree) {
+  const auto dir = scratchDir("subagree");
+  const auto op = [](OTF2_CommRef c, OTF2_CollectiveOp o,
+                     std::uint32_t root = OTF2_UNDEFINED_UINT32) {
+    return on(c, collective(o, root));
+  };
+  const std::vector<std::vector<std::uint64_t>> comms = {{3, 1}, {1, 3}};
+  const auto with = [&](std::vector<Ev> one, std::vector<Ev> three) {
+    return writeTrace(dir, {{}, std::move(one), {}, std::move(three)}, 1000000000, comms);
+  };
+  std::string anchor = with({op(1, OTF2_COLLECTIVE_OP_ALLREDUCE)}, {});
+  EXPECT_NE(refusal(anchor).find(anchor + ": communicator 1 \"Comm 1\": rank 1 has 1 "
+                                          "collectives on it, rank 3 has 0"),
+            std::string::npos)
+      << refusal(anchor);
+  anchor = with({op(1, OTF2_COLLECTIVE_OP_BARRIER)}, {op(1, OTF2_COLLECTIVE_OP_ALLREDUCE)});
+  EXPECT_NE(refusal(anchor).find(": rank 1, event 2: collective 1 on communicator 1 \"Comm 1\" "
+                                 "is barrier on rank 1 but allreduce on rank 3 (rank 3, event 2)"),
+            std::string::npos)
+      << refusal(anchor);
+  anchor = with({op(1, OTF2_COLLECTIVE_OP_BCAST, 2)}, {op(1, OTF2_COLLECTIVE_OP_BCAST, 2)});
+  EXPECT_NE(refusal(anchor).find(": rank 1, event 2: bcast root 2 is not a rank of communicator "
+                                 "1 \"Comm 1\" (0..1)"),
+            std::string::npos)
+      << refusal(anchor);
+  anchor = with({op(1, OTF2_COLLECTIVE_OP_BCAST, 0)}, {op(1, OTF2_COLLECTIVE_OP_BCAST, 1)});
+  EXPECT_NE(refusal(anchor).find(": bcast root on communicator 1 \"Comm 1\" is 0 where rank 3 "
+                                 "gives 1"),
+            std::string::npos)
+      << refusal(anchor);
+  anchor = writeTrace(dir, {{op(1, OTF2_COLLECTIVE_OP_BARRIER)}, {}, {}, {}}, 1000000000, comms);
+  EXPECT_NE(refusal(anchor).find(": rank 0, event 2: barrier on communicator 1 \"Comm 1\", of "
+                                 "which rank 0 is not a member"),
+            std::string::npos)
+      << refusal(anchor);
+  anchor = with({op(1, OTF2_COLLECTIVE_OP_BARRIER), op(2, OTF2_COLLECTIVE_OP_BARRIER)},
+                {op(2, OTF2_COLLECTIVE_OP_BARRIER), op(1, OTF2_COLLECTIVE_OP_BARRIER)});
+  EXPECT_NE(refusal(anchor).find(": barrier on communicator 1 \"Comm 1\" never runs: rank 3 "
+                                 "first calls barrier on communicator 2 \"Comm 2\""),
+            std::string::npos)
+      << refusal(anchor);
+  std::filesystem::remove_all(dir);
+}
+
+// A location that recorded no events has no event file: a rank without
+// operations, not an unreadable file. One whose definition gives it events
+// but whose file is gone is named as missing.
+TEST(Otf2Trace, ALocationWithoutEventsIsARankWithoutOperations) {
+  namespace fs = std::filesystem;
+  const auto dir = scratchDir("noevents");
+  const std::string anchor = writeTrace(dir, {{send(2)}, {}, {recv(0)}});
+  auto t = readOtf2Trace(anchor);
+  ASSERT_TRUE(t) << t.status().toString();
+  ASSERT_EQ(t->ranks.size(), 3u);
+  EXPECT_TRUE(t->ranks[1].empty());
+  EXPECT_EQ(t->sends, 1u);
+  auto none = readOtf2Trace(writeTrace(dir, {{}, {}}));
+  ASSERT_TRUE(none) << none.status().toString();
+  EXPECT_EQ(none->ranks.size(), 2u);
+  // A broken file is still named, not the location without one before it.
+  writeTrace(dir, {{send(2)}, {}, {recv(0)}});
+  std::ofstream(dir / "traces" / "2.evt", std::ios::binary | std::ios::trunc) << "garbage";
+  EXPECT_NE(refusal(anchor).find((dir / "traces" / "2.evt").string() + " (rank 2"),
+            std::string::npos)
+      << refusal(anchor);
+  writeTrace(dir, {{send(1)}, {recv(0)}});
+  fs::remove(dir / "traces" / "1.evt");
+  EXPECT_NE(refusal(anchor).find((dir / "traces" / "1.evt").string() +
+                                 " (rank 1) is missing, and the definitions give location 1 1 "
+                                 "events"),
+            std::string::npos)
+      << refusal(anchor);
+  fs::remove_all(dir);
 }
 #endif
 
