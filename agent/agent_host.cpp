@@ -124,14 +124,14 @@ void AgentHost::onPortUp(fabric::PortId port) {
   downPorts_.erase(port);
   const fabric::LinkId link = topo_.sw(port.sw).ports[port.index].link;
   const fabric::Link& l = topo_.link(link);
-  if (!backend_.capabilities().perDirectionGating) {
-    // A link that came up is on both ways (InfiniBand gates a link as one).
-    guard_.recordOn(link, fabric::Direction::kUp);
-    guard_.recordOn(link, fabric::Direction::kDown);
-  } else if (l.lowerIsHost) {
+  if (l.lowerIsHost) {
     guard_.recordOn(link, fabric::Direction::kUp);  // a host never gates its link
   }
-  // Each end's agent reads its direction again and records it if on.
+  // Each end's agent reads its port again and records it (both ways under
+  // whole-link gating) only if on: a link whose switch came back from a
+  // failure is up again but stays off where gating had it off (the
+  // emulator's repair), and taking it for on would make a re-homing count on
+  // a way that is not there.
   if (SwitchAgent* a = bySwitch_[port.sw.value()]) a->onPortUp(port.index);
   if (faults_.linkFailed(link)) {
     faults_.repairLink(topo_, link);

@@ -183,6 +183,26 @@ TEST(Faults, InBandADeadDirectionTakesItsWholeLinkDown) {
   expectRecovered(out.faults);
 }
 
+// In-band, a switch that comes back from a failure has its links up again
+// but off where gating had them off: the agents must not take them for on.
+// Before, they did, and a later minimal-tree cable failure was re-homed
+// over the repaired switch's links, which stayed off: a pair cut for good.
+TEST(Faults, InBandARepairedSwitchsGatedLinksStayOffForTheAgents) {
+  Fixture f(2, 3);
+  const RunSpec s = spec(
+      "gating { policy: DYNAMIC u_on: 0.3 check_period_cycles: 2000 in_band { enabled: true } } "
+      "workload { uniform { rate: 0.02 duration_cycles: 60000 } } "
+      "faults { "
+      "event { at_cycles: 17100 scope: SWITCH switch_name: \"S1_1_1\" } "
+      "event { at_cycles: 21450 action: REPAIR scope: SWITCH switch_name: \"S1_1_1\" } "
+      "event { at_cycles: 37202 switch_name: \"S1_0_0\" port: 3 } }");
+  const Result<RunOutput> run = runEmulation(s, f.topo, f.mt, true, {});
+  ASSERT_TRUE(run) << run.status().toString();
+  ASSERT_EQ(run->faults.events.size(), 3u);
+  EXPECT_TRUE(run->faults.events[2].disconnected);
+  expectRecovered(run->faults);
+}
+
 // A cable failing in the very picosecond a parallel one finishes turning on
 // leaves no pair without a path for any time at all: no disconnection, no
 // recovery of 0 us (two leaves on one root by three parallel cables each).
