@@ -146,7 +146,11 @@ void RecoveryMonitor::fill(FaultOutcome& out) const {
   out.firstViolation = firstViolation_;
   out.physicallyCutPairs = maxCutPairs_;
   out.recoveryBoundPs = bound_;
-  out.maxRecoveryPs = maxRecovery_;
+  // A break still open when the run ended counts as long as it lasted so far
+  // (never "0": the pairs never came back).
+  out.maxRecoveryPs = brokenSince_
+                          ? std::max(maxRecovery_, sched_.now() - std::max(lastEventAt_, TimePs{0}))
+                          : maxRecovery_;
 }
 
 }  // namespace ebb::replay

@@ -376,6 +376,8 @@ TEST(Faults, MonitorCountsPairsLeftDisconnectedBeyondTheBound) {
       // the deadline and at each of the periods 150..400 after it.
       EXPECT_EQ(out.violations, 8u * 7u);
       EXPECT_NE(out.firstViolation.find("still disconnected"), std::string::npos);
+      // Never recovered: the longest recovery is the outage so far, not 0.
+      EXPECT_GE(out.maxRecoveryPs, 400 - 10);
     }
   }
   // Without a fault: the first lost pair is a gating break, at once.
