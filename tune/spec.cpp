@@ -96,7 +96,9 @@ Result<config::Config> baseOf(const config::TuneSpec& spec, const std::string& s
   return base;
 }
 
-Status checkBudget(const config::Budget& b, bool anyTrace, Budget& out) {
+// `openLoop`: the name of a workload without an application runtime, if any.
+Status checkBudget(const config::Budget& b, bool anyTrace, const std::string& openLoop,
+                   Budget& out) {
   const auto check = [](bool has, double v, const char* field,
                         std::optional<double>& dst) -> Status {
     if (!has) return Status::ok();
@@ -131,6 +133,13 @@ Status checkBudget(const config::Budget& b, bool anyTrace, Budget& out) {
     return invalidArgument(
         "budget.app_slowdown_pct: needs a trace workload (workload { spec { trace { ... } } }); "
         "only traces have an application runtime");
+  }
+  if (out.appSlowdownPct && !out.meanLatencyPct && !out.p99LatencyPct && !openLoop.empty()) {
+    // Every setting would be within budget on that workload, however slow.
+    return invalidArgument(fmt::format(
+        "budget: app_slowdown_pct alone bounds nothing on workload '{}', which has no "
+        "application runtime (open loop): add latency_increase_pct or p99_latency_increase_pct",
+        openLoop));
   }
   return Status::ok();
 }
@@ -251,6 +260,7 @@ Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& 
     plan.workloads.push_back({defaultName(plan.base.workload()), plan.base.workload(), false});
   }
   bool anyTrace = false;
+  std::string openLoop;
   for (Workload& w : plan.workloads) {
     // Closed loop: an application runtime to compare.
     w.isTrace = w.spec.pattern_case() == config::WorkloadSpec::kTrace ||
@@ -258,8 +268,11 @@ Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& 
                 w.spec.pattern_case() == config::WorkloadSpec::kCollective ||
                 w.spec.pattern_case() == config::WorkloadSpec::kMotif;
     anyTrace = anyTrace || w.isTrace;
+    if (!w.isTrace && openLoop.empty()) openLoop = w.name;
   }
-  if (Status s = checkBudget(spec.budget(), anyTrace, plan.budget); !s.isOk()) return s;
+  if (Status s = checkBudget(spec.budget(), anyTrace, openLoop, plan.budget); !s.isOk()) {
+    return s;
+  }
   if (Status s = checkSearch(spec.search(), plan); !s.isOk()) return s;
   if (Status s = expandGrid(spec.search_space(), plan); !s.isOk()) return s;
   plan.allLinksObjective = spec.objective() == config::TuneSpec::ALL_LINKS;

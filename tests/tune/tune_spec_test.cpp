@@ -89,6 +89,11 @@ const BadSpec kBadSpecs[] = {
     {"SlowdownWithoutTrace",
      "budget { app_slowdown_pct: 5 } search_space { u_on { values: [0.2] } }",
      "budget.app_slowdown_pct", "needs a trace workload"},
+    {"SlowdownAloneWithAnOpenLoopWorkload",
+     "workload { name: \"coll\" spec { collective { op: \"alltoall\" bytes: 4096 ranks: 8 "
+     "iterations: 2 } } } workload { name: \"ramp\" spec { alonso_ramp { time_scale: 0.1 } } } "
+     "budget { app_slowdown_pct: 5 } search_space { u_on { values: [0.2] } }",
+     "budget", "app_slowdown_pct alone bounds nothing on workload 'ramp'"},
     {"UnknownField",
      "budget { latency_increase_pct: 5 } search_space { field { path: \"gating.bogus\" values: "
      "[\"1\"] } }",
