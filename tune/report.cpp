@@ -175,7 +175,10 @@ std::string runsJson(const TunePlan& plan, const TuneResult& r) {
         "\"relative_power_switch_links\": {}, \"mean_latency_cycles\": {}, "
         "\"p99_latency_cycles\": {}, \"baseline_mean_latency_cycles\": {}, "
         "\"baseline_p99_latency_cycles\": {}, \"app_runtime_us\": {}, "
-        "\"baseline_app_runtime_us\": {}, \"lpi_delay_ns_per_packet\": {}}}",
+        "\"baseline_app_runtime_us\": {}, \"lpi_delay_ns_per_packet\": {}, "
+        "\"relative_power_all_links\": {}, \"link_transitions\": {}, "
+        "\"messages_generated\": {}, \"messages_delivered\": {}, \"messages_lost\": {}, "
+        "\"baseline_messages_delivered\": {}}}",
         i == 0 ? "" : ",", s.id, jsonQuote(s.label), overrides,
         jsonQuote(plan.workloads[x.workload].name), num(x.fraction), num(x.savingSwitchLinks),
         efficiencyText(x, "null"), num(x.savingAllLinks), num(x.meanLatencyPct),
@@ -185,7 +188,10 @@ std::string runsJson(const TunePlan& plan, const TuneResult& r) {
         num(x.run.p99_latency_cycles()), num(x.baseline.mean_latency_cycles()),
         num(x.baseline.p99_latency_cycles()), num(x.run.app_runtime_us()),
         num(x.baseline.app_runtime_us()),
-        x.run.has_lpi() ? num(x.run.lpi().added_delay_ns_per_packet()) : "null");
+        x.run.has_lpi() ? num(x.run.lpi().added_delay_ns_per_packet()) : "null",
+        num(x.run.relative_power_all_links()), x.run.link_transitions(), x.run.messages_generated(),
+        x.run.messages_delivered(), x.run.faults().lost_messages(),
+        x.baseline.messages_delivered());
   }
   out += "\n  ]\n}\n";
   return out;

@@ -118,6 +118,17 @@ TEST(TuneShards, MergedShardsGiveTheSameFilesAsOneSweep) {
     EXPECT_FALSE(a.empty()) << f;
     EXPECT_EQ(a, slurp(dir / "one" / f)) << f;
   }
+  // runs.json has every column of runs.csv (the dimensions as "overrides").
+  const std::string csv = slurp(dir / "one" / "runs.csv");
+  const std::string json = slurp(dir / "one" / "runs.json");
+  std::istringstream header(csv.substr(0, csv.find('\n')));
+  bool dimensions = false;
+  for (std::string column; std::getline(header, column, ',');) {
+    if (column == "label") dimensions = true;
+    if (column == "workload") dimensions = false;
+    if (dimensions && column != "label") continue;
+    EXPECT_NE(json.find("\"" + column + "\": "), std::string::npos) << column;
+  }
 }
 
 // "status" of the rows of a gnuplot data file, by the given columns joined
