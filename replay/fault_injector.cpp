@@ -228,6 +228,16 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
   // The record and the monitor's notice come first: the emulator reports the
   // directions it takes away as it applies the change.
   std::function<void()> change;
+  // Both directions of the link, failed or repaired.
+  const auto wholeLink = [this, fail, link] {
+    if (fail) {
+      truth_.failLink(link);
+      emu_.failLink(link);
+    } else {
+      truth_.repairLink(topo_, link);
+      emu_.repairLink(link);
+    }
+  };
   switch (scope) {
     case FaultScope::kSwitch:
       rec.part = "switch " + s.name;
@@ -243,15 +253,7 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
       break;
     case FaultScope::kLink:
       rec.part = "link " + topo_.describeLink(link);
-      change = [this, fail, link] {
-        if (fail) {
-          truth_.failLink(link);
-          emu_.failLink(link);
-        } else {
-          truth_.repairLink(topo_, link);
-          emu_.repairLink(link);
-        }
-      };
+      change = wholeLink;
       break;
     case FaultScope::kUpDirection:
     case FaultScope::kDownDirection: {
@@ -263,15 +265,7 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
         // or not at all: a dead direction takes the link down, for the
         // emulator, the agents and the proof of connectivity alike.
         rec.part += " (the whole link: in-band)";
-        change = [this, fail, link] {
-          if (fail) {
-            truth_.failLink(link);
-            emu_.failLink(link);
-          } else {
-            truth_.repairLink(topo_, link);
-            emu_.repairLink(link);
-          }
-        };
+        change = wholeLink;
         break;
       }
       change = [this, fail, link, d] {
