@@ -201,10 +201,35 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
       !s.isOk()) {
     return s;
   }
+  // A field sweep of the policy makes its values count as swept policies.
+  for (const config::FieldSweep& f : sp.field()) {
+    if (f.path() != "gating.policy") continue;
+    for (const std::string& v : f.values()) {
+      anyStatic = anyStatic || v == "STATIC";
+      anyProportional = anyProportional || v == "PROPORTIONAL";
+    }
+  }
   for (int i = 0; i < sp.field_size(); ++i) {
     const config::FieldSweep& f = sp.field(i);
     const std::string where = fmt::format("search_space.field[{}] ({})", i, f.path());
     if (f.path().empty()) return invalidArgument(where + ": path: must name a config field");
+    // A field the grid's policies or modes never read would collapse onto
+    // one setting unasked, as the named dimensions' would.
+    if (f.path() == "gating.u_off" && !anyStatic) {
+      return invalidArgument(where +
+                             ": only static thresholds have U_off; add STATIC to "
+                             "search_space.policy");
+    }
+    if (f.path() == "gating.hysteresis" && !anyProportional) {
+      return invalidArgument(where +
+                             ": only the proportional policy has it; add PROPORTIONAL to "
+                             "search_space.policy");
+    }
+    if (f.path().rfind("lpi.", 0) == 0 && f.path() != "lpi.mode" && !anyLpi) {
+      return invalidArgument(where +
+                             ": only low-power idle reads it, and the grid has none (lpi.mode is "
+                             "OFF); add FAST_WAKE, DEEP_SLEEP or HYBRID to search_space.lpi_mode");
+    }
     Dimension d{f.path(), {f.values().begin(), f.values().end()}};
     Result<std::vector<double>> v = expandRange(f.range(), where + ".range");
     if (!v) return v.status();

@@ -94,6 +94,19 @@ const BadSpec kBadSpecs[] = {
      "iterations: 2 } } } workload { name: \"ramp\" spec { alonso_ramp { time_scale: 0.1 } } } "
      "budget { app_slowdown_pct: 5 } search_space { u_on { values: [0.2] } }",
      "budget", "app_slowdown_pct alone bounds nothing on workload 'ramp'"},
+    // A field the grid never reads is refused, as the named dimension is.
+    {"FieldUOffWithoutStatic",
+     "budget { latency_increase_pct: 5 } search_space { field { path: \"gating.u_off\" values: "
+     "[\"0.1\", \"0.2\"] } }",
+     "search_space.field[0] (gating.u_off)", "only static thresholds have U_off"},
+    {"FieldHysteresisWithoutProportional",
+     "budget { latency_increase_pct: 5 } search_space { field { path: \"gating.hysteresis\" "
+     "values: [\"0.5\", \"0.7\"] } }",
+     "search_space.field[0] (gating.hysteresis)", "only the proportional policy has it"},
+    {"FieldOfLpiWithoutLpi",
+     "budget { latency_increase_pct: 5 } search_space { field { path: \"lpi.hold_ts\" values: "
+     "[\"1\", \"2\"] } }",
+     "search_space.field[0] (lpi.hold_ts)", "only low-power idle reads it"},
     {"UnknownField",
      "budget { latency_increase_pct: 5 } search_space { field { path: \"gating.bogus\" values: "
      "[\"1\"] } }",
