@@ -243,10 +243,35 @@ void SwitchAgent::apply(PortState& p, bool on, DecisionRecord rec) {
   // once the direction is unpowered: packets still on the wire arrive first.
   if (on) notifyPeer(p, true);
   const std::uint16_t index = p.index;
-  backend_.applyLinkState({sw_, index}, on, [this, index](Result<LinkPowerState> r) {
+  backend_.applyLinkState({sw_, index}, on, [this, index, on](Result<LinkPowerState> r) {
+    if (!r && !on && r.status().code() == ErrorCode::kUnavailable) {
+      // A turn-off whose end went out of reach before the Set (another link
+      // toward that switch went off or failed meanwhile): nothing changed,
+      // the link stays on and the agent goes on gating.
+      return turnOffNotApplied(index, r.status());
+    }
     if (!r) return failSafe("applying a link state failed: " + r.status().toString());
     onLinkStateChanged(index, *r);
   });
+}
+
+void SwitchAgent::turnOffNotApplied(std::uint16_t index, const Status& why) {
+  for (PortState& p : ports_) {
+    if (p.index != index || p.transmit != LinkPowerState::kTurningOff) continue;
+    p.transmit = LinkPowerState::kOn;
+    guard_.recordOn(linkOf(p), txDir(p));
+    if (wholeLink_) {
+      guard_.recordOn(linkOf(p), p.up ? fabric::Direction::kDown : fabric::Direction::kUp);
+    }
+    DecisionRecord rec;
+    rec.time = sched_.now();
+    rec.port = {sw_, index};
+    rec.up = p.up;
+    rec.turnOn = false;
+    rec.source = "gating";
+    rec.refused = "not applied, the link stays on: " + why.message();
+    if (sink_) sink_(rec);
+  }
 }
 
 void SwitchAgent::onLinkStateChanged(std::uint16_t index, LinkPowerState state) {

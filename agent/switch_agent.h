@@ -52,6 +52,8 @@ class SwitchAgent {
   // the policy would do; `why` goes to the decision log. Nothing if it is on,
   // turning on, or follows its link (a down port under whole-link gating).
   void restorePort(std::uint16_t port, const std::string& why);
+  // A turn-off the backend could not apply (its end out of reach): undone.
+  void turnOffNotApplied(std::uint16_t index, const Status& why);
   void onLinkStateChanged(std::uint16_t port, LinkPowerState state);
   // The link at `port` went down without this agent asking: it is off in
   // both directions and out of the policy's view until it comes up again.

@@ -72,7 +72,14 @@ void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
   setPhys(*end, PhysState::kDisabled, [this, l, end, gen, done = std::move(done)](Status st) {
     IbBackend::LinkRecord& r = b_.rec(l);
     r.disabling = false;
-    if (!st.isOk()) return done(st);
+    if (!st.isOk()) {
+      // No Set landed where the end was out of reach: the link is still up.
+      if (st.code() == ErrorCode::kUnavailable && gen == r.gen) {
+        r.up = true;
+        b_.recomputeRoutes();
+      }
+      return done(st);
+    }
     r.disabledEnd = *end;  // only this end can bring the link back
     if (std::find(b_.disabled_.begin(), b_.disabled_.end(), l) == b_.disabled_.end()) {
       b_.disabled_.push_back(l);
@@ -163,6 +170,25 @@ void DisablePortGating::enableLink(LinkId l, TimePs deadline, Done<LinkPowerStat
                   [this, l, deadline, done = std::move(done)]() mutable {
                     enableLink(l, deadline, std::move(done));
                   });
+}
+
+std::vector<LinkId> DisablePortGating::reachOut(const std::function<void(LinkId)>& onSet) {
+  std::vector<LinkId> set;
+  const TimePs deadline = b_.sched_.now() + b_.opts_.restoreTimeoutPs;
+  for (std::uint32_t s = 0; s < b_.topo_.numSwitches(); ++s) {
+    if (b_.sw_[s].reachable) continue;
+    const std::optional<LinkId> m = firstHopTo(fabric::SwitchId(s), LinkId());
+    if (!m || b_.rec(*m).pendingGate || std::find(set.begin(), set.end(), *m) != set.end()) {
+      continue;
+    }
+    b_.rec(*m).pendingGate = true;
+    set.push_back(*m);
+    if (onSet) onSet(*m);
+    // The agents hear of it once it trains (pollUntilUp, linkChanged).
+    enableLink(*m, deadline,
+               [this, m = *m](Result<LinkPowerState>) { b_.rec(m).pendingGate = false; });
+  }
+  return set;
 }
 
 std::optional<LinkId> DisablePortGating::firstHopTo(fabric::SwitchId target, LinkId skip) const {

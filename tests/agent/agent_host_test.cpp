@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "agent/virtual_scheduler.h"
@@ -54,6 +56,66 @@ TEST(AgentHost, FailSafeTurnsEverythingBackOn) {
   const std::size_t before = log.size();
   sched.runUntil(sched.now() + 10 * acfg.checkPeriodPs);
   EXPECT_EQ(log.size(), before);
+}
+
+// The emulator's backend, with the first turn-off refused as the InfiniBand
+// backend refuses one whose end went out of reach before its Set.
+class FirstTurnOffOutOfReach final : public Backend {
+ public:
+  explicit FirstTurnOffOutOfReach(Backend& inner) : inner_(inner) {}
+  Capabilities capabilities() const override { return inner_.capabilities(); }
+  void setCallback(BackendCallback* callback) override { inner_.setCallback(callback); }
+  void discoverPorts(fabric::SwitchId sw, Done<std::vector<PortDescription>> done) override {
+    inner_.discoverPorts(sw, std::move(done));
+  }
+  void requestCounters(fabric::SwitchId sw, Done<CounterSample> done) override {
+    inner_.requestCounters(sw, std::move(done));
+  }
+  void applyLinkState(fabric::PortId port, bool on, Done<LinkPowerState> done) override {
+    if (!on && !refused) {
+      refused = port;
+      return done(Status(ErrorCode::kUnavailable, "S9 is out of reach over the links that are up"));
+    }
+    inner_.applyLinkState(port, on, std::move(done));
+  }
+  std::optional<fabric::PortId> refused;
+
+ private:
+  Backend& inner_;
+};
+
+// A turn-off that could not be applied (its end out of reach) leaves the link
+// on and the agent gating: not a fail-safe, which would stop it for good.
+TEST(AgentHost, ATurnOffOutOfReachLeavesTheLinkOnAndTheAgentGating) {
+  const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(t).value();
+  VirtualScheduler sched;
+  sim::EmulatorConfig cfg;
+  sim::FabricEmulator emu(t, cfg, sched);
+  sim::SimBackend sim(emu);
+  FirstTurnOffOutOfReach backend(sim);
+  AgentConfig acfg;
+  std::vector<DecisionRecord> log;
+  AgentHost host(t, mt, acfg, backend, sched, fabric::LinkStates::allOn(t),
+                 [&](const DecisionRecord& r) { log.push_back(r); });
+  host.startAll();
+  sched.runUntil(40 * acfg.checkPeriodPs);
+  ASSERT_TRUE(backend.refused);
+  EXPECT_FALSE(host.failedSafe());
+  const auto notApplied = std::count_if(log.begin(), log.end(), [](const DecisionRecord& r) {
+    return r.refused.find("not applied, the link stays on") != std::string::npos;
+  });
+  EXPECT_EQ(notApplied, 1);
+  // The refused port's switch went on gating: some other link of it is off.
+  const fabric::Switch& sw = t.sw(backend.refused->sw);
+  int offAtThatSwitch = 0;
+  for (const fabric::Port& p : sw.ports) {
+    if (!p.link.valid() || t.link(p.link).lowerIsHost) continue;
+    offAtThatSwitch += emu.usable(p.link, Direction::kUp) ? 0 : 1;
+  }
+  EXPECT_GT(offAtThatSwitch, 0) << sw.name << " stopped gating";
+  for (const auto& d : log)
+    EXPECT_NE(d.source, "fail-safe");
 }
 
 // With agent.resume_after_fail_safe: after a fail-safe every link is on; the
