@@ -316,7 +316,23 @@ void AgentDaemon::watchRecovery(TimePs since, std::vector<fabric::LinkId> links,
                      "ebb agent: recovery from {} incomplete after {:.0f} ms: not "
                      "up: {}\n",
                      cause, toMilliseconds(took), fmt::join(notUp, ", "));
+                 // What did not come up may hang on a failure nobody could
+                 // report (a dead switch behind it, its traps lost with it):
+                 // reach out to the switches out of reach, so ebb reads them
+                 // again and the agents re-home on what it finds.
+                 reachOut();
                });
+}
+
+void AgentDaemon::reachOut() {
+  const std::vector<fabric::LinkId> set = backend_->reachOut();
+  if (set.empty()) return;
+  std::vector<std::string> links;
+  for (fabric::LinkId l : set)
+    links.push_back(topo_.describeLink(l));
+  err_ << fmt::format("ebb agent: switches out of reach: turning on {} to reach them again\n",
+                      fmt::join(links, ", "))
+       << std::flush;
 }
 
 void AgentDaemon::onFailSafe(fabric::SwitchId sw, const std::string& why) {

@@ -82,6 +82,8 @@ class AgentDaemon {
 
   // After a re-homing turned links on: polls until every one reads up (or
   // agent.restore_timeout_ms passes) and says how long recovery took.
+  // Re-enables the first hop toward every switch out of reach (IbBackend::reachOut).
+  void reachOut();
   void watchRecovery(TimePs since, std::vector<fabric::LinkId> links, std::string cause);
 
   // The counters plus the gauges read now, for a scrape.

@@ -23,6 +23,8 @@ class DisablePortGating final : public GatingStrategy {
   void turnOn(fabric::LinkId l, Done<agent::LinkPowerState> done) override;
   // Polling on every link this run disabled, in waves (restoreAll).
   void restore(std::shared_ptr<RestoreRun> run, std::function<void()> then) override;
+  // The first hop toward each switch out of reach, set going (IbBackend::reachOut).
+  std::vector<fabric::LinkId> reachOut(const std::function<void(fabric::LinkId)>& onSet);
 
  private:
   void setPhys(fabric::PortId end, PhysState phys, std::function<void(Status)> done);

@@ -167,6 +167,12 @@ class IbBackend final : public agent::Backend {
   // why, one per line.
   using RestoreObserver = std::function<void(fabric::LinkId, fabric::PortId)>;
   void restoreAll(std::function<void(Status)> done, RestoreObserver onSet = {});
+  // Switches out of reach over the links that are up hide what failed (no
+  // trap, no counter read gets out): re-enables, toward each, the first link
+  // of the shortest way over links this backend disabled (each from the end
+  // that can), so ebb can read them again and the agents re-home on what it
+  // finds. Returns the links set going; `onSet` hears of each Set.
+  std::vector<fabric::LinkId> reachOut(RestoreObserver onSet = {});
   const IbBackendStats& stats() const { return stats_; }
 
   agent::Capabilities capabilities() const override { return {false}; }

@@ -12,6 +12,13 @@ namespace ebb::ib {
 
 using fabric::LinkId;
 
+std::vector<LinkId> IbBackend::reachOut(RestoreObserver onSet) {
+  if (opts_.dryRun) return {};
+  return disable_->reachOut([this, &onSet](LinkId l) {
+    if (onSet) onSet(l, rec(l).disabledEnd.value_or(topo_.link(l).lower));
+  });
+}
+
 void IbBackend::restoreAll(std::function<void(Status)> done, RestoreObserver onSet) {
   auto r = std::make_shared<RestoreRun>();
   r->done = std::move(done);

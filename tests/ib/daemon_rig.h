@@ -167,6 +167,12 @@ class PhysicalLayer {
   void play(const std::vector<Decision>& ds);
   // A cable fails without ebb: Unlinked at `at`, never played back.
   void fail(const PortName& at);
+  // A cable ebb disabled dies where it lies: a later Polling never brings it
+  // back, and nothing reports it (no trap: it was down already).
+  void die(fabric::LinkId l) {
+    down_.erase(l);
+    failed_.insert(l);
+  }
   // From now on, no minimal-tree check (the tree is re-homed after a failure).
   void forgetTree() { o_.tree = nullptr; }
 

@@ -389,6 +389,123 @@ TEST(Resilience, TheTreeRootSwitchFailsWholeAndEveryPairComesBack) {
   EXPECT_EQ(d.err().find("failed safe"), std::string::npos) << d.err();
 }
 
+// (2c) The minimal tree's root C1 fails whole where a cable to it has a
+// parallel twin: ebb hears of the first cable, turns on its twin (to the
+// same dead switch), and the rest of the fabric behind C1 is out of reach, so
+// no trap or counter read tells of C1's other cable. Once the twin has not
+// come up within restore_timeout_ms, ebb reaches out to the switches out of
+// reach, reads them again and re-homes on C2: every pair comes back.
+constexpr const char* kNetParallelRoot = R"(
+caguid=0x0002c90100000001
+Hca	1 "H0"
+[1]	"L1"[1]
+caguid=0x0002c90100000002
+Hca	1 "H1"
+[1]	"L1"[2]
+caguid=0x0002c90100000003
+Hca	1 "H2"
+[1]	"L2"[1]
+caguid=0x0002c90100000004
+Hca	1 "H3"
+[1]	"L3"[1]
+caguid=0x0002c90100000005
+Hca	1 "H4"
+[1]	"L3"[2]
+switchguid=0x0002c90000000001
+Switch	8 "C1"
+[1]	"A1"[5]
+[2]	"A1"[6]
+[3]	"A2"[5]
+switchguid=0x0002c90000000002
+Switch	8 "C2"
+[1]	"A2"[6]
+[2]	"A1"[7]
+switchguid=0x0002c90000000003
+Switch	8 "A1"
+[1]	"L1"[5]
+[2]	"L1"[6]
+[3]	"L2"[5]
+[4]	"L3"[7]
+[5]	"C1"[1]
+[6]	"C1"[2]
+[7]	"C2"[2]
+switchguid=0x0002c90000000004
+Switch	8 "A2"
+[1]	"L1"[7]
+[2]	"L2"[6]
+[3]	"L3"[5]
+[4]	"L3"[6]
+[5]	"C1"[3]
+[6]	"C2"[1]
+switchguid=0x0002c90000000005
+Switch	8 "L1"
+[1]	"H0"[1]
+[2]	"H1"[1]
+[5]	"A1"[1]
+[6]	"A1"[2]
+[7]	"A2"[1]
+switchguid=0x0002c90000000006
+Switch	8 "L2"
+[1]	"H2"[1]
+[5]	"A1"[3]
+[6]	"A2"[2]
+switchguid=0x0002c90000000007
+Switch	8 "L3"
+[1]	"H3"[1]
+[2]	"H4"[1]
+[5]	"A2"[3]
+[6]	"A2"[4]
+[7]	"A1"[4]
+)";
+
+TEST(Resilience, ARootDyingBehindAParallelCableIsReachedAgain) {
+  constexpr auto kRestoreTimeout = 3000ms;
+  static const fabric::Topology topo = [] {
+    std::istringstream in(kNetParallelRoot);
+    return fabric::parseIbnetdiscover(in, "net").value();
+  }();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
+  IbsimFabric fab(topo, fabricOptions(true));
+  std::ofstream(fab.scratchDir() + "/fabric.net") << kNetParallelRoot;
+  Daemon d(fab, {.topo = &topo,
+                 .fabric = R"(topology_file { path: "fabric.net" format: IBSIM_NET })",
+                 .agentFields = fmt::format(
+                     "lock_file: \"twin.lock\" osm_events: \"osm-events.sock\" mad_retries: 1 "
+                     "lost_contact_ms: 600 restore_timeout_ms: {}",
+                     kRestoreTimeout.count()),
+                 .name = "twin"});
+  ASSERT_TRUE(waitForText(d.outPath(), "OpenSM events on", 20s)) << d.out() << d.err();
+  PhysicalLayer phys(fab, d, {.tree = &mt});
+  playUntilQuiet(d, phys, 25s);
+  ASSERT_FALSE(HasFatalFailure());
+  const fabric::Switch& root = topo.sw(mt.root());
+  ASSERT_EQ(root.name, "C1");
+  phys.forgetTree();
+  for (std::uint16_t p = 0; p < root.ports.size(); ++p) {
+    const fabric::LinkId l = root.ports[p].link;
+    if (!l.valid()) continue;
+    if (phys.down().count(l)) {
+      phys.die(l);  // ebb disabled it: it dies unseen
+    } else {
+      phys.fail({root.name, p + 1});
+    }
+  }
+  const auto t0 = Clock::now();
+  std::string broken = "not checked";
+  while (Clock::now() - t0 < kRestoreTimeout + 20s && d.proc().running()) {
+    phys.play(d.next(200ms));
+    broken = checkAllPairs(
+        fab, topo, [&] { phys.play(d.next(0ms)); }, [&] { return phys.cut(); });
+    if (broken.empty()) break;
+  }
+  report("dead_root_behind_twin_ms",
+         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0));
+  EXPECT_EQ(broken, "") << readWholeFile(d.logPath()) << d.out() << d.err();
+  const Shutdown s = sigterm(d, phys, 15s);
+  EXPECT_TRUE(s.status) << "still running 15 s after SIGTERM";
+  EXPECT_NE(d.err().find("switches out of reach: turning on"), std::string::npos) << d.err();
+}
+
 // (3) SIGTERM as soon as ebb has heard of the failure: the restore ends
 // within restore_timeout_ms (plus a margin for the start of the restore),
 // with exit 0 only if every link ebb disabled came back, else exit 1 naming
