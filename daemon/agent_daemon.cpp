@@ -226,8 +226,10 @@ Status AgentDaemon::startMetrics() {
                                 [this] { return renderPrometheus(metricsNow()); });
   if (!m) return m.status();
   metrics_ = std::move(*m);
-  out_ << fmt::format("ebb agent: metrics on http://{}/metrics (port {})\n", s_.metricsListen,
-                      metrics_->port());
+  // The port bound, not the one asked for (0: any free one).
+  const std::string host = s_.metricsListen.substr(0, s_.metricsListen.rfind(':'));
+  out_ << fmt::format("ebb agent: metrics on http://{}:{}/metrics (port {})\n", host,
+                      metrics_->port(), metrics_->port());
   return Status::ok();
 }
 

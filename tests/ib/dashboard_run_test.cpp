@@ -220,8 +220,12 @@ TEST(DashboardRun, MetricsOfARealRunMoveEveryPanelAndAgreeWithTheDecisionLog) {
   ASSERT_TRUE(waitForText(d.outPath(), "OpenSM events on", 30s)) << d.out() << d.err();
   std::smatch m;
   const std::string out = d.out();
-  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(metrics on http://\S+ \(port (\d+)\))")))
+  // The URL has the port bound, not the 0 asked for.
+  ASSERT_TRUE(std::regex_search(
+      out, m, std::regex(R"(metrics on http://127\.0\.0\.1:(\d+)/metrics \(port (\d+)\))")))
       << out;
+  ASSERT_EQ(m[1], m[2]) << out;
+  ASSERT_NE(m[1], "0") << out;
   Scraper scraper(std::stoi(m[1]));
   PhysicalLayer phys(fab, d, {.tree = &minimalTree()});
 
