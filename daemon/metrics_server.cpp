@@ -22,7 +22,12 @@ Result<ListenAddress> parseListenAddress(const std::string& listen) {
                   fmt::format("'{}': expected host:port, e.g. 127.0.0.1:9464", listen));
   }
   boost::system::error_code ec;
-  const auto addr = asio::ip::make_address(listen.substr(0, colon), ec);
+  // An IPv6 address is written in brackets, as in a URL: [::1]:9464.
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const auto addr = asio::ip::make_address(host, ec);
   if (ec) {
     return Status(ErrorCode::kInvalidArgument,
                   fmt::format("'{}': '{}' is not an IP address", listen, listen.substr(0, colon)));

@@ -101,6 +101,17 @@ TEST_F(Served, OtherMethodsAreRefused) {
   EXPECT_EQ(renders_.load(), 0);
 }
 
+// An IPv6 address in brackets, as in a URL, is an address (not "not an IP
+// address"); without brackets its colons are ambiguous with the port's.
+TEST(MetricsServer, AnIpv6AddressIsWrittenInBrackets) {
+  const Result<ListenAddress> v6 = parseListenAddress("[::1]:9464");
+  ASSERT_TRUE(v6) << v6.status().toString();
+  EXPECT_TRUE(v6->address.is_v6());
+  EXPECT_EQ(v6->port, 9464);
+  EXPECT_FALSE(parseListenAddress("[::1]"));
+  EXPECT_FALSE(parseListenAddress("[]:9464"));
+}
+
 TEST(MetricsServer, BadListenAddressesAreRefusedByName) {
   boost::asio::io_context io;
   for (const char* listen : {"9464", "localhost:9464", "127.0.0.1:70000", "127.0.0.1:x"}) {
