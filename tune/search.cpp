@@ -72,9 +72,11 @@ RunResult compare(const TunePlan& plan, const results::RunSummary& run,
                     run.messages_generated(), baseline.messages_delivered());
   }
   const Budget& b = plan.budget;
+  // Every bound broken is named (the penalty is the largest of them).
   const auto check = [&](const std::optional<double>& limit, double value, const char* what) {
-    if (r.broken.empty() && limit && value > *limit + kTolerancePct) {
-      r.broken = fmt::format("{} {:+.2f}% > {}%", what, value, *limit);
+    if (limit && value > *limit + kTolerancePct) {
+      r.broken +=
+          fmt::format("{}{} {:+.2f}% > {}%", r.broken.empty() ? "" : "; ", what, value, *limit);
     }
   };
   check(b.meanLatencyPct, r.meanLatencyPct, "mean latency");

@@ -264,7 +264,16 @@ TEST(TuneSearch, ARunThatStrandsMessagesIsOutOfBudget) {
   slow.set_relative_power_switch_links(0.5);
   RunResult late = compare(*plan, slow, base, 0);
   EXPECT_FALSE(late.undelivered);
-  EXPECT_FALSE(late.broken.empty());
+  EXPECT_EQ(late.broken, "mean latency +100.00% > 50%");
+  // Every bound broken is named, not only the first.
+  Result<TunePlan> both = planFrom(tinyRampBase(0.1) +
+                                   "budget { latency_increase_pct: 50 p99_latency_increase_pct: 10 "
+                                   "} search_space { u_on { values: [0.15, 0.3] } }");
+  ASSERT_TRUE(both);
+  base.set_p99_latency_cycles(100);
+  slow.set_p99_latency_cycles(150);
+  EXPECT_EQ(compare(*both, slow, base, 0).broken,
+            "mean latency +100.00% > 50%; p99 latency +50.00% > 10%");
   r.setting = 1;
   late.setting = 0;
   const SettingResult a = aggregate(*plan, {&r});
