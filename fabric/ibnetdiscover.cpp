@@ -71,10 +71,6 @@ bool startsWith(std::string_view s, std::string_view p) {
   return s.substr(0, p.size()) == p;
 }
 
-std::optional<std::uint64_t> parseHex(std::string_view s) {
-  return parseGuid(s);
-}
-
 // Reads a positive decimal at the front of `s`, advancing it.
 std::optional<int> takeInt(std::string_view& s) {
   int v = 0;
@@ -128,7 +124,7 @@ std::optional<std::uint64_t> skipDecorations(std::string_view& s) {
     if (!s.empty() && s.front() == '(') {
       const auto close = s.find(')');
       if (close == std::string_view::npos) return guid;
-      guid = parseHex(s.substr(1, close - 1));
+      guid = parseGuid(s.substr(1, close - 1));
       s.remove_prefix(close + 1);
     } else if (startsWith(s, "[ext")) {
       const auto close = s.find(']');
@@ -169,7 +165,7 @@ class Parser {
     value = trim(value);
     if (key == "switchguid" || key == "caguid" || key == "rtguid") {
       const auto paren = value.find('(');
-      auto guid = parseHex(trim(value.substr(0, paren)));
+      auto guid = parseGuid(trim(value.substr(0, paren)));
       if (!guid) throw ParseError(lineNo, fmt::format("{} must be a hexadecimal GUID", key));
       pendingGuid_ = *guid;
     } else if (key != "vendid" && key != "devid" && key != "sysimgguid") {
@@ -214,7 +210,7 @@ class Parser {
     // the GUID; a name such as "h-2" does not.
     if (!pendingGuid_ && id->size() == 18 && (*id)[1] == '-' &&
         ((*id)[0] == 'S' || (*id)[0] == 'H' || (*id)[0] == 'R')) {
-      guid = parseHex(std::string_view(*id).substr(2)).value_or(0);
+      guid = parseGuid(std::string_view(*id).substr(2)).value_or(0);
     }
     pendingGuid_.reset();
     if (guid != 0) {

@@ -14,13 +14,6 @@ namespace {
 Status notFatTree(std::string msg) {
   return {ErrorCode::kNotFatTree, std::move(msg)};
 }
-
-// Hex digits only (a GUID after its 0x).
-bool parseHex(const std::string& s, std::uint64_t& v) {
-  const std::optional<std::uint64_t> g = parseGuid(s);
-  if (g) v = *g;
-  return g.has_value();
-}
 }  // namespace
 
 SwitchId TopologyBuilder::addSwitch(std::string name, std::uint64_t guid, int numPorts) {
@@ -96,11 +89,11 @@ void TopologyBuilder::setKAry(int k, int n, std::vector<KAryLabel> labels) {
 Status TopologyBuilder::setRoots(const std::vector<std::string>& roots, const std::string& field) {
   roots_.clear();
   for (const std::string& r : roots) {
-    std::uint64_t guid = 0;
-    const bool isGuid =
-        r.size() > 2 && r[0] == '0' && (r[1] == 'x' || r[1] == 'X') && parseHex(r.substr(2), guid);
+    // A root named by GUID has its 0x (a name may look like hex digits).
+    const bool prefixed = r.size() > 2 && r[0] == '0' && (r[1] == 'x' || r[1] == 'X');
+    const std::optional<std::uint64_t> guid = prefixed ? parseGuid(r) : std::nullopt;
     const auto named = [&](const auto& node) {
-      return node.name == r || (isGuid && guid != 0 && node.guid == guid);  // 0: no GUID
+      return node.name == r || (guid && *guid != 0 && node.guid == *guid);  // 0: no GUID
     };
     const auto& sws = topo_.switches_;
     const auto it = std::find_if(sws.begin(), sws.end(), named);
