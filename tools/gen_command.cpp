@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "agent/virtual_scheduler.h"
+#include "common/file_io.h"
 #include "common/units.h"
 #include "fabric/kary_tree.h"
 #include "replay/jobs.h"
@@ -244,6 +245,12 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
   auto tree = fabric::KAryNTree::make(o.k, o.n, o.maxSwitches, "--max-switches");
   if (!tree) {
     err << "ebb gen: --k/--n: " << tree.status().toString() << "\n";
+    return kExitError;
+  }
+  // Before any work: a closed-loop pattern runs the emulator first, and its
+  // run must not be lost to a path that cannot be written.
+  if (Status s = checkOutputFile(o.out, "--out", {}); !s.isOk()) {
+    err << "ebb gen: " << s.toString() << "\n";
     return kExitError;
   }
   // A file ebb replay would refuse for its per-message limit is not written.

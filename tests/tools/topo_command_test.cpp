@@ -652,6 +652,10 @@ TEST(OutputFolder, ABadOutFolderIsRefusedBeforeTheRun) {
        "--out: an empty folder name"},
       {{"tune", src + "/configs/tune_alonso_ramp.textproto", "--out", file.string()},
        "exists and is not a folder"},
+      // gen checks its file before the closed-loop run it would lose.
+      {{"gen", "--pattern", "motif", "--k", "2", "--n", "2", "--out", "/nonexistent-ebb/m.txt"},
+       "--out /nonexistent-ebb/m.txt: its folder /nonexistent-ebb does not exist"},
+      {{"gen", "--out", scratch("").string()}, "is a folder, expected a file name"},
   };
   for (const Case& c : cases) {
     const CliRun r = ebb(c.args);
