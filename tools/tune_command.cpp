@@ -13,6 +13,7 @@
 #include "common/file_io.h"
 #include "tools/cli_checks.h"
 #include "tools/command.h"
+#include "tune/interrupt_notice.h"
 #include "tune/report.h"
 #include "tune/search.h"
 #include "tune/spec.h"
@@ -97,6 +98,8 @@ int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
   exec.computeMissing = o.merge.empty();
   exec.progress = o.quiet ? nullptr : &err;
   exec.tty = ::isatty(2) != 0;
+  tune::InterruptNotice notice(cache.dir());
+  exec.stored = notice.stored();
   Result<tune::TuneResult> result = tune::runTune(*plan, cache.dir(), exec);
   if (!result) {
     err << "ebb tune: " << result.status().toString() << "\n";

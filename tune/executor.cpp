@@ -112,6 +112,7 @@ Result<std::map<std::string, RunOutcome>> executeRuns(const std::vector<RunJob>&
       const RunJob& j = *todo[i];
       Result<RunOutcome> r = runOne(j);
       Status s = r ? cache.store(j.key, *r) : r.status();
+      if (s.isOk() && options.stored != nullptr) ++*options.stored;
       std::lock_guard lock(mu);
       if (!s.isOk()) {
         if (!failed.exchange(true)) {

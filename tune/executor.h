@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <ostream>
@@ -30,6 +31,8 @@ struct ExecOptions {
   std::ostream* progress = nullptr;  // progress and ETA lines; null: quiet
   bool tty = false;                  // one updating line instead of one line per run
   std::string stage;                 // prefix of progress lines ("rung 1/3")
+  // Counts the runs stored in the cache, if set (read by InterruptNotice).
+  std::atomic<std::size_t>* stored = nullptr;
 };
 
 struct ExecCounters {

@@ -193,5 +193,45 @@ TEST(TuneResume, KilledMidSweepResumesWithTheCachedRunsAndTheSameResults) {
   EXPECT_EQ(recommendedLine(resumed.out), recommendedLine(fresh.out));
 }
 
+// Ctrl-C mid-sweep: one line says how many runs are safe and how to resume,
+// and the process still dies of the signal (the shell's 130).
+TEST(TuneResume, InterruptedSweepSaysWhatIsSafeAndHowToResume) {
+  const auto dir = scratch("interrupt");
+  const auto spec = writeSpec(
+      dir,
+      "base { fabric { kary_n_tree { k: 4 n: 2 } } workload { alonso_ramp { time_scale: "
+      "0.5 } } } skip_plots: true budget { latency_increase_pct: 3 } search_space { policy: "
+      "[STATIC, DYNAMIC] u_off { values: [0.04, 0.1] } u_on { values: [0.1, 0.3, 0.45, "
+      "0.6] } }");
+  const fs::path out = dir / "out";
+  const fs::path cache = out / "cache";
+  fs::create_directories(cache);
+  ChildProcess::Spec s = tuneSpec(spec, out, dir);
+  s.stdoutPath = (dir / "int.out").string();
+  s.stderrPath = (dir / "int.err").string();
+  ChildProcess child(s);
+  const bool two = waitForEntries(cache, 2, child, 120s);
+  child.signal(SIGINT);
+  const std::optional<int> status = child.wait(10s);
+  ASSERT_TRUE(two) << "no 2 cached runs; stderr: " << slurp(dir / "int.err");
+  ASSERT_TRUE(status.has_value());
+  ASSERT_EQ(*status, 128 + SIGINT)
+      << "the sweep ended before the signal: " << slurp(dir / "int.out");
+  const std::string err = slurp(dir / "int.err");
+  static const std::regex re(
+      R"(ebb tune: interrupted: (\d+) runs computed now are safe in (\S+) with those cached )"
+      R"(before; the same command resumes the sweep)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, re)) << err;
+  // The count read in the handler: a run a worker renamed into place in the
+  // instant before the process died may be one more on disk.
+  const auto said = static_cast<std::size_t>(std::stoul(m[1].str()));
+  const std::size_t onDisk = cacheEntries(cache).size();
+  EXPECT_GE(said, 2u);
+  EXPECT_LE(said, onDisk);
+  EXPECT_GE(said + 1, onDisk);
+  EXPECT_EQ(fs::path(m[2].str()), fs::absolute(cache).lexically_normal()) << m[2].str();
+}
+
 }  // namespace
 }  // namespace ebb::tune
