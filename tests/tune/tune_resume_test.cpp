@@ -120,16 +120,20 @@ std::string recommendedLine(const std::string& out) {
   return out.substr(at, out.find('\n', at) - at);
 }
 
-TEST(TuneResume, KilledMidSweepResumesWithTheCachedRunsAndTheSameResults) {
-  const auto dir = scratch("resume");
-  // A 4-ary 2-tree on half the alonso-ramp: 11 gated settings and one all-on
-  // reference, about 0.1 s a run.
-  const auto spec = writeSpec(
+// A 4-ary 2-tree on half the alonso-ramp: 11 gated settings and one all-on
+// reference, about 0.1 s a run.
+fs::path writeTwelveRunSpec(const fs::path& dir) {
+  return writeSpec(
       dir,
       "base { fabric { kary_n_tree { k: 4 n: 2 } } workload { alonso_ramp { time_scale: "
       "0.5 } } } skip_plots: true budget { latency_increase_pct: 3 } search_space { policy: "
       "[STATIC, DYNAMIC] u_off { values: [0.04, 0.1] } u_on { values: [0.1, 0.3, 0.45, "
       "0.6] } }");
+}
+
+TEST(TuneResume, KilledMidSweepResumesWithTheCachedRunsAndTheSameResults) {
+  const auto dir = scratch("resume");
+  const auto spec = writeTwelveRunSpec(dir);
   const std::size_t total = 12;
   const fs::path out = dir / "out";
   const fs::path cache = out / "cache";
@@ -197,12 +201,7 @@ TEST(TuneResume, KilledMidSweepResumesWithTheCachedRunsAndTheSameResults) {
 // and the process still dies of the signal (the shell's 130).
 TEST(TuneResume, InterruptedSweepSaysWhatIsSafeAndHowToResume) {
   const auto dir = scratch("interrupt");
-  const auto spec = writeSpec(
-      dir,
-      "base { fabric { kary_n_tree { k: 4 n: 2 } } workload { alonso_ramp { time_scale: "
-      "0.5 } } } skip_plots: true budget { latency_increase_pct: 3 } search_space { policy: "
-      "[STATIC, DYNAMIC] u_off { values: [0.04, 0.1] } u_on { values: [0.1, 0.3, 0.45, "
-      "0.6] } }");
+  const auto spec = writeTwelveRunSpec(dir);
   const fs::path out = dir / "out";
   const fs::path cache = out / "cache";
   fs::create_directories(cache);
