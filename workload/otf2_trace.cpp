@@ -7,11 +7,17 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <optional>
-#include <queue>
-#include <set>
+
+#include "workload/otf2_archive_files.h"
+#include "workload/otf2_collective_match.h"
+#include "workload/otf2_communicators.h"
+#include "workload/otf2_local_defs.h"
+#include "workload/otf2_rank_log.h"
+#include "workload/otf2_ranks.h"
 #endif
 
 namespace ebb::workload {
@@ -37,71 +43,31 @@ bool haveOtf2() {
 
 namespace {
 
-struct Collective {
-  std::string op;  // expandCollective's names
-  OTF2_CommRef comm = 0;
-  std::uint32_t root = 0;  // a rank of the communicator, as the event gives it
-  std::uint64_t sent = 0;
-  std::uint64_t received = 0;
-  std::string where;  // "rank R, event N", for errors
-};
+using namespace otf2;  // the reader's parts (workload/otf2_*.h)
 
-// What one location (rank) did, in order: ops, with collectives between them.
-struct LocationLog {
-  std::vector<MpiOp> ops;
-  std::vector<std::pair<std::size_t, Collective> > collectives;  // (ops index, collective)
-  std::optional<OTF2_TimeStamp> lastLeave;
+// Where one location (thread) is: inside an MPI call or not.
+struct ThreadState {
   OTF2_TimeStamp enterTime = 0;
   bool inMpi = false;
   bool nonBlocking = false;
-  std::map<std::uint64_t, std::size_t> pendingIrecv;    // request id -> op index
-  std::map<std::uint64_t, std::uint64_t> pendingIsend;  // request id -> event ordinal
-};
-
-// A Group definition (communicators' groups only are used).
-struct GroupDef {
-  OTF2_GroupType type = OTF2_GROUP_TYPE_UNKNOWN;
-  OTF2_Paradigm paradigm = OTF2_PARADIGM_UNKNOWN;
-  OTF2_GroupFlag flags = OTF2_GROUP_FLAG_NONE;
-  std::vector<std::uint64_t> members;
-};
-
-struct CommDef {
-  OTF2_StringRef name = OTF2_UNDEFINED_STRING;
-  OTF2_GroupRef group = OTF2_UNDEFINED_GROUP;
-};
-
-// A communicator in the trace's ranks. Events give their peers and roots as
-// ranks of the communicator: peers[i] is the trace rank of rank i. members are
-// the ranks taking part in its collectives, in communicator order (the same
-// as peers but for groups flagged GLOBAL_MEMBERS, whose events give
-// MPI_COMM_WORLD ranks).
-struct Communicator {
-  std::string name;   // "communicator 1 \"Comm 1\"", for errors
-  bool self = false;  // MPI_COMM_SELF: every rank alone
-  std::vector<std::uint32_t> peers;
-  std::vector<std::uint32_t> members;
-  std::map<std::uint32_t, std::uint32_t> indexOf;  // trace rank -> index in members
-  bool identity = false;                           // peers are the trace's ranks 0..P-1
 };
 
 struct Reading {
   std::map<OTF2_StringRef, std::string> strings;
   std::map<OTF2_RegionRef, std::string> regions;
-  std::map<OTF2_LocationRef, std::uint32_t> rankOf;    // filled from the definitions
-  std::map<OTF2_LocationRef, std::uint64_t> eventsOf;  // as the definitions give them
-  std::map<OTF2_GroupRef, GroupDef> groups;
-  std::map<OTF2_CommRef, CommDef> comms;
-  std::set<OTF2_CommRef> interComms;
-  std::map<OTF2_CommRef, Communicator> resolved;  // filled as events use them
+  std::map<OTF2_LocationRef, LocationDef> locations;
+  std::map<OTF2_LocationGroupRef, LocationGroupDef> locationGroups;
+  std::map<OTF2_LocationRef, std::uint32_t> rankOf;  // once all locations are known
+  Communicators comms;
   std::map<OTF2_LocationRef, OTF2_EvtReader*> evtReaders;
-  std::vector<LocationLog> logs;
+  std::map<OTF2_LocationRef, ThreadState> threads;
+  std::vector<RankLog> logs;  // one per rank
   double psPerTick = 1.0;
   bool clockResolutionZero = false;
   std::string error;
   Otf2Stats stats;
 
-  LocationLog* log(OTF2_LocationRef loc) {
+  RankLog* log(OTF2_LocationRef loc) {
     const auto it = rankOf.find(loc);
     return it == rankOf.end() ? nullptr : &logs[it->second];
   }
@@ -128,146 +94,18 @@ struct Reading {
     if (error.empty()) error = fmt::format("{}: {}", where(loc), rule);
   }
 
-  std::string commName(OTF2_CommRef comm) const {
-    const auto it = comms.find(comm);
-    if (it == comms.end()) return fmt::format("communicator {}", comm);
-    const auto name = strings.find(it->second.name);
-    return name == strings.end() || name->second.empty()
-               ? fmt::format("communicator {}", comm)
-               : fmt::format("communicator {} \"{}\"", comm, name->second);
-  }
-
-  // The communicator `comm` in the trace's ranks, or nullptr with `why` set
-  // to the definitions' fault.
-  const Communicator* communicator(OTF2_CommRef comm, std::string& why) {
-    if (const auto it = resolved.find(comm); it != resolved.end()) return &it->second;
-    const auto def = comms.find(comm);
-    if (def == comms.end()) {
-      why = interComms.count(comm)
-                ? fmt::format("communicator {} is an inter-communicator, which ebb does not replay",
-                              comm)
-                : fmt::format("communicator {} is not defined (no Comm definition)", comm);
-      return nullptr;
-    }
-    Communicator c;
-    c.name = commName(comm);
-    const auto group = groups.find(def->second.group);
-    if (group == groups.end()) {
-      why = def->second.group == OTF2_UNDEFINED_GROUP
-                ? fmt::format("{} has no group", c.name)
-                : fmt::format("{} has group {}, which is not defined", c.name, def->second.group);
-      return nullptr;
-    }
-    const GroupDef& g = group->second;
-    // The locations of the paradigm's MPI_COMM_WORLD, in rank order.
-    const GroupDef* world = nullptr;
-    OTF2_GroupRef worldRef = def->second.group;
-    if (g.type == OTF2_GROUP_TYPE_COMM_LOCATIONS) world = &g;
-    if (g.type == OTF2_GROUP_TYPE_COMM_GROUP) {
-      for (const auto& [ref, other] : groups) {
-        if (other.type == OTF2_GROUP_TYPE_COMM_LOCATIONS && other.paradigm == g.paradigm) {
-          world = &other;
-          worldRef = ref;
-          break;
-        }
-      }
-      if (!world) {
-        why = fmt::format(
-            "{}: its group {} lists ranks of a COMM_LOCATIONS group, and none is "
-            "defined for its paradigm",
-            c.name, def->second.group);
-        return nullptr;
-      }
-    }
-    if (g.type == OTF2_GROUP_TYPE_COMM_SELF) {
-      c.self = true;
-    } else if (!world) {
-      why = fmt::format("{}: its group {} is not a communicator's group (type {})", c.name,
-                        def->second.group, static_cast<int>(g.type));
-      return nullptr;
-    } else {
-      std::vector<std::uint32_t> worldRanks;  // MPI_COMM_WORLD rank -> trace rank
-      for (const std::uint64_t loc : world->members) {
-        const auto rank = rankOf.find(loc);
-        if (rank == rankOf.end()) {
-          why = fmt::format(
-              "{}: the COMM_LOCATIONS group {} (MPI_COMM_WORLD's locations) lists "
-              "location {}, which is not defined",
-              c.name, worldRef, loc);
-          return nullptr;
-        }
-        worldRanks.push_back(rank->second);
-      }
-      if (world == &g) {
-        c.members = worldRanks;
-      } else {
-        for (const std::uint64_t i : g.members) {
-          if (i >= worldRanks.size()) {
-            why =
-                fmt::format("{}: its group {} lists rank {}, beyond the {} ranks of MPI_COMM_WORLD",
-                            c.name, def->second.group, i, worldRanks.size());
-            return nullptr;
-          }
-          c.members.push_back(worldRanks[i]);
-        }
-      }
-      c.peers = (g.flags & OTF2_GROUP_FLAG_GLOBAL_MEMBERS) ? worldRanks : c.members;
-      for (std::uint32_t i = 0; i < c.members.size(); ++i) {
-        if (!c.indexOf.emplace(c.members[i], i).second) {
-          why = fmt::format("{}: its group lists rank {} twice", c.name, c.members[i]);
-          return nullptr;
-        }
-      }
-      c.identity = c.peers.size() == logs.size();
-      for (std::uint32_t i = 0; i < c.peers.size() && c.identity; ++i)
-        c.identity = c.peers[i] == i;
-    }
-    return &resolved.emplace(comm, std::move(c)).first->second;
-  }
-
   // The trace rank of `peer` ("receiver"/"sender"), a rank of `comm` as the
   // event `what` of `loc` gives it; nullopt once failed.
   std::optional<std::uint32_t> peerOf(OTF2_LocationRef loc, const char* what, OTF2_CommRef comm,
                                       const char* role, std::uint32_t peer) {
     std::string why;
-    const Communicator* c = communicator(comm, why);
+    const Communicator* c = comms.resolve(comm, why);
     if (!c) {
       fail(loc, fmt::format("{}: {}", what, why));
       return std::nullopt;
     }
-    const std::uint32_t self = rankOf[loc];
-    if (c->self) {
-      if (peer == 0) {
-        fail(loc, fmt::format("rank {} names itself as its peer ({} on {})", self, what, c->name));
-      } else {
-        fail(loc,
-             fmt::format("{} rank {} is beyond {} (MPI_COMM_SELF: 1 rank)", role, peer, c->name));
-      }
-      return std::nullopt;
-    }
-    if (!c->indexOf.count(self)) {
-      fail(loc, fmt::format("{} on {}, of which rank {} is not a member ({} of the trace's {} "
-                            "ranks)",
-                            what, c->name, self, c->members.size(), logs.size()));
-      return std::nullopt;
-    }
-    if (peer >= c->peers.size()) {
-      fail(loc, fmt::format("{} rank {} is beyond the {} ranks of {} ({} on it)", role, peer,
-                            c->peers.size(), c->name, what));
-      return std::nullopt;
-    }
-    const std::uint32_t rank = c->peers[peer];
-    if (!c->indexOf.count(rank)) {  // a group of MPI_COMM_WORLD ranks (GLOBAL_MEMBERS)
-      fail(loc,
-           fmt::format("{} rank {} is not a member of {} ({} on it)", role, peer, c->name, what));
-      return std::nullopt;
-    }
-    if (rank == self) {
-      fail(loc, c->identity ? fmt::format("rank {} names itself as its peer", self)
-                            : fmt::format("rank {} names itself as its peer (rank {} of {})", self,
-                                          peer, c->name));
-      return std::nullopt;
-    }
+    const auto rank = peerRank(*c, comms.rankCount, rankOf[loc], what, role, peer, why);
+    if (!rank) fail(loc, why);
     return rank;
   }
 };
@@ -300,17 +138,23 @@ OTF2_CallbackCode onRegion(void* ud, OTF2_RegionRef self, OTF2_StringRef name, O
   return OTF2_CALLBACK_SUCCESS;
 }
 
+OTF2_CallbackCode onLocationGroup(void* ud, OTF2_LocationGroupRef self, OTF2_StringRef,
+                                  OTF2_LocationGroupType type, OTF2_SystemTreeNodeRef,
+                                  OTF2_LocationGroupRef creator) {
+  R(ud).locationGroups[self] = {type, creator};
+  return OTF2_CALLBACK_SUCCESS;
+}
+
 OTF2_CallbackCode onLocation(void* ud, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType,
-                             uint64_t events, OTF2_LocationGroupRef) {
-  R(ud).rankOf[self] = 0;  // numbered once all are known
-  R(ud).eventsOf[self] = events;
+                             uint64_t events, OTF2_LocationGroupRef group) {
+  R(ud).locations[self] = {events, group};  // ranked once all are known
   return OTF2_CALLBACK_SUCCESS;
 }
 
 OTF2_CallbackCode onGroup(void* ud, OTF2_GroupRef self, OTF2_StringRef, OTF2_GroupType type,
                           OTF2_Paradigm paradigm, OTF2_GroupFlag flags, uint32_t count,
                           const uint64_t* members) {
-  GroupDef& g = R(ud).groups[self];
+  GroupDef& g = R(ud).comms.groups[self];
   g.type = type;
   g.paradigm = paradigm;
   g.flags = flags;
@@ -320,13 +164,13 @@ OTF2_CallbackCode onGroup(void* ud, OTF2_GroupRef self, OTF2_StringRef, OTF2_Gro
 
 OTF2_CallbackCode onComm(void* ud, OTF2_CommRef self, OTF2_StringRef name, OTF2_GroupRef group,
                          OTF2_CommRef, OTF2_CommFlag) {
-  R(ud).comms[self] = {name, group};
+  R(ud).comms.comms[self] = {name, group};
   return OTF2_CALLBACK_SUCCESS;
 }
 
 OTF2_CallbackCode onInterComm(void* ud, OTF2_CommRef self, OTF2_StringRef, OTF2_GroupRef,
                               OTF2_GroupRef, OTF2_CommRef, OTF2_CommFlag) {
-  R(ud).interComms.insert(self);
+  R(ud).comms.interComms.insert(self);
   return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -346,28 +190,33 @@ bool isMpi(const std::string& region) {
 OTF2_CallbackCode onEnter(OTF2_LocationRef loc, OTF2_TimeStamp t, void* ud, OTF2_AttributeList*,
                           OTF2_RegionRef region) {
   Reading& r = R(ud);
-  LocationLog* l = r.log(loc);
+  RankLog* l = r.log(loc);
+  ThreadState& th = r.threads[loc];
   const std::string& name = r.regions[region];
-  if (!l || l->inMpi || !isMpi(name)) return OTF2_CALLBACK_SUCCESS;
-  // The time since the previous MPI call ended is the rank's own work.
-  if (l->lastLeave && t > *l->lastLeave) {
+  if (!l || th.inMpi || !isMpi(name)) return OTF2_CALLBACK_SUCCESS;
+  // The time since the process's threads last left MPI is the rank's own
+  // work (none while another of its threads is inside an MPI call).
+  if (l->inMpi == 0 && l->lastLeave && t > *l->lastLeave) {
     l->ops.push_back({MpiOpKind::kCompute, r.ps(t - *l->lastLeave), 0, 0, 0, 0});
   }
-  l->inMpi = true;
-  l->enterTime = t;
-  l->nonBlocking = name == "MPI_Isend" || name == "MPI_Irecv";
+  ++l->inMpi;
+  th.inMpi = true;
+  th.enterTime = t;
+  th.nonBlocking = name == "MPI_Isend" || name == "MPI_Irecv";
   return OTF2_CALLBACK_SUCCESS;
 }
 
 OTF2_CallbackCode onLeave(OTF2_LocationRef loc, OTF2_TimeStamp t, void* ud, OTF2_AttributeList*,
                           OTF2_RegionRef region) {
   Reading& r = R(ud);
-  LocationLog* l = r.log(loc);
-  if (!l || !l->inMpi || !isMpi(r.regions[region])) return OTF2_CALLBACK_SUCCESS;
-  if (l->nonBlocking && t > l->enterTime) {
-    l->ops.push_back({MpiOpKind::kCompute, r.ps(t - l->enterTime), 0, 0, 0, 0});
+  RankLog* l = r.log(loc);
+  ThreadState& th = r.threads[loc];
+  if (!l || !th.inMpi || !isMpi(r.regions[region])) return OTF2_CALLBACK_SUCCESS;
+  if (th.nonBlocking && t > th.enterTime) {
+    l->ops.push_back({MpiOpKind::kCompute, r.ps(t - th.enterTime), 0, 0, 0, 0});
   }
-  l->inMpi = false;
+  th.inMpi = false;
+  --l->inMpi;
   l->lastLeave = t;
   return OTF2_CALLBACK_SUCCESS;
 }
@@ -375,7 +224,7 @@ OTF2_CallbackCode onLeave(OTF2_LocationRef loc, OTF2_TimeStamp t, void* ud, OTF2
 OTF2_CallbackCode addSend(void* ud, OTF2_LocationRef loc, MpiOpKind kind, uint32_t peer,
                           OTF2_CommRef comm, uint32_t tag, uint64_t length, std::uint32_t name) {
   Reading& r = R(ud);
-  LocationLog* l = r.log(loc);
+  RankLog* l = r.log(loc);
   if (!l) return OTF2_CALLBACK_SUCCESS;
   const auto to =
       r.peerOf(loc, kind == MpiOpKind::kSend ? "MPI_Send" : "MPI_Isend", comm, "receiver", peer);
@@ -401,7 +250,7 @@ OTF2_CallbackCode onIsend(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_A
                           uint32_t receiver, OTF2_CommRef comm, uint32_t tag, uint64_t length,
                           uint64_t req) {
   Reading& r = R(ud);
-  if (LocationLog* l = r.log(loc)) {
+  if (RankLog* l = r.log(loc)) {
     // A request is posted once until it completes: a second post would leave
     // the first one's wait completing the wrong message.
     if (const auto it = l->pendingIsend.find(req); it != l->pendingIsend.end()) {
@@ -418,7 +267,7 @@ OTF2_CallbackCode onIsend(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_A
 OTF2_CallbackCode onIsendComplete(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud,
                                   OTF2_AttributeList*, uint64_t req) {
   Reading& r = R(ud);
-  if (LocationLog* l = r.log(loc)) {
+  if (RankLog* l = r.log(loc)) {
     if (l->pendingIsend.erase(req) == 0) {
       r.fail(loc, fmt::format("MPI_Isend completes request {} that was never posted", req));
       return OTF2_CALLBACK_INTERRUPT;
@@ -432,7 +281,7 @@ OTF2_CallbackCode onIrecvRequest(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud,
                                  OTF2_AttributeList*, uint64_t req) {
   // Its source and tag are only known when it completes (onIrecv).
   Reading& r = R(ud);
-  if (LocationLog* l = r.log(loc)) {
+  if (RankLog* l = r.log(loc)) {
     if (l->pendingIrecv.count(req)) {
       r.fail(loc, fmt::format("MPI_Irecv posts request {} again before it completed", req));
       return OTF2_CALLBACK_INTERRUPT;
@@ -446,7 +295,7 @@ OTF2_CallbackCode onIrecvRequest(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud,
 OTF2_CallbackCode onRecv(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_AttributeList*,
                          uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t length) {
   Reading& r = R(ud);
-  LocationLog* l = r.log(loc);
+  RankLog* l = r.log(loc);
   if (!l) return OTF2_CALLBACK_SUCCESS;
   const auto from = r.peerOf(loc, "MPI_Recv", comm, "sender", peer);
   if (!from) return OTF2_CALLBACK_INTERRUPT;
@@ -465,7 +314,7 @@ OTF2_CallbackCode onIrecv(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_A
                           uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t length,
                           uint64_t req) {
   Reading& r = R(ud);
-  LocationLog* l = r.log(loc);
+  RankLog* l = r.log(loc);
   if (!l) return OTF2_CALLBACK_SUCCESS;
   const auto it = l->pendingIrecv.find(req);
   if (it == l->pendingIrecv.end()) {
@@ -487,6 +336,33 @@ OTF2_CallbackCode onIrecv(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_A
   l->ops.push_back({MpiOpKind::kWait, 0, 0, 0, 0, requestName(req)});
   ++r.stats.recvs;
   return OTF2_CALLBACK_SUCCESS;
+}
+
+// One-sided communication (MPI_Put/_Get/_Accumulate...) is refused, not
+// skipped: its traffic would silently be missing from the replay.
+OTF2_CallbackCode refuseRma(void* ud, OTF2_LocationRef loc, const char* what, OTF2_RmaWinRef win,
+                            std::uint64_t bytes) {
+  R(ud).fail(loc, fmt::format("one-sided communication ({} of {} bytes on RMA window {}) is not "
+                              "replayed: ebb replays two-sided MPI only (point-to-point and "
+                              "collectives), and leaving it out would drop its traffic",
+                              what, bytes, win));
+  return OTF2_CALLBACK_INTERRUPT;
+}
+
+OTF2_CallbackCode onRmaPut(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_AttributeList*,
+                           OTF2_RmaWinRef win, uint32_t, uint64_t bytes, uint64_t) {
+  return refuseRma(ud, loc, "an RMA put", win, bytes);
+}
+
+OTF2_CallbackCode onRmaGet(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_AttributeList*,
+                           OTF2_RmaWinRef win, uint32_t, uint64_t bytes, uint64_t) {
+  return refuseRma(ud, loc, "an RMA get", win, bytes);
+}
+
+OTF2_CallbackCode onRmaAtomic(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud, OTF2_AttributeList*,
+                              OTF2_RmaWinRef win, uint32_t, OTF2_RmaAtomicType, uint64_t sent,
+                              uint64_t, uint64_t) {
+  return refuseRma(ud, loc, "an RMA atomic", win, sent);
 }
 
 // OTF2's name of a collective operation (OTF2_Events.h), for errors.
@@ -522,7 +398,7 @@ OTF2_CallbackCode onCollectiveEnd(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud
                                   OTF2_AttributeList*, OTF2_CollectiveOp op, OTF2_CommRef comm,
                                   uint32_t root, uint64_t sent, uint64_t received) {
   Reading& r = R(ud);
-  LocationLog* l = r.log(loc);
+  RankLog* l = r.log(loc);
   if (!l) return OTF2_CALLBACK_SUCCESS;
   // Creating or freeing a communicator (MPI_Comm_split, _dup, _free) moves
   // no data: the new communicator's ranks come from its definition.
@@ -539,16 +415,19 @@ OTF2_CallbackCode onCollectiveEnd(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud
     const bool window = op == OTF2_COLLECTIVE_OP_ALLOCATE || op == OTF2_COLLECTIVE_OP_DEALLOCATE ||
                         op == OTF2_COLLECTIVE_OP_CREATE_HANDLE_AND_ALLOCATE ||
                         op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE;
-    r.fail(loc, fmt::format(
-                    "collective operation {} ({}) is not supported (barrier, bcast, "
-                    "gather, scatter, reduce, allreduce, alltoall, allgather){}",
-                    collectiveOpName(op), static_cast<int>(op),
-                    window ? ": ebb does not replay one-sided communication (MPI windows)" : ""));
+    r.fail(loc,
+           fmt::format(
+               "collective operation {} ({}) is not supported (barrier, bcast, "
+               "gather, scatter, reduce, allreduce, alltoall, allgather){}",
+               collectiveOpName(op), static_cast<int>(op),
+               window ? ": ebb does not replay one-sided communication (MPI windows: it replays "
+                        "two-sided MPI only)"
+                      : ""));
     return OTF2_CALLBACK_INTERRUPT;
   }
   const std::string name = it->second;
   std::string why;
-  const Communicator* c = r.communicator(comm, why);
+  const Communicator* c = r.comms.resolve(comm, why);
   if (!c) {
     r.fail(loc, fmt::format("{}: {}", name, why));
     return OTF2_CALLBACK_INTERRUPT;
@@ -582,189 +461,26 @@ OTF2_CallbackCode onCollectiveEnd(OTF2_LocationRef loc, OTF2_TimeStamp, void* ud
   return OTF2_CALLBACK_SUCCESS;
 }
 
-// Merges the per-rank logs: point-to-point ops in order, each collective
-// expanded over its communicator's members at once. The members' k-th
-// collectives on a communicator are one operation, so they must agree on it;
-// a rank's collectives run in its order, whatever their communicators.
-Result<MpiTrace> assemble(const std::string& anchor, Reading& rd, const CollectiveAlgos& algos) {
-  std::vector<LocationLog>& logs = rd.logs;
-  const auto P = static_cast<std::uint32_t>(logs.size());
-  MpiTrace t;
-  t.ranks.resize(P);
-  for (std::uint32_t r = 0; r < P; ++r) {
-    // An irecv that never completed (cancelled): drop it.
-    for (const auto& [req, index] : logs[r].pendingIrecv)
-      logs[r].ops[index] = {MpiOpKind::kCompute, 0, 0, 0, 0, 0};
-  }
-  // One instance per (communicator, k): the k-th collective of every member.
-  struct Instance {
-    const Communicator* comm = nullptr;
-    std::vector<std::size_t> of;  // per member: its index in the member's log
-    std::size_t arrived = 0;      // members whose next collective this is
-  };
-  std::vector<Instance> instances;
-  std::map<OTF2_CommRef, std::size_t> base;                     // the communicator's first instance
-  std::vector<std::map<OTF2_CommRef, std::size_t> > counts(P);  // per rank and communicator
-  for (std::uint32_t r = 0; r < P; ++r) {
-    for (const auto& [index, col] : logs[r].collectives)
-      ++counts[r][col.comm];
-  }
-  for (const auto& [ref, c] : rd.resolved) {
-    if (c.self || c.members.empty()) continue;
-    const auto countOf = [&, ref = ref](std::uint32_t m) {
-      const auto it = counts[m].find(ref);
-      return it == counts[m].end() ? std::size_t{0} : it->second;
-    };
-    const std::size_t count = countOf(c.members[0]);
-    for (const std::uint32_t m : c.members) {
-      if (countOf(m) != count) {
-        return Status(ErrorCode::kParse,
-                      fmt::format("{}: {}: rank {} has {} collectives on it, rank {} has {}; "
-                                  "every member must call the same",
-                                  anchor, c.name, m, countOf(m), c.members[0], count));
-      }
-    }
-    base[ref] = instances.size();
-    for (std::size_t k = 0; k < count; ++k)
-      instances.push_back({&c, std::vector<std::size_t>(c.members.size()), 0});
-  }
-  // Each rank's collectives as instances, in its order.
-  std::vector<std::vector<std::size_t> > sequence(P);
-  for (std::uint32_t r = 0; r < P; ++r) {
-    std::map<OTF2_CommRef, std::size_t> seen;
-    for (std::size_t j = 0; j < logs[r].collectives.size(); ++j) {
-      const OTF2_CommRef ref = logs[r].collectives[j].second.comm;
-      const std::size_t id = base.at(ref) + seen[ref]++;
-      instances[id].of[instances[id].comm->indexOf.at(r)] = j;
-      sequence[r].push_back(id);
-    }
-  }
-  std::vector<std::size_t> pos(P, 0), next(P, 0);
-  const auto copyUntil = [&](std::uint32_t r, std::size_t end) {
-    for (; pos[r] < end; ++pos[r])
-      t.ranks[r].push_back(logs[r].ops[pos[r]]);
-  };
-  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<> > ready;
-  const auto arrive = [&](std::uint32_t r) {
-    if (next[r] == sequence[r].size()) return;
-    Instance& in = instances[sequence[r][next[r]]];
-    if (++in.arrived == in.comm->members.size()) ready.push(sequence[r][next[r]]);
-  };
-  for (std::uint32_t r = 0; r < P; ++r)
-    arrive(r);
-  std::size_t done = 0;
-  while (!ready.empty()) {
-    // The lowest ready instance first: one communicator's instances keep
-    // their order, and MPI_COMM_WORLD's tags are the collective's number.
-    const std::size_t id = ready.top();
-    ready.pop();
-    const Instance& in = instances[id];
-    const Communicator& c = *in.comm;
-    const auto size = static_cast<std::uint32_t>(c.members.size());
-    const std::uint32_t r0 = c.members[0];
-    const Collective& c0 = logs[r0].collectives[in.of[0]].second;
-    std::uint64_t bytes = 0;
-    for (std::uint32_t i = 0; i < size; ++i) {
-      const std::uint32_t r = c.members[i];
-      const auto& [index, col] = logs[r].collectives[in.of[i]];
-      if (col.op != c0.op) {
-        return Status(ErrorCode::kParse,
-                      fmt::format("{}: {}: collective {} on {} is {} on rank {} but {} on rank {} "
-                                  "({})",
-                                  anchor, col.where, id - base.at(col.comm) + 1, c.name, col.op, r,
-                                  c0.op, r0, c0.where));
-      }
-      if (col.root != c0.root) {
-        return Status(
-            ErrorCode::kParse,
-            fmt::format("{}: {}: {} root on {} is {} where rank {} gives {} ({}); every "
-                        "member must give the same",
-                        anchor, col.where, col.op, c.name, col.root, r0, c0.root, c0.where));
-      }
-      copyUntil(r, index);
-      // Per-pair bytes from the recorded totals.
-      const std::uint64_t sent = col.op == "alltoall" || col.op == "allgather"
-                                     ? col.sent / std::max<std::uint32_t>(size, 1)
-                                 : col.op == "bcast" || col.op == "scatter" ? col.received
-                                                                            : col.sent;
-      bytes = std::max(bytes, sent);
-    }
-    if (size > 1) {
-      Status s =
-          expandCollectiveOver(t.ranks, c.members, algos, c0.op == "allgather" ? "alltoall" : c0.op,
-                               static_cast<std::int64_t>(bytes), -static_cast<std::int32_t>(id + 1),
-                               c.indexOf.at(c.peers[c0.root]));
-      if (!s.isOk()) {
-        return Status(ErrorCode::kParse, fmt::format("{}: {}: {} on {}: {}", anchor, c0.where,
-                                                     c0.op, c.name, s.message()));
-      }
-    }
-    ++done;
-    for (const std::uint32_t r : c.members) {
-      ++next[r];
-      arrive(r);
-    }
-  }
-  if (done < instances.size()) {
-    // Members reach their collectives on different communicators in orders
-    // that wait for each other: MPI would deadlock too.
-    for (std::uint32_t r = 0; r < P; ++r) {
-      if (next[r] == sequence[r].size()) continue;
-      const Instance& in = instances[sequence[r][next[r]]];
-      const Collective& col = logs[r].collectives[in.of[in.comm->indexOf.at(r)]].second;
-      for (std::uint32_t i = 0; i < in.comm->members.size(); ++i) {
-        const std::uint32_t m = in.comm->members[i];
-        if (next[m] < sequence[m].size() && sequence[m][next[m]] == sequence[r][next[r]]) continue;
-        std::string other = fmt::format("rank {} has no collective left", m);
-        if (next[m] < sequence[m].size()) {
-          const Instance& at = instances[sequence[m][next[m]]];
-          const Collective& oc = logs[m].collectives[at.of[at.comm->indexOf.at(m)]].second;
-          other =
-              fmt::format("rank {} first calls {} on {} ({})", m, oc.op, at.comm->name, oc.where);
-        }
-        return Status(ErrorCode::kParse,
-                      fmt::format("{}: {}: {} on {} never runs: {}; the ranks call their "
-                                  "collectives on different communicators in orders that wait "
-                                  "for each other",
-                                  anchor, col.where, col.op, in.comm->name, other));
-      }
-    }
-    return Status(ErrorCode::kParse, fmt::format("{}: collectives that never run", anchor));
-  }
-  for (std::uint32_t r = 0; r < P; ++r)
-    copyUntil(r, logs[r].ops.size());
-  if (Status s = checkSendsMatchReceives(t, anchor); !s.isOk()) return s;
-  rd.stats.collectives = instances.size();
-  t.countOps();
-  return t;
-}
-
 // The library's own messages would go to stderr; ebb reports its errors itself.
 OTF2_ErrorCode quiet(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char*,
                      va_list) {
   return code;
 }
 
-// The archive folder of an anchor ("x/traces.otf2" -> "x/traces").
-std::filesystem::path archiveOf(const std::string& anchor) {
-  std::filesystem::path p(anchor);
-  return p.parent_path() / p.stem();
-}
-
 // Which location's event file the library cannot read, each read alone on a
 // fresh reader: "<archive>/<location>.evt (rank R, after N events: <why>):
 // unreadable events" or "... is missing ...", or empty.
 std::string brokenEventFile(const std::string& anchor,
-                            const std::map<OTF2_LocationRef, std::uint32_t>& locations,
-                            const std::map<OTF2_LocationRef, std::uint64_t>& events) {
-  for (const auto& [loc, rank] : locations) {
-    const std::filesystem::path file = archiveOf(anchor) / fmt::format("{}.evt", loc);
+                            const std::map<OTF2_LocationRef, std::uint32_t>& rankOf,
+                            const std::map<OTF2_LocationRef, LocationDef>& locations) {
+  for (const auto& [loc, rank] : rankOf) {
+    const std::filesystem::path file = locationFile(anchor, loc, "evt");
     std::error_code ec;
     if (!std::filesystem::exists(file, ec)) {
-      const auto n = events.find(loc);
-      if (n == events.end() || n->second == 0) continue;  // no events: no file
-      return fmt::format("{} (rank {}) is missing, and the definitions give location {} {} events",
-                         file.string(), rank, loc, n->second);
+      const auto def = locations.find(loc);
+      if (def == locations.end() || def->second.events == 0) continue;  // no events: no file
+      return fmt::format("{} ({}) is missing, and the definitions give location {} {} events",
+                         file.string(), rankLabel(rank, loc), loc, def->second.events);
     }
     OTF2_Reader* r = OTF2_Reader_Open(anchor.c_str());
     if (!r) return {};
@@ -778,8 +494,8 @@ std::string brokenEventFile(const std::string& anchor,
     OTF2_Reader_CloseEvtFiles(r);
     OTF2_Reader_Close(r);
     if (st != OTF2_SUCCESS) {
-      return fmt::format("{} (rank {}, after {} events: {}): unreadable events", file.string(),
-                         rank, n, OTF2_Error_GetDescription(st));
+      return fmt::format("{} ({}, after {} events: {}): unreadable events", file.string(),
+                         rankLabel(rank, loc), n, OTF2_Error_GetDescription(st));
     }
   }
   return {};
@@ -809,6 +525,7 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
   OTF2_GlobalDefReaderCallbacks* dcb = OTF2_GlobalDefReaderCallbacks_New();
   OTF2_GlobalDefReaderCallbacks_SetStringCallback(dcb, onString);
   OTF2_GlobalDefReaderCallbacks_SetRegionCallback(dcb, onRegion);
+  OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(dcb, onLocationGroup);
   OTF2_GlobalDefReaderCallbacks_SetLocationCallback(dcb, onLocation);
   OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(dcb, onClock);
   OTF2_GlobalDefReaderCallbacks_SetGroupCallback(dcb, onGroup);
@@ -819,7 +536,7 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
   const OTF2_ErrorCode defStatus = OTF2_Reader_ReadAllGlobalDefinitions(reader, gdr, &defs);
   OTF2_GlobalDefReaderCallbacks_Delete(dcb);
   OTF2_Reader_CloseGlobalDefReader(reader, gdr);
-  if (defStatus != OTF2_SUCCESS || rd.rankOf.empty()) {
+  if (defStatus != OTF2_SUCCESS || rd.locations.empty()) {
     return Status(ErrorCode::kParse, fmt::format("{}: unreadable definitions ({})", anchor,
                                                  OTF2_Error_GetDescription(defStatus)));
   }
@@ -829,41 +546,32 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
                               "cannot be converted to time (ticks per second must be > 0)",
                               anchor));
   }
+  rd.rankOf = ranksOfLocations(rd.locations, rd.locationGroups, rd.comms.rankCount);
+  rd.comms.rankOf = &rd.rankOf;
+  rd.comms.strings = &rd.strings;
+  rd.logs.resize(rd.comms.rankCount);
   // A location that recorded no events has no event file (the library
-  // writes none): a rank without operations, not a file to read.
-  std::set<OTF2_LocationRef> idle;
-  std::uint32_t rank = 0;
-  for (auto& [loc, rk] : rd.rankOf) {
-    rk = rank++;
-    if (rd.eventsOf[loc] == 0 &&
-        !std::filesystem::exists(archiveOf(anchor) / fmt::format("{}.evt", loc), ec)) {
-      idle.insert(loc);
+  // writes none): nothing to read for it.
+  std::map<OTF2_LocationRef, std::uint32_t> read;  // location -> rank
+  for (const auto& [loc, rk] : rd.rankOf) {
+    if (rd.locations[loc].events == 0 &&
+        !std::filesystem::exists(locationFile(anchor, loc, "evt"), ec))
       continue;
-    }
+    read.emplace(loc, rk);
     OTF2_Reader_SelectLocation(reader, loc);
   }
-  rd.logs.resize(rd.rankOf.size());
-  const bool defFiles = OTF2_Reader_OpenDefFiles(reader) == OTF2_SUCCESS;
   OTF2_Reader_OpenEvtFiles(reader);
-  for (const auto& [loc, rk] : rd.rankOf) {
-    if (idle.count(loc)) continue;
-    if (defFiles) {
-      if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(reader, loc)) {
-        uint64_t n = 0;
-        const OTF2_ErrorCode st = OTF2_Reader_ReadAllLocalDefinitions(reader, dr, &n);
-        OTF2_Reader_CloseDefReader(reader, dr);
-        if (st != OTF2_SUCCESS) {
-          return Status(ErrorCode::kParse,
-                        fmt::format("{}: unreadable local definitions (rank {}, after {} "
-                                    "records: {})",
-                                    (archiveOf(anchor) / fmt::format("{}.def", loc)).string(), rk,
-                                    n, OTF2_Error_GetDescription(st)));
-        }
-      }
-    }
-    rd.evtReaders[loc] = OTF2_Reader_GetEvtReader(reader, loc);
+  // Before the event readers: the library maps and corrects a location's
+  // events with its local definitions when its event reader is made.
+  Status local = readLocalDefinitions(reader, anchor, read, rd.stats.warnings);
+  if (!local.isOk()) {
+    OTF2_Reader_CloseEvtFiles(reader);
+    return local;
   }
-  if (defFiles) OTF2_Reader_CloseDefFiles(reader);
+  for (const std::string& w : rd.stats.warnings)
+    std::cerr << "warning: " << w << "\n";
+  for (const auto& [loc, rk] : read)
+    rd.evtReaders[loc] = OTF2_Reader_GetEvtReader(reader, loc);
   OTF2_GlobalEvtReader* ger = OTF2_Reader_GetGlobalEvtReader(reader);
   OTF2_GlobalEvtReaderCallbacks* ecb = OTF2_GlobalEvtReaderCallbacks_New();
   OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(ecb, onEnter);
@@ -875,11 +583,13 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
   OTF2_GlobalEvtReaderCallbacks_SetMpiRecvCallback(ecb, onRecv);
   OTF2_GlobalEvtReaderCallbacks_SetMpiIrecvCallback(ecb, onIrecv);
   OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveEndCallback(ecb, onCollectiveEnd);
+  OTF2_GlobalEvtReaderCallbacks_SetRmaPutCallback(ecb, onRmaPut);
+  OTF2_GlobalEvtReaderCallbacks_SetRmaGetCallback(ecb, onRmaGet);
+  OTF2_GlobalEvtReaderCallbacks_SetRmaAtomicCallback(ecb, onRmaAtomic);
   OTF2_Reader_RegisterGlobalEvtCallbacks(reader, ger, ecb, &rd);
   uint64_t events = 0;
-  const OTF2_ErrorCode evtStatus = idle.size() == rd.rankOf.size()
-                                       ? OTF2_SUCCESS
-                                       : OTF2_Reader_ReadAllGlobalEvents(reader, ger, &events);
+  const OTF2_ErrorCode evtStatus =
+      read.empty() ? OTF2_SUCCESS : OTF2_Reader_ReadAllGlobalEvents(reader, ger, &events);
   OTF2_GlobalEvtReaderCallbacks_Delete(ecb);
   OTF2_Reader_CloseGlobalEvtReader(reader, ger);
   OTF2_Reader_CloseEvtFiles(reader);
@@ -888,13 +598,13 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
   }
   if (evtStatus != OTF2_SUCCESS && evtStatus != OTF2_ERROR_INTERRUPTED_BY_CALLBACK) {
     // Name the file that is broken, not the anchor that lists it.
-    const std::string broken = brokenEventFile(anchor, rd.rankOf, rd.eventsOf);
+    const std::string broken = brokenEventFile(anchor, rd.rankOf, rd.locations);
     return Status(ErrorCode::kParse, broken.empty()
                                          ? fmt::format("{}: unreadable events ({})", anchor,
                                                        OTF2_Error_GetDescription(evtStatus))
                                          : broken);
   }
-  Result<MpiTrace> t = assemble(anchor, rd, algos);
+  Result<MpiTrace> t = assembleRanks(anchor, rd.logs, rd.comms, algos, rd.stats.collectives);
   if (t && stats) *stats = rd.stats;
   return t;
 }
