@@ -36,6 +36,7 @@ Status FlapDamper::check(fabric::LinkId link, TimePs now, const std::string& lin
   const TimePs base = limits_.holdPs > 0 ? limits_.holdPs : limits_.windowPs;
   const TimePs hold = base << std::min(h.streak, 10);
   h.holdUntil = now + hold;
+  h.endPending = true;
   ++h.streak;
   ++holds_;
   // The turn-offs stay in the window: a hold shorter than the window ends
@@ -45,6 +46,17 @@ Status FlapDamper::check(fabric::LinkId link, TimePs now, const std::string& lin
       ErrorCode::kInvalidArgument,
       fmt::format("flap damping: {} went off {} times within {:g} ms; held on for {:g} ms",
                   linkName, limits_.limit, toMilliseconds(limits_.windowPs), toMilliseconds(hold))};
+}
+
+std::vector<fabric::LinkId> FlapDamper::holdsEnded(TimePs now) {
+  std::vector<fabric::LinkId> out;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    History& h = links_[i];
+    if (!h.endPending || h.holdUntil > now) continue;
+    h.endPending = false;
+    out.push_back(fabric::LinkId(static_cast<std::uint32_t>(i)));
+  }
+  return out;
 }
 
 void FlapDamper::noteOff(fabric::LinkId link, TimePs now) {

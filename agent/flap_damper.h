@@ -35,12 +35,16 @@ class FlapDamper {
   std::uint64_t holds() const { return holds_; }
   // Links held on at `now`.
   std::size_t heldAt(TimePs now) const;
+  // Links whose hold has ended by `now`, each once per hold (the daemon says
+  // so once, as it said the hold once when it started).
+  std::vector<fabric::LinkId> holdsEnded(TimePs now);
 
  private:
   struct History {
     std::deque<TimePs> offs;  // within the window
     TimePs holdUntil = -1;
-    int streak = 0;  // holds in a row, for the exponential growth
+    int streak = 0;           // holds in a row, for the exponential growth
+    bool endPending = false;  // a hold started whose end holdsEnded() has not told
   };
   History& of(fabric::LinkId link);
   FlapLimits limits_;

@@ -27,6 +27,9 @@ std::optional<fabric::PortId> SafetyGuard::gateEnd(fabric::LinkId link) const {
 
 Status SafetyGuard::checkTurnOff(fabric::LinkId link, fabric::Direction dir) {
   ++checks_;
+  if (gate_fn_) {
+    if (Status g = gate_fn_(); !g.isOk()) return refuse(g);
+  }
   const char* d = dir == fabric::Direction::kUp ? "up" : "down";
   if (mt_.containsLink(link)) {
     return refuse(
@@ -47,6 +50,9 @@ Status SafetyGuard::checkTurnOff(fabric::LinkId link, fabric::Direction dir) {
 
 Status SafetyGuard::checkTurnOffLink(fabric::LinkId link) {
   ++checks_;
+  if (gate_fn_) {
+    if (Status g = gate_fn_(); !g.isOk()) return refuse(g);
+  }
   if (mt_.containsLink(link)) {
     return refuse({ErrorCode::kInvalidArgument,
                    fmt::format("refused: {} is a minimal-tree link", topo_.describeLink(link))});

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,12 +69,19 @@ class SafetyGuard {
   // Turn-offs refused because a link flapped (holds started), and links held now.
   std::uint64_t flapHolds() const { return flap_.holds(); }
   std::size_t linksHeldOn(TimePs now) const { return flap_.heldAt(now); }
+  // Links whose flap hold ended by `now`, each once per hold.
+  std::vector<fabric::LinkId> flapHoldsEnded(TimePs now) { return flap_.holdsEnded(now); }
   void noteOn(fabric::LinkId link, TimePs now);
   void recordOn(fabric::LinkId link, fabric::Direction dir) {
     states_.set(link, dir, true);
     if (states_.isFullyOn(link)) gate_[link.value()] = {};  // nothing disabled any more
   }
   void recordOff(fabric::LinkId link, fabric::Direction dir) { states_.set(link, dir, false); }
+  // A condition every turn-off needs beyond the proofs (the daemon's: a
+  // master subnet manager, no re-enable pending): not OK refuses it, with
+  // that status's message. Unset: none. Turn-ons are never gated.
+  using TurnOffGate = std::function<Status()>;
+  void setTurnOffGate(TurnOffGate gate) { gate_fn_ = std::move(gate); }
   // Proves the current view connected (tests call this after every change).
   Status checkAll();
   const fabric::LinkStates& states() const { return states_; }
@@ -111,6 +119,7 @@ class SafetyGuard {
   std::vector<TimePs> onSince_;  // per link: when it last came on (-1: never recorded)
   std::uint64_t refused_ = 0;
   std::uint64_t checks_ = 0;
+  TurnOffGate gate_fn_;
 };
 
 }  // namespace ebb::agent

@@ -53,6 +53,7 @@ int AgentDaemon::run() {
   }
   for (const ib::TopologyDifference& d : backend_->topologySurvey().differences)
     log_.topologyMismatch(sched_.now(), d);
+  checkSubnetManagerAtStart();
   startAgents();
   if (Status st = startMetrics(); !st.isOk()) {
     err_ << "ebb agent: " << st.toString() << "\n";
@@ -114,7 +115,12 @@ void AgentDaemon::openPort() {
 }
 
 bool AgentDaemon::readFabric() {
-  backend_ = std::make_unique<ib::IbBackend>(topo_, *mad_, sched_, s_.backend);
+  ib::IbBackendOptions opts = s_.backend;
+  // The agents may start before a subnet manager gave the switches LIDs:
+  // they turn nothing off until a master SM answers, and the LIDs are read
+  // again then. The counter sweep needs them now.
+  opts.allowMissingLids = s_.sweeps == 0;
+  backend_ = std::make_unique<ib::IbBackend>(topo_, *mad_, sched_, std::move(opts));
   bool initDone = false;
   Status initStatus;
   backend_->initialize([&](Status st) {
@@ -198,6 +204,7 @@ void AgentDaemon::printStartupLine() {
 
 void AgentDaemon::startAgents() {
   backend_->setSetObserver([this](const ib::PortSetEvent& e) { onPortSet(e); });
+  backend_->setReenableObserver([this](const ib::ReenableEvent& e) { onReenable(e); });
   host_ = std::make_unique<agent::AgentHost>(
       topo_, *tree_, s_.agent, *backend_, sched_, backend_->linkStates(),
       [this](const agent::DecisionRecord& d) { onDecision(d); });
@@ -213,6 +220,10 @@ void AgentDaemon::startAgents() {
          << std::flush;
   });
   ib::attachGuard(*backend_, host_->guard(), s_.resilience);
+  // No turn-off without a master SM, nor before pending re-enables went out.
+  host_->guard().setTurnOffGate([this] { return turnOffGate(); });
+  watchSubnetManager();
+  scheduleReprobe(reprobeBasePs());
   if (Status c = host_->guard().checkAll(); !c.isOk()) {
     err_ << "ebb agent: warning: the fabric as read is not fully connected (" << c.message()
          << "); ebb will not turn anything off that makes it worse\n";
@@ -246,9 +257,14 @@ Status AgentDaemon::startOsmEvents() {
 void AgentDaemon::onDecision(const agent::DecisionRecord& d) {
   ++counters_.decisions[{d.source, d.turnOn, !d.refused.empty(), gatingAction_}];
   // A refused decision repeats every period while its cause lasts: log it
-  // once, until the switch decides something else for that port.
+  // once, until the switch decides something else for that port. A flap
+  // hold's refusals (its start, then "held on for N ms more") count as one:
+  // the end of the hold is said apart (reportFlapHoldsEnded).
   std::string& last = lastRefusal_[{d.port.sw.value(), d.port.index}];
-  if (!d.refused.empty() && d.refused == last) return;
+  const auto isFlap = [](const std::string& r) { return r.rfind("flap damping:", 0) == 0; };
+  const bool holdGoesOn = isFlap(d.refused) && isFlap(last) &&
+                          d.refused.find(" went off ") == std::string::npos;  // not a new hold
+  if (!d.refused.empty() && (d.refused == last || holdGoesOn)) return;
   last = d.refused;
   log_.decision(d, topo_.sw(d.port.sw).name, gatingAction_);
   out_ << fmt::format("{:.3f}s {} {} {}{}\n", toSeconds(d.time), topo_.describePort(d.port),
@@ -339,8 +355,11 @@ void AgentDaemon::reachOut() {
 
 void AgentDaemon::onFailSafe(fabric::SwitchId sw, const std::string& why) {
   ++counters_.agentsFailedSafe;
-  err_ << fmt::format("ebb agent: {} failed safe (stops gating, re-enables what it disabled): {}\n",
-                      topo_.sw(sw).name, why)
+  // Not "re-enabled": each link counts so only once its Set is acknowledged
+  // (a port_set line; one not delivered is said and retried, onReenable).
+  err_ << fmt::format(
+              "ebb agent: {} failed safe (stops gating, re-enabling what it disabled): {}\n",
+              topo_.sw(sw).name, why)
        << std::flush;
 }
 
@@ -513,6 +532,10 @@ DaemonMetrics AgentDaemon::metricsNow() {
   m.widthSetsRestore = b.widthRestored;
   m.osmPortChanges = b.portChanges;
   m.flapHolds = host_->guard().flapHolds();
+  m.subnetManagerMaster = sm_ && sm_->master;
+  m.reenablesPending = backend_->pendingReenables().size();
+  m.switchesOutOfReach = backend_->switchesCutOff().size();
+  m.reprobes = b.reprobes;
   m.linksHeldOn = host_->guard().linksHeldOn(sched_.now());
   return m;
 }

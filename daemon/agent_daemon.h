@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -86,6 +87,24 @@ class AgentDaemon {
   void reachOut();
   void watchRecovery(TimePs since, std::vector<fabric::LinkId> links, std::string cause);
 
+  // Safety of the management path (agent_daemon_safety.cpp).
+  // The subnet manager: checked before the agents start, then every check
+  // period; no link is turned off while there is no master SM.
+  void checkSubnetManagerAtStart();
+  void watchSubnetManager();
+  void onSubnetManager(const ib::SubnetManagerState& st);
+  // What every turn-off needs beyond the guard's proofs (SafetyGuard's gate).
+  Status turnOffGate() const;
+  // A re-enable not delivered, or delivered after all.
+  void onReenable(const ib::ReenableEvent& e);
+  // The links that failed are read again every few check periods, backing
+  // off while nothing changes, so a repair whose trap was lost is seen.
+  void scheduleReprobe(TimePs delay);
+  TimePs reprobeBasePs() const;
+  void reportCutOff();
+  // Flap holds that ended: said once each.
+  void reportFlapHoldsEnded();
+
   // The counters plus the gauges read now, for a scrape.
   DaemonMetrics metricsNow();
   void addLinkGauges(DaemonMetrics& m) const;
@@ -113,6 +132,10 @@ class AgentDaemon {
   std::unique_ptr<boost::asio::signal_set> signals_;
   int exitCode_ = 0;
   bool stopping_ = false;
+  std::optional<ib::SubnetManagerState> sm_;  // the last check (none before the first)
+  bool smWarned_ = false;                     // the warning of this absence is out
+  std::set<fabric::SwitchId> cutOff_;         // switches said to be out of reach
+  std::size_t failedSeen_ = 0;                // failed links at the last re-probe
 };
 
 }  // namespace ebb::daemon

@@ -32,9 +32,16 @@ constexpr std::int64_t kMaxResumeMs = 86'400'000;
 // IB port numbers of a CA, as `ebb agent --port` takes them.
 constexpr std::int32_t kMaxCaPort = 254;
 
+// The folders the ebb-agent service has systemd make at each start
+// (RuntimeDirectory=ebb, LogsDirectory=ebb): they may not exist before it.
+bool madeByTheService(const std::filesystem::path& folder) {
+  return folder == "/run/ebb" || folder == "/var/log/ebb";
+}
+
 // A file the agent opens or creates at `path`: refused now, before anything
-// is opened, when it is a folder or its folder is a file (a folder that does
-// not exist yet may be made by the packaging before the agent starts).
+// is opened, when it is a folder, its folder is a file, or its folder does
+// not exist (ebb creates the file, never its folder; it would fail only once
+// it had read the fabric), except the folders the service makes.
 Status checkFilePath(const char* field, const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -47,6 +54,12 @@ Status checkFilePath(const char* field, const std::string& path) {
   if (fs::exists(st) && !fs::is_directory(st)) {
     return invalidArgument(fmt::format("agent.{}: {} is not a folder, so {} cannot be made in it",
                                        field, parent.string(), path));
+  }
+  if (!fs::exists(st) && !madeByTheService(parent.lexically_normal())) {
+    return invalidArgument(
+        fmt::format("agent.{}: the folder {} does not exist, so {} cannot be made in it (ebb "
+                    "creates the file, not its folder)",
+                    field, parent.string(), path));
   }
   return Status::ok();
 }

@@ -94,6 +94,26 @@ void EventLog::recovery(TimePs now, const std::string& cause, bool complete, dou
             .str());
 }
 
+void EventLog::reenable(TimePs now, const ib::ReenableEvent& e, const std::string& link) {
+  if (!enabled()) return;
+  const char* event = e.kind == ib::ReenableEvent::Kind::kPending     ? "reenable_pending"
+                      : e.kind == ib::ReenableEvent::Kind::kDelivered ? "reenable_delivered"
+                                                                      : "reenable_confirmed_up";
+  write(JsonObject()
+            .add("time_ps", now)
+            .add("event", event)
+            .add("link", link)
+            .add("attempts", static_cast<std::int64_t>(e.attempts))
+            .addRaw("pending_ms", fmt::format("{:.3f}", toMilliseconds(e.pendingPs)))
+            .add("why", e.why.message())
+            .str());
+}
+
+void EventLog::notice(TimePs now, const std::string& event, const std::string& detail) {
+  if (!enabled()) return;
+  write(JsonObject().add("time_ps", now).add("event", event).add("detail", detail).str());
+}
+
 std::string EventLog::decisionLine(const agent::DecisionRecord& d, const std::string& switchName,
                                    std::string_view gatingAction) {
   // The agent's record (shared with `ebb replay`), plus how the decision is

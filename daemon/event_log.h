@@ -24,7 +24,10 @@ namespace ebb::daemon {
 //     makes the daemon re-read;
 //   - "event":"port_reread": what such a re-read found;
 //   - "event":"topology_mismatch": a difference between the topology and the
-//     cables found at start (agent.topology_mismatch: WARN).
+//     cables found at start (agent.topology_mismatch: WARN);
+//   - "event":"reenable_pending" / "reenable_delivered" / "reenable_confirmed_up";
+//   - safety notices: "subnet_manager", "out_of_reach", "in_reach",
+//     "reprobe_repair", "flap_hold_ended".
 // Every string is JSON-escaped (common/json.h).
 class EventLog {
  public:
@@ -48,6 +51,13 @@ class EventLog {
   void recovery(TimePs now, const std::string& cause, bool complete, double afterMs,
                 const std::vector<std::string>& links);
   void topologyMismatch(TimePs now, const ib::TopologyDifference& d);
+  // A re-enable not delivered ("reenable_pending"), or delivered after being
+  // pending ("reenable_delivered", "reenable_confirmed_up"): the link, the
+  // Sets tried, how long it was pending and the last failure.
+  void reenable(TimePs now, const ib::ReenableEvent& e, const std::string& link);
+  // A safety notice: `event` ("subnet_manager", "out_of_reach", "in_reach",
+  // "reprobe_repair", "flap_hold_ended") and what it says.
+  void notice(TimePs now, const std::string& event, const std::string& detail);
   // A re-homing after port events: what caused it, the links turned on at once.
   void rehome(TimePs now, const std::string& cause, bool treeChanged,
               const std::vector<std::string>& restoredLinks,

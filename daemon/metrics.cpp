@@ -101,6 +101,22 @@ void transportAndBackend(std::string& t, const DaemonMetrics& m) {
       "# TYPE ebb_links_held_on gauge\nebb_links_held_on {}\n",
       m.rehomings, m.linksRestored, m.recoveries, m.recoveriesIncomplete, m.lastRecoverySeconds,
       m.flapHolds, m.linksHeldOn);
+  t += fmt::format(
+      "# HELP ebb_subnet_manager_master 1 while a master subnet manager answers; turn-offs "
+      "wait for one.\n"
+      "# TYPE ebb_subnet_manager_master gauge\nebb_subnet_manager_master {}\n"
+      "# HELP ebb_reenables_pending Re-enables not delivered yet, retried with backoff.\n"
+      "# TYPE ebb_reenables_pending gauge\nebb_reenables_pending {}\n"
+      "# HELP ebb_reenables_delivered_total Pending re-enables delivered or found up.\n"
+      "# TYPE ebb_reenables_delivered_total counter\nebb_reenables_delivered_total {}\n"
+      "# HELP ebb_switches_out_of_reach Switches a failure cut off the management port.\n"
+      "# TYPE ebb_switches_out_of_reach gauge\nebb_switches_out_of_reach {}\n"
+      "# HELP ebb_reprobes_total Rounds reading the failed links again (a lost trap).\n"
+      "# TYPE ebb_reprobes_total counter\nebb_reprobes_total {}\n"
+      "# HELP ebb_reprobe_repairs_total Failed links those rounds found up again.\n"
+      "# TYPE ebb_reprobe_repairs_total counter\nebb_reprobe_repairs_total {}\n",
+      m.subnetManagerMaster ? 1 : 0, m.reenablesPending, m.reenablesDelivered, m.switchesOutOfReach,
+      m.reprobes, m.reprobeRepairs);
 }
 
 void osmEvents(std::string& t, const DaemonMetrics& m) {

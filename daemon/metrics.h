@@ -66,6 +66,13 @@ struct DaemonMetrics {
   double lastRecoverySeconds = 0;          // the last complete one, re-homing to all up
   std::uint64_t flapHolds = 0;             // turn-offs refused because the link flapped
   std::uint64_t linksHeldOn = 0;           // links held on by flap damping now
+  // Safety of the management path (docs/ib_agent.md, *Safe by default*).
+  bool subnetManagerMaster = false;      // a master SM answers: turn-offs may go
+  std::uint64_t reenablesPending = 0;    // re-enables not delivered yet (retried)
+  std::uint64_t reenablesDelivered = 0;  // ... delivered (or found up) after being pending
+  std::uint64_t switchesOutOfReach = 0;  // switches a failure cut off the management port
+  std::uint64_t reprobes = 0;            // rounds reading failed links again
+  std::uint64_t reprobeRepairs = 0;      // links those rounds found up again
 
   // OpenSM's events (exported once any arrived).
   std::map<OsmEventLabels, std::uint64_t> osmEvents;

@@ -92,7 +92,19 @@ void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
 }
 
 void DisablePortGating::turnOn(LinkId l, Done<LinkPowerState> done) {
-  enableLink(l, b_.sched_.now() + b_.opts_.restoreTimeoutPs, std::move(done));
+  if (b_.pending_.count(l)) {
+    // Already pending (a fail-safe's re-enable not delivered): one Set on
+    // the wire, not two; it goes now, and its LinkUp reaches the agents.
+    b_.retryReenableNow(l);
+    return b_.later<LinkPowerState>(std::move(done), LinkPowerState::kTurningOn);
+  }
+  enableLink(l, b_.sched_.now() + b_.opts_.restoreTimeoutPs,
+             [this, l, done = std::move(done)](Result<LinkPowerState> r) {
+               // Not delivered: the link stays pending and is tried again
+               // (ib_reenable.cpp); the agent hears of the failure now.
+               if (!r) b_.keepReenabling(l, r.status());
+               done(std::move(r));
+             });
 }
 
 void DisablePortGating::forget(LinkId l) {
@@ -265,6 +277,7 @@ void DisablePortGating::restore(std::shared_ptr<RestoreRun> run, std::function<v
 // deadline ends it otherwise (run->over).
 void DisablePortGating::wave(std::shared_ptr<RestoreRun> r, std::function<void()> then) {
   if (r->over) return;
+  bool outOfReach = false;
   for (LinkId l : std::vector<LinkId>(b_.disabled_)) {
     if (r->inFlight.count(l)) continue;
     const std::optional<PortId> end = enableEnd(l);
@@ -273,6 +286,7 @@ void DisablePortGating::wave(std::shared_ptr<RestoreRun> r, std::function<void()
         r->why[l] =
             fmt::format("the end to re-enable ({}) is out of reach", b_.topo_.describePort(*end));
       }
+      outOfReach = true;
       continue;  // a later wave
     }
     r->inFlight.insert(l);
@@ -291,6 +305,10 @@ void DisablePortGating::wave(std::shared_ptr<RestoreRun> r, std::function<void()
       pollUntilUp(l, end);
     });
   }
+  // A failed cable toward that end may have been repaired with no trap to
+  // tell: read the failed links from their ends in reach, so any route
+  // that works now opens (one re-probe at a time).
+  if (outOfReach) b_.reprobeFailedLinks([](Result<std::vector<PortChange>>) {});
   const bool allUp = std::all_of(r->awaitingUp.begin(), r->awaitingUp.end(),
                                  [this](LinkId l) { return b_.rec(l).up; });
   if (b_.disabled_.empty() && r->inFlight.empty() && allUp) return then();

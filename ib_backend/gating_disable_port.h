@@ -25,11 +25,13 @@ class DisablePortGating final : public GatingStrategy {
   void restore(std::shared_ptr<RestoreRun> run, std::function<void()> then) override;
   // The first hop toward each switch out of reach, set going (IbBackend::reachOut).
   std::vector<fabric::LinkId> reachOut(const std::function<void(fabric::LinkId)>& onSet);
+  // Polling at the end ebb disabled; an end out of reach is waited for (and
+  // the first hop toward it re-enabled) until `deadline`.
+  void enableLink(fabric::LinkId l, TimePs deadline, Done<agent::LinkPowerState> done);
 
  private:
   void setPhys(fabric::PortId end, PhysState phys, std::function<void(Status)> done);
   std::optional<fabric::PortId> enableEnd(fabric::LinkId l) const;
-  void enableLink(fabric::LinkId l, TimePs deadline, Done<agent::LinkPowerState> done);
   // The first link to re-enable on the shortest way to `target` from the
   // switches reachable now, over links that are up and links ebb disabled
   // (each crossed from the end that can re-enable it); nullopt if none.

@@ -47,6 +47,9 @@ struct IbBackendOptions {
   TimePs lostContactPs = 5'000'000'000'000;
   TimePs restoreTimeoutPs = 30'000'000'000'000;  // restoreAll gives up after this long
   TopologyMismatch topologyMismatch = TopologyMismatch::kRefuse;
+  // initialize() accepts switches with no LID yet (no subnet manager has
+  // run): their counters are held until rereadLids() finds a LID.
+  bool allowMissingLids = false;
   // Read PortXmitWait (PortCounters) with every counter sweep, for the
   // congestion trigger (gating.wait_on): one more PMA read per port.
   bool readXmitWait = false;
@@ -68,6 +71,7 @@ struct IbBackendStats {
   std::uint64_t widthRestored = 0;  // LinkWidthEnabled Sets back to the width read before
   std::uint64_t rereads = 0;        // rereadPorts() calls (OpenSM events)
   std::uint64_t portChanges = 0;    // port changes they found
+  std::uint64_t reprobes = 0;       // reprobeFailedLinks() rounds sent
 };
 
 // A change rereadPorts() found at one port.
@@ -83,6 +87,25 @@ struct PortSetEvent {
   std::uint8_t widthEnabled = 0;          // width Sets: LinkWidthEnabled written
   std::uint8_t widthBefore = 0;           // width Sets: LinkWidthEnabled read just before
   bool isWidth() const { return widthEnabled != 0; }
+};
+
+// A re-enable (Polling Set) that could not be delivered stays pending and is
+// tried again, with backoff, until the switch acknowledges it or the link
+// reads LinkUp (docs/ib_agent.md, *Fail safe*). What happened to one.
+struct ReenableEvent {
+  enum class Kind { kPending, kDelivered, kConfirmedUp };
+  fabric::LinkId link;
+  Kind kind = Kind::kPending;
+  Status why;            // kPending: the failure that made it pending
+  int attempts = 0;      // Sets tried so far
+  TimePs pendingPs = 0;  // since it became pending
+};
+
+// The subnet manager as the management port sees it (checkSubnetManager).
+struct SubnetManagerState {
+  bool master = false;      // the port is Active and a master SM answers SMInfo
+  std::uint16_t smLid = 0;  // the port's MasterSMLID
+  std::string why;          // when not master: what is missing
 };
 
 // The Backend over a real (or ibsim) InfiniBand subnet (docs/mechanisms.md §2.6).
@@ -175,6 +198,37 @@ class IbBackend final : public agent::Backend {
   std::vector<fabric::LinkId> reachOut(RestoreObserver onSet = {});
   const IbBackendStats& stats() const { return stats_; }
 
+  // Re-enables (ib_reenable.cpp). A turn-on whose Set fails (no answer, the
+  // end out of reach) stays pending and is retried with backoff (from
+  // linkPollPs, doubling to kMaxReenableDelayPs) until acknowledged or the
+  // link reads LinkUp; while any is pending no turn-off is sent.
+  static constexpr TimePs kMaxReenableDelayPs = 5'000'000'000'000;  // 5 s
+  using ReenableObserver = std::function<void(const ReenableEvent&)>;
+  void setReenableObserver(ReenableObserver o) { reenableObserver_ = std::move(o); }
+  std::vector<fabric::LinkId> pendingReenables() const;
+  // Tries the pending re-enables now (contact came back): every one, or
+  // those to set at switch `at`.
+  void retryPendingReenables(std::optional<fabric::SwitchId> at = std::nullopt);
+
+  // Re-probes (ib_reprobe.cpp): reads, from an end in reach, every switch
+  // link that went down without ebb, so a repair no trap told of is taken in
+  // (onPortUp, routes, re-homing). One at a time; completes with the changes.
+  void reprobeFailedLinks(Done<std::vector<PortChange>> done);
+  // Links down without ebb (failed), not disabled by it.
+  std::size_t failedLinkCount() const;
+  // Switches out of reach with a failed link: a failure, not ebb, cut them off.
+  std::vector<fabric::SwitchId> switchesCutOff() const;
+
+  // The subnet manager (ib_sm.cpp): PortInfo of the management port by
+  // directed route (state Active, MasterSMLID set), then SMInfo from that LID
+  // (SMState master). ebb relies on the SM to route around what it disables.
+  void checkSubnetManager(Done<SubnetManagerState> done);
+  // Reads every reachable switch's LID again (port 0 PortInfo): LIDs appear
+  // once an SM ran. Completes with the switches whose LID changed.
+  void rereadLids(std::function<void(std::size_t changed)> done);
+  // A switch in reach has no LID (as last read).
+  bool anyLidMissing() const;
+
   agent::Capabilities capabilities() const override { return {false}; }
   void setCallback(agent::BackendCallback* callback) override { callback_ = callback; }
   // Hears of every PortInfo Set the fabric accepted (the daemon's audit log).
@@ -246,10 +300,20 @@ class IbBackend final : public agent::Backend {
   // taken in as a fault (onPortDown, re-homing) instead of a silent switch.
   // Completes with the changes found (none: the switch itself is silent).
   void probeLinksOf(fabric::SwitchId s, std::function<void(std::vector<PortChange>)> done);
+  void readPortsAndTakeIn(std::vector<fabric::PortId> ports,
+                          std::function<void(std::vector<PortChange>)> done);
   // probeLinksOf() for every switch the directed route to `s` passes.
   void probeRoute(fabric::SwitchId s);
   // Restore (ib_restore.cpp): ends a restoreAll once.
   void finishRestore(const std::shared_ptr<RestoreRun>& r, bool deadline);
+  // Re-enables (ib_reenable.cpp): `l`'s turn-on failed with `why`.
+  void keepReenabling(fabric::LinkId l, const Status& why);
+  void retryReenable(fabric::LinkId l, std::uint64_t token);
+  void retryReenableNow(fabric::LinkId l);  // unless a try is on the wire
+  void scheduleReenable(fabric::LinkId l, TimePs delay);
+  void reportReenable(fabric::LinkId l, ReenableEvent::Kind kind);
+  // A turn-off is refused while re-enables are pending: not OK naming them.
+  Status reenablesPendingRefusal() const;
   // Counters (ib_counters.cpp).
   void lostContact(fabric::SwitchId s, const Status& why);
   // Core (ib_backend.cpp).
@@ -301,6 +365,19 @@ class IbBackend final : public agent::Backend {
   DrPath attach_;                          // route to the first switch
   std::optional<fabric::SwitchId> first_;  // the switch we attach at (or next to)
   bool contactLost_ = false;               // onBackendError raised
+  // Re-enables not delivered yet, by link (ib_reenable.cpp).
+  struct PendingReenable {
+    TimePs since = 0;
+    TimePs delay = 0;  // before the next try
+    int attempts = 0;
+    bool inFlight = false;
+    std::uint64_t token = 0;  // the retry scheduled now (older ones are void)
+    Status why;
+  };
+  std::map<fabric::LinkId, PendingReenable> pending_;
+  ReenableObserver reenableObserver_;
+  bool restoring_ = false;  // restoreAll() took over every re-enable
+  bool reprobing_ = false;  // reprobeFailedLinks() under way
   TopologySurvey survey_;
   std::unique_ptr<DisablePortGating> disable_;
   std::unique_ptr<ReduceWidthGating> width_;

@@ -126,6 +126,9 @@ void IbBackend::requestCounters(SwitchId sw, Done<agent::CounterSample> done) {
               });
         }
         state.missed = 0;
+        // The switch answers again: contact is back, pending re-enables go
+        // out now rather than at their next backoff.
+        if (!pending_.empty()) retryPendingReenables(sw);
         agent::CounterSample sample;
         for (Result<agent::PortCounters>& r : g.results)
           sample.ports.push_back(*r);  // ascending port, as issued

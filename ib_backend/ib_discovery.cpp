@@ -67,7 +67,10 @@ void IbBackend::visit(std::shared_ptr<Walk> w, SwitchId s) {
     if (w->error.isOk()) {
       recomputeRoutes();
       if (opts_.action == GatingAction::kReduceWidth) width_->recover();
-      for (std::size_t i = 0; i < sw_.size(); ++i) {
+      // Without LIDs no counter can be read (PMA goes by LID). The agent may
+      // start before an SM assigned them (it turns nothing off without a
+      // master SM and reads the LIDs again once one answers); a sweep may not.
+      for (std::size_t i = 0; i < sw_.size() && !opts_.allowMissingLids; ++i) {
         if (sw_[i].reachable && sw_[i].lid == 0) {
           w->error = Status(ErrorCode::kUnavailable,
                             fmt::format("switch {} has no LID yet: is OpenSM running and has the "

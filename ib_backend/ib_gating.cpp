@@ -56,6 +56,12 @@ void IbBackend::applyLinkState(PortId port, bool on, Done<LinkPowerState> done) 
     return later<LinkPowerState>(std::move(done), on ? LinkPowerState::kOn : LinkPowerState::kOff);
   }
   if (on) return g.turnOn(l, std::move(done));
+  // Pending re-enables go out before any new turn-off: refused (the link
+  // stays on), and the pending ones are tried at once.
+  if (Status pending = reenablesPendingRefusal(); !pending.isOk()) {
+    retryPendingReenables();
+    return later<LinkPowerState>(std::move(done), std::move(pending));
+  }
   g.turnOff(l, std::move(done));
 }
 

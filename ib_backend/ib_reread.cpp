@@ -73,12 +73,23 @@ void IbBackend::probeLinksOf(SwitchId s, std::function<void(std::vector<PortChan
   }
   sw_[s.value()].probing = true;
   ++stats_.rereads;
+  readPortsAndTakeIn(std::move(farEnds),
+                     [this, s, done = std::move(done)](std::vector<PortChange> changes) {
+                       sw_[s.value()].probing = false;
+                       done(std::move(changes));
+                     });
+}
+
+// Reads PortInfo of every port in `ports` (by directed route), takes each in
+// (takeIn) and gives the changes together; a port that does not answer adds none.
+void IbBackend::readPortsAndTakeIn(std::vector<PortId> ports,
+                                   std::function<void(std::vector<PortChange>)> done) {
   const std::uint64_t mKey = opts_.mKey;
   fanIn<std::vector<PortChange>>(
-      farEnds.size(),
-      [this, farEnds, mKey](std::size_t i,
-                            std::function<void(Result<std::vector<PortChange>>)> answer) {
-        const PortId port = farEnds[i];
+      ports.size(),
+      [this, ports, mKey](std::size_t i,
+                          std::function<void(Result<std::vector<PortChange>>)> answer) {
+        const PortId port = ports[i];
         const auto mod = static_cast<std::uint32_t>(port.index + 1);
         sendSmp(
             port.sw,
@@ -90,8 +101,7 @@ void IbBackend::probeLinksOf(SwitchId s, std::function<void(std::vector<PortChan
               answer(takeIn(port, parsePortInfo(*r)));
             });
       },
-      [this, s, done = std::move(done)](Gathered<std::vector<PortChange>> g) {
-        sw_[s.value()].probing = false;
+      [this, done = std::move(done)](Gathered<std::vector<PortChange>> g) {
         std::vector<PortChange> changes;
         for (const auto& r : g.results) {
           if (r) changes.insert(changes.end(), r->begin(), r->end());

@@ -20,6 +20,7 @@ std::vector<LinkId> IbBackend::reachOut(RestoreObserver onSet) {
 }
 
 void IbBackend::restoreAll(std::function<void(Status)> done, RestoreObserver onSet) {
+  restoring_ = true;  // the waves take over the pending re-enables
   auto r = std::make_shared<RestoreRun>();
   r->done = std::move(done);
   r->onSet = std::move(onSet);

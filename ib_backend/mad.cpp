@@ -196,6 +196,10 @@ NodeInfo parseNodeInfo(const MadBytes& r) {
   return n;
 }
 
+std::uint8_t parseSmState(const MadBytes& r) {
+  return narrow<std::uint8_t>(field(r, kData, IB_SMINFO_STATE_F));
+}
+
 std::string parseNodeDesc(const MadBytes& r) {
   const auto p = payload(r);
   const auto end = std::find(p.begin(), p.begin() + 64, std::uint8_t{0});
@@ -208,6 +212,7 @@ std::string parseNodeDesc(const MadBytes& r) {
 PortInfo parsePortInfo(const MadBytes& r) {
   PortInfo p;
   p.lid = narrow<std::uint16_t>(field(r, kData, IB_PORT_LID_F));
+  p.masterSmLid = narrow<std::uint16_t>(field(r, kData, IB_PORT_SMLID_F));
   p.state = narrow<PortState>(field(r, kData, IB_PORT_STATE_F));
   p.phys = narrow<PhysState>(field(r, kData, IB_PORT_PHYS_STATE_F));
   p.widthActive = narrow<std::uint8_t>(field(r, kData, IB_PORT_LINK_WIDTH_ACTIVE_F));

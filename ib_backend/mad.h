@@ -30,6 +30,7 @@ enum class Attr : std::uint16_t {
   kPortInfo = 0x0015,
   kPortCounters = 0x0012,
   kPortCountersExt = 0x001D,
+  kSmInfo = 0x0020,
 };
 
 // PortInfo.PortPhysicalState values (IBA 14.2.5.6).
@@ -108,6 +109,7 @@ struct NodeInfo {
 };
 struct PortInfo {
   std::uint16_t lid = 0;
+  std::uint16_t masterSmLid = 0;  // the LID of the master SM, 0 before an SM ran
   PortState state = PortState::kDown;
   PhysState phys = PhysState::kPolling;
   std::uint8_t widthActive = 0;      // bit mask: 1=1x 2=4x 4=8x 8=12x 16=2x
@@ -142,6 +144,9 @@ NodeInfo parseNodeInfo(const MadBytes& reply);
 std::string parseNodeDesc(const MadBytes& reply);
 PortInfo parsePortInfo(const MadBytes& reply);
 PortCountersExt parsePortCountersExt(const MadBytes& reply);
+// SMInfo.SMState (IBA 14.2.5.13): 0 not active, 1 discovering, 2 standby, 3 master.
+inline constexpr std::uint8_t kSmStateMaster = 3;
+std::uint8_t parseSmState(const MadBytes& reply);
 // PortXmitWait from PortCounters (32 bits, in ticks of the port's clock;
 // it stops at kXmitWaitSaturated).
 std::uint32_t parsePortXmitWait(const MadBytes& reply);

@@ -80,5 +80,24 @@ TEST(FlapDamper, TheGuardRefusesAHeldLink) {
   EXPECT_EQ(g.refused(), 1u);
 }
 
+// The daemon logs a hold once when it starts (the refusal) and once when it
+// ends: holdsEnded() tells each hold's end once, and not while a longer hold
+// follows at once.
+TEST(FlapDamper, TellsTheEndOfEachHoldOnce) {
+  FlapDamper d;
+  d.setLimits({2, milliseconds(100), milliseconds(200)});
+  const LinkId a(3);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(d.check(a, milliseconds(i), "a").isOk());
+    d.noteOff(a, milliseconds(i));
+  }
+  EXPECT_TRUE(d.holdsEnded(milliseconds(5)).empty());      // no hold yet
+  EXPECT_FALSE(d.check(a, milliseconds(10), "a").isOk());  // held until 210 ms
+  EXPECT_FALSE(d.check(a, milliseconds(50), "a").isOk());  // the same hold
+  EXPECT_TRUE(d.holdsEnded(milliseconds(209)).empty());
+  EXPECT_EQ(d.holdsEnded(milliseconds(210)), std::vector<LinkId>{a});
+  EXPECT_TRUE(d.holdsEnded(milliseconds(300)).empty());  // told once
+}
+
 }  // namespace
 }  // namespace ebb::agent

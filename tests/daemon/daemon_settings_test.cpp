@@ -19,7 +19,7 @@ const fabric::Topology& tree() {
 Result<DaemonSettings> settings(const std::string& text) {
   config::Config cfg;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &cfg)) << text;
-  return buildDaemonSettings(cfg, "/cfgdir", tree());
+  return buildDaemonSettings(cfg, "/tmp", tree());  // a folder that exists
 }
 
 std::string guid(std::size_t sw) {
@@ -57,7 +57,7 @@ TEST(AgentSettings, DefaultsAndAllowList) {
   EXPECT_EQ(s->transport.retries, 2);
   EXPECT_EQ(s->transport.timeoutPs, 200'000'000'000);
   EXPECT_EQ(s->metricsListen, "127.0.0.1:9464");
-  EXPECT_EQ(s->decisionLog, "/cfgdir/d.jsonl");
+  EXPECT_EQ(s->decisionLog, "/tmp/d.jsonl");
   EXPECT_EQ(s->backend.lostContactPs, 5'000'000'000'000);
   EXPECT_EQ(s->backend.restoreTimeoutPs, 30'000'000'000'000);
   EXPECT_EQ(s->agent.resumeAfterFailSafePs, 0);  // a failed-safe agent stays so
@@ -153,6 +153,17 @@ TEST(AgentSettings, OverridesTakeEffect) {
   EXPECT_NE(s->policyName.find("static"), std::string::npos);
 }
 
+// The folders the ebb-agent service has systemd make at each start may be
+// missing before it (a check at install time); any other missing folder is
+// refused (AgentSettingsBad).
+TEST(AgentSettings, TheServicesFoldersMayNotExistYet) {
+  auto s = settings(
+      "agent { decision_log: \"/var/log/ebb/decisions.jsonl\" osm_events: "
+      "\"/run/ebb/osm-events.sock\" lock_file: \"/run/ebb/agent.lock\" }");
+  ASSERT_TRUE(s) << s.status().toString();
+  EXPECT_EQ(s->decisionLog, "/var/log/ebb/decisions.jsonl");
+}
+
 TEST(AgentSettings, ShippedExampleIsValidAndReadOnly) {
   auto cfg =
       config::loadConfigFile(std::string(EBB_SOURCE_DIR) + "/configs/agent_ibsim_4x3.textproto");
@@ -227,6 +238,13 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"agent { lock_file: \"/tmp\" }", "agent.lock_file: /tmp is a folder"},
         Bad{"agent { decision_log: \"/etc/hostname/d.jsonl\" }",
             "agent.decision_log: /etc/hostname is not a folder"},
+        // ebb creates the file, never its folder: a missing folder would
+        // stop it only after it read the fabric.
+        Bad{"agent { decision_log: \"/nonexistent-ebb-folder/d.jsonl\" }",
+            "agent.decision_log: the folder /nonexistent-ebb-folder does not exist, so "
+            "/nonexistent-ebb-folder/d.jsonl cannot be made in it"},
+        Bad{"agent { osm_events: \"/nonexistent-ebb-folder/osm.sock\" }",
+            "agent.osm_events: the folder /nonexistent-ebb-folder does not exist"},
         Bad{"agent { ca_port: 300 }", "agent.ca_port: must be in 0..254 (is 300)"}),
     [](const ::testing::TestParamInfo<Bad>& tpi) { return std::to_string(tpi.index); });
 

@@ -39,6 +39,12 @@ DaemonMetrics fixedMetrics() {
   m.recoveriesIncomplete = 1;
   m.lastRecoverySeconds = 0.25;
   m.flapHolds = 1;
+  m.subnetManagerMaster = true;
+  m.reenablesPending = 2;
+  m.reenablesDelivered = 3;
+  m.switchesOutOfReach = 1;
+  m.reprobes = 4;
+  m.reprobeRepairs = 1;
   m.linksHeldOn = 1;
   return m;
 }
@@ -124,7 +130,26 @@ const char* const kFixedText =
     "# TYPE ebb_flap_holds_total counter\n"
     "ebb_flap_holds_total 1\n"
     "# TYPE ebb_links_held_on gauge\n"
-    "ebb_links_held_on 1\n";
+    "ebb_links_held_on 1\n"
+    "# HELP ebb_subnet_manager_master 1 while a master subnet manager answers; turn-offs wait "
+    "for one.\n"
+    "# TYPE ebb_subnet_manager_master gauge\n"
+    "ebb_subnet_manager_master 1\n"
+    "# HELP ebb_reenables_pending Re-enables not delivered yet, retried with backoff.\n"
+    "# TYPE ebb_reenables_pending gauge\n"
+    "ebb_reenables_pending 2\n"
+    "# HELP ebb_reenables_delivered_total Pending re-enables delivered or found up.\n"
+    "# TYPE ebb_reenables_delivered_total counter\n"
+    "ebb_reenables_delivered_total 3\n"
+    "# HELP ebb_switches_out_of_reach Switches a failure cut off the management port.\n"
+    "# TYPE ebb_switches_out_of_reach gauge\n"
+    "ebb_switches_out_of_reach 1\n"
+    "# HELP ebb_reprobes_total Rounds reading the failed links again (a lost trap).\n"
+    "# TYPE ebb_reprobes_total counter\n"
+    "ebb_reprobes_total 4\n"
+    "# HELP ebb_reprobe_repairs_total Failed links those rounds found up again.\n"
+    "# TYPE ebb_reprobe_repairs_total counter\n"
+    "ebb_reprobe_repairs_total 1\n";
 
 TEST(Metrics, FixedNumbersGiveTheExactText) {
   EXPECT_EQ(renderPrometheus(fixedMetrics()), kFixedText);

@@ -1,0 +1,158 @@
+// The management path's safety, over the scripted subnet in virtual time:
+// a re-enable that cannot be delivered (the management path cut) stays
+// pending, is retried with backoff and goes out before any turn-off once
+// contact returns; a repaired cable whose trap was lost is found by a
+// re-probe; the restore on exit reaches a switch such a repair brought back.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "tests/ib_backend/ib_rig.h"
+
+namespace ebb::ib {
+namespace {
+
+using agent::LinkPowerState;
+using fabric::LinkId;
+using fabric::PortId;
+using fabric::SwitchId;
+using testing::kMs;
+using testing::nonMtUpPorts;
+using testing::Rig;
+using testing::tree;
+
+IbBackendOptions shortRestore() {
+  IbBackendOptions o = Rig::allowAll();
+  o.restoreTimeoutPs = 200 * kMs;
+  return o;
+}
+
+LinkId linkAt(PortId p) {
+  return tree().sw(p.sw).ports[p.index].link;
+}
+
+// The cable at `p` fails (or is repaired) at both ends, telling no one.
+void setCable(Rig& rig, PortId p, PhysState st) {
+  const fabric::Link& L = tree().link(linkAt(p));
+  rig.fab.phys(L.lower) = st;
+  rig.fab.phys(L.upper) = st;
+}
+
+SwitchId leafAt(std::size_t i) {
+  return tree().switchesAtLevel(tree().depth() - 1).at(i);
+}
+
+TEST(IbSafety, AReenableNotDeliveredStaysPendingIsRetriedWithBackoffAndGoesOutFirst) {
+  Rig rig(shortRestore());
+  ASSERT_TRUE(rig.init().isOk());
+  std::vector<ReenableEvent> events;
+  rig.backend->setReenableObserver([&](const ReenableEvent& e) { events.push_back(e); });
+  const std::vector<PortId> ups = nonMtUpPorts(leafAt(2));
+  const PortId p = ups.front();
+  ASSERT_TRUE(rig.set(p, false));
+  ASSERT_EQ(rig.fab.phys(p), PhysState::kDisabled);
+  // The management path is cut: nothing answers.
+  rig.fab.dead = true;
+  const auto on = rig.set(p, true);
+  ASSERT_FALSE(on) << "a Set nobody answered reported delivered";
+  ASSERT_EQ(rig.backend->pendingReenables(), std::vector<LinkId>{linkAt(p)});
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, ReenableEvent::Kind::kPending);
+  // Ten seconds cut off: tried again, backing off (10 ms doubling to 5 s:
+  // about ten tries, not a thousand), and still pending.
+  const std::size_t before = rig.mad->transmitted();
+  rig.sched.runUntil(rig.sched.now() + 10'000 * kMs);
+  EXPECT_EQ(rig.backend->pendingReenables().size(), 1u);
+  EXPECT_GT(rig.mad->transmitted(), before) << "never tried again";
+  EXPECT_EQ(events.size(), 1u) << "said once, not per try";
+  // Contact returns. A turn-off asked first is refused (the link stays on)
+  // and the pending re-enable goes out at once.
+  rig.fab.dead = false;
+  const PortId other = nonMtUpPorts(leafAt(3)).front();
+  Result<LinkPowerState> off = Status(ErrorCode::kInternal, "not done");
+  rig.backend->applyLinkState(other, false, [&](Result<LinkPowerState> r) { off = r; });
+  rig.sched.runUntil(rig.sched.now() + 50 * kMs);
+  ASSERT_FALSE(off);
+  EXPECT_EQ(off.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(off.status().message().find("not delivered yet"), std::string::npos)
+      << off.status().message();
+  EXPECT_EQ(rig.fab.phys(other), PhysState::kLinkUp);
+  EXPECT_EQ(rig.fab.phys(p), PhysState::kPolling) << "the pending re-enable did not go out";
+  EXPECT_TRUE(rig.backend->pendingReenables().empty());
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].kind, ReenableEvent::Kind::kDelivered);
+  EXPECT_GE(events[1].pendingPs, 10'000 * kMs);
+  EXPECT_GE(events[1].attempts, 5);
+  EXPECT_LE(events[1].attempts, 14) << "no backoff";
+  // Nothing pending: turn-offs go again.
+  EXPECT_TRUE(rig.set(other, false));
+  EXPECT_EQ(rig.fab.phys(other), PhysState::kDisabled);
+}
+
+// Both up cables of a leaf fail: it is cut off. They are repaired and no
+// trap tells: only a re-probe (from the spine ends, in reach) sees it.
+TEST(IbSafety, ARepairNoTrapToldOfIsFoundByAReprobe) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  const SwitchId leaf = leafAt(2);
+  std::vector<PortId> ups;
+  for (std::uint16_t u : tree().sw(leaf).upPorts)
+    ups.push_back({leaf, u});
+  for (const PortId& u : ups) {
+    setCable(rig, u, PhysState::kPolling);
+    ASSERT_TRUE(testing::reread(rig, tree().link(linkAt(u)).upper.sw));
+  }
+  ASSERT_FALSE(rig.backend->reachable(leaf));
+  EXPECT_EQ(rig.backend->switchesCutOff(), std::vector<SwitchId>{leaf});
+  EXPECT_EQ(rig.backend->failedLinkCount(), ups.size());
+  // Nothing changed yet: a re-probe finds nothing.
+  std::optional<Result<std::vector<PortChange>>> got;
+  rig.backend->reprobeFailedLinks([&](Result<std::vector<PortChange>> r) { got = r; });
+  rig.sched.runUntil(rig.sched.now() + 100 * kMs);
+  ASSERT_TRUE(got && *got);
+  EXPECT_TRUE((*got)->empty());
+  for (const PortId& u : ups)
+    setCable(rig, u, PhysState::kLinkUp);
+  const std::size_t upEvents = rig.cb.up.size();
+  got.reset();
+  rig.backend->reprobeFailedLinks([&](Result<std::vector<PortChange>> r) { got = r; });
+  rig.sched.runUntil(rig.sched.now() + 100 * kMs);
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ((*got)->size(), ups.size());
+  EXPECT_TRUE(rig.backend->reachable(leaf));
+  EXPECT_TRUE(rig.backend->switchesCutOff().empty());
+  EXPECT_EQ(rig.backend->failedLinkCount(), 0u);
+  EXPECT_EQ(rig.cb.up.size(), upEvents + 2 * ups.size()) << "the agents hear of it (both ends)";
+}
+
+// A link disabled at a leaf's end; the leaf's other up cable fails and is
+// repaired unseen (no trap), so the leaf reads out of reach. The restore
+// on exit re-probes, finds the way and re-enables the link: exit OK.
+TEST(IbSafety, TheRestoreReachesASwitchARepairNoTrapToldOfBroughtBack) {
+  IbBackendOptions o = Rig::allowAll();
+  o.restoreTimeoutPs = 1000 * kMs;
+  Rig rig(o);
+  ASSERT_TRUE(rig.init().isOk());
+  const SwitchId leaf = leafAt(2);
+  const PortId gated = nonMtUpPorts(leaf).front();
+  ASSERT_TRUE(rig.set(gated, false));
+  ASSERT_EQ(rig.fab.phys(gated), PhysState::kDisabled);  // at the leaf's end
+  PortId tree0{};
+  for (std::uint16_t u : tree().sw(leaf).upPorts) {
+    if (u != gated.index) tree0 = {leaf, u};
+  }
+  setCable(rig, tree0, PhysState::kPolling);
+  ASSERT_TRUE(testing::reread(rig, tree().link(linkAt(tree0)).upper.sw));
+  ASSERT_FALSE(rig.backend->reachable(leaf));
+  setCable(rig, tree0, PhysState::kLinkUp);  // repaired; the trap is lost
+  rig.fab.trainAfter = 3;
+  std::optional<Status> done;
+  rig.backend->restoreAll([&](Status s) { done = s; });
+  rig.sched.runUntil(rig.sched.now() + 2000 * kMs);
+  ASSERT_TRUE(done.has_value()) << "restore never ended";
+  EXPECT_TRUE(done->isOk()) << done->toString();
+  EXPECT_EQ(rig.fab.phys(gated), PhysState::kLinkUp);
+}
+
+}  // namespace
+}  // namespace ebb::ib
