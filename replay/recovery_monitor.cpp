@@ -65,9 +65,11 @@ void RecoveryMonitor::check(const std::string& change) {
   if (pair) {
     if (brokenSince_) return;
     brokenSince_ = now;
+    breakFrom_ = now;
     violatedThisBreak_ = false;
     markedThisBreak_.clear();
     if (lastEventAt_ >= 0 && now <= lastEventAt_ + bound_) {
+      breakFrom_ = lastEventAt_;
       deadline_ = lastEventAt_ + bound_;
       if (lastRecord_) {
         openRecords_.assign(1, *lastRecord_);
@@ -96,12 +98,22 @@ void RecoveryMonitor::check(const std::string& change) {
     markedThisBreak_.clear();
     return;
   }
-  // Recovery runs from the last fault or repair event: each one restarts
-  // the bound (a later failure may need more links turned on).
-  maxRecovery_ = std::max(maxRecovery_, now - std::max(lastEventAt_, TimePs{0}));
+  // The pairs went without a path from the event that broke them, however
+  // many came during the break (each restarted the bound only).
+  maxRecovery_ = std::max(maxRecovery_, now - breakFrom_);
   if (records_) {
-    for (std::size_t r : openRecords_)
-      (*records_)[r].recoveredAt = now;
+    for (std::size_t r : openRecords_) {
+      FaultRecord& rec = (*records_)[r];
+      // An event in the very instant of the recovery left no pair without
+      // a path after it (as a break mended within its instant).
+      const bool marked =
+          std::find(markedThisBreak_.begin(), markedThisBreak_.end(), r) != markedThisBreak_.end();
+      if (rec.at == now && marked && r != openRecords_.front()) {
+        rec.disconnected = false;
+        continue;
+      }
+      rec.recoveredAt = now;
+    }
   }
   brokenSince_.reset();
   openRecords_.clear();
@@ -148,9 +160,8 @@ void RecoveryMonitor::fill(FaultOutcome& out) const {
   out.recoveryBoundPs = bound_;
   // A break still open when the run ended counts as long as it lasted so far
   // (never "0": the pairs never came back).
-  out.maxRecoveryPs = brokenSince_
-                          ? std::max(maxRecovery_, sched_.now() - std::max(lastEventAt_, TimePs{0}))
-                          : maxRecovery_;
+  out.maxRecoveryPs =
+      brokenSince_ ? std::max(maxRecovery_, sched_.now() - breakFrom_) : maxRecovery_;
 }
 
 }  // namespace ebb::replay

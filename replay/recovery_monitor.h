@@ -74,6 +74,9 @@ class RecoveryMonitor {
   // While some connectable pair has no path: since when, until when it may
   // last, and the records of the events during it.
   std::optional<TimePs> brokenSince_;
+  // The fault or repair event the break is timed from: the one that opened
+  // it (later events during it restart the bound, not its length).
+  TimePs breakFrom_ = 0;
   TimePs deadline_ = 0;
   std::vector<std::size_t> openRecords_;      // the events during this break
   std::vector<std::size_t> markedThisBreak_;  // ... that this break marked disconnected
