@@ -114,6 +114,7 @@ CampaignTotals aggregate(const std::vector<ScenarioResult>& scenarios) {
     t.violations += f.violations;
     t.scenariosWithViolations += f.violations > 0 ? 1u : 0u;
     t.physicallyCutPairs += f.physicallyCutPairs;
+    t.scenariosWithCutPairs += f.physicallyCutPairs > 0 ? 1u : 0u;
     t.scenariosWithCutHosts += f.cutOffHosts.empty() ? 0u : 1u;
     t.maxRecoveryPs = std::max(t.maxRecoveryPs, f.maxRecoveryPs);
     t.recoveryBoundPs = std::max(t.recoveryBoundPs, f.recoveryBoundPs);

@@ -59,6 +59,7 @@ std::string summaryJson(const CampaignInfo& info, const CampaignResult& result) 
       .add("violations", t.violations)
       .add("scenarios_with_violations", t.scenariosWithViolations)
       .add("physically_cut_pairs", t.physicallyCutPairs)
+      .add("scenarios_with_cut_pairs", t.scenariosWithCutPairs)
       .add("scenarios_with_cut_hosts", t.scenariosWithCutHosts)
       .add("max_recovery_ps", t.maxRecoveryPs)
       .add("recovery_bound_ps", t.recoveryBoundPs)
@@ -112,9 +113,9 @@ std::string summaryText(const CampaignInfo& info, const CampaignResult& result) 
       t.faultsInjected, t.faultsScheduled, t.repairsScheduled, t.agentRestarts);
   s += fmt::format(
       "  recovery:   longest {} (bound up to {}); {} host pairs physically cut off in {} "
-      "scenarios\n",
+      "scenarios ({} with a host cut off from every other)\n",
       microseconds(t.maxRecoveryPs), microseconds(t.recoveryBoundPs), t.physicallyCutPairs,
-      t.scenariosWithCutHosts);
+      t.scenariosWithCutPairs, t.scenariosWithCutHosts);
   s += fmt::format(
       "  messages:   {} generated, {} delivered, {} lost, {} retransmitted; packets {} rerouted, "
       "{} dropped\n",

@@ -94,6 +94,19 @@ TEST(Campaign, WorstIsTheOneWithTheMostViolationsThenTheLongestRecovery) {
   EXPECT_EQ(t.firstError, "scenario 0 (seed 100): E_INTERNAL: boom");
 }
 
+// Pairs can be cut without any host cut off from every other (a fabric split
+// in parts): the two counts are kept apart.
+TEST(Campaign, ScenariosWithCutPairsAndWithCutOffHostsAreCountedApart) {
+  std::vector<ScenarioResult> s(3);
+  s[0].faults.physicallyCutPairs = 8;  // a part of the fabric split off
+  s[1].faults.physicallyCutPairs = 6;  // a host lost its cable
+  s[1].faults.cutOffHosts = {"H3"};
+  const CampaignTotals t = aggregate(s);
+  EXPECT_EQ(t.physicallyCutPairs, 14u);
+  EXPECT_EQ(t.scenariosWithCutPairs, 2u);
+  EXPECT_EQ(t.scenariosWithCutHosts, 1u);
+}
+
 TEST(Campaign, BadBaseConfigNamesTheField) {
   config::Config base = baseConfig(4, 2);
   base.mutable_gating()->set_turn_on_cycles(5000);  // beyond the check period
