@@ -229,13 +229,23 @@ std::string formatSummary(const results::Report& r) {
     const auto cycles = [&](double v, int width) {
       return measured ? fmt::format("{:{}.1f}", v, width) : fmt::format("{:>{}}", "n/a", width);
     };
+    // A fabric without switch links (a one-level tree) has no such share.
+    const std::string switchPower =
+        s.has_relative_power_switch_links()
+            ? fmt::format("{:6.1f}%", 100 * s.relative_power_switch_links())
+            : fmt::format("{:>7}", "n/a");
     std::string text = fmt::format(
-        "  {:<28} power {:6.1f}% (switch links) {:6.1f}% (all links)   latency mean {} "
+        "  {:<28} power {} (switch links) {:6.1f}% (all links)   latency mean {} "
         "p50 {} p99 {} cycles   delivered {}/{}   transitions {}\n",
-        s.policy(), 100 * s.relative_power_switch_links(), 100 * s.relative_power_all_links(),
+        s.policy(), switchPower, 100 * s.relative_power_all_links(),
         cycles(s.mean_latency_cycles(), 8), cycles(s.p50_latency_cycles(), 7),
         cycles(s.p99_latency_cycles(), 8), s.messages_delivered(), s.messages_generated(),
         s.link_transitions());
+    if (s.messages_generated() == 0) {
+      text +=
+          "    ! the workload created no message (a rate of 0, or too low to fill one message of "
+          "its size in its duration): these are the figures of an idle fabric\n";
+    }
     const std::uint64_t lost =
         s.messages_generated() - std::min(s.messages_generated(), s.messages_delivered());
     if (lost > 0) {

@@ -492,8 +492,9 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   const double t = static_cast<double>(sched.now());
   results::RunSummary& s = out.summary;
   s.set_policy(gated ? spec.policyName : "all links on");
-  s.set_relative_power_switch_links(
-      switchDirections ? e.switchLinks / (t * static_cast<double>(switchDirections)) : 0);
+  if (switchDirections > 0) {
+    s.set_relative_power_switch_links(e.switchLinks / (t * static_cast<double>(switchDirections)));
+  }
   s.set_relative_power_all_links(e.allLinks / (t * allDirections));
   s.set_lpi_relative_power(e.lpiTime > 0 ? e.lpiEnergy / e.lpiTime : 1.0);
   double sum = 0;
@@ -524,7 +525,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     o.set_switch_link_power(oracle->switchLinkPower());
     o.set_all_link_power(oracle->allLinkPower());
     o.set_free_directions_power(oracle->freeDirectionsPower());
-    if (o.switch_link_power() < 1.0 - 1e-12) {
+    if (s.has_relative_power_switch_links() && o.switch_link_power() < 1.0 - 1e-12) {
       o.set_efficiency((1.0 - s.relative_power_switch_links()) / (1.0 - o.switch_link_power()));
     }
   }

@@ -79,6 +79,31 @@ TEST(ReplayCli, AFabricWithoutSwitchLinksHasNoSwitchLinkSaving) {
                          std::istreambuf_iterator<char>());
   EXPECT_NE(json.find("\"power_saving_all_links\""), std::string::npos) << json;
   EXPECT_EQ(json.find("\"power_saving_switch_links\""), std::string::npos) << json;
+  // Nor a share of switch-link power (0.0% read as "all off"), nor an
+  // oracle efficiency (0/0): each run's line says n/a.
+  EXPECT_EQ(json.find("\"relative_power_switch_links\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"efficiency\""), std::string::npos) << json;
+  EXPECT_NE(out.find("all links on                 power     n/a (switch links)"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("0.0% (switch links)"), std::string::npos) << out;
+}
+
+// A synthetic workload that creates no message (messages larger than the
+// duration fills at the rate) runs, but says its figures are an idle fabric's.
+TEST(ReplayCli, AWorkloadWithoutMessagesSaysSo) {
+  const std::filesystem::path dir =
+      std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_no_message";
+  std::filesystem::create_directories(dir);
+  std::string out, err;
+  ASSERT_EQ(ebb({"replay", "fabric.kary_n_tree.n=2", "workload.uniform.rate=0.2",
+                 "workload.uniform.duration_cycles=4000", "workload.message_bytes=100000",
+                 "report.skip_plots=true", "--out", (dir / "out").string().c_str(), "--quiet"},
+                &out, &err),
+            kExitOk)
+      << err;
+  EXPECT_NE(out.find("delivered 0/0"), std::string::npos) << out;
+  EXPECT_NE(out.find("! the workload created no message"), std::string::npos) << out;
 }
 
 // `ebb gen --pattern collective`: the pairwise alltoall of 16 ranks, 3 times
