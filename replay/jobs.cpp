@@ -302,6 +302,7 @@ Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabric
         "the generated jobs need {} hosts but the fabric has only {}", known, fabricHosts));
   }
   std::uint32_t needed = 0;
+  std::string what;  // each job and its hosts, for the error below
   for (const JobDef& j : def.jobs) {
     LoadedJob l;
     l.def = j;
@@ -324,12 +325,16 @@ Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabric
     }
     l.def.ranks = std::max(ranks, j.ranks);
     needed += l.def.ranks;
+    // More hosts than the program has ranks: the field that asked for them.
+    // (Only a trace's ranks field can; a mix names its job, not the trace.)
+    const bool traceField =
+        j.field.size() >= 6 && j.field.compare(j.field.size() - 6, 6, ".trace") == 0;
+    what += fmt::format(
+        "{}{} {}{}", what.empty() ? "" : ", ", l.def.name, l.def.ranks,
+        j.ranks > ranks ? fmt::format(" by {}{}.ranks", j.field, traceField ? "" : ".trace") : "");
     out.push_back(std::move(l));
   }
   if (needed > fabricHosts) {
-    std::string what;
-    for (const auto& l : out)
-      what += fmt::format("{}{} {}", what.empty() ? "" : ", ", l.def.name, l.def.ranks);
     return invalidArgument(fmt::format("the jobs need {} hosts ({}) but the fabric has only {}",
                                        needed, what, fabricHosts));
   }

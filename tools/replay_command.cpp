@@ -209,7 +209,8 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   report.set_workload(spec->workloadName);
   Result<RunOutput> gatedRun = runEmulation(*spec, *topo, *mt, true, progress("agents"));
   if (!gatedRun) {
-    err << "ebb replay: " << gatedRun.status().toString() << "\n";
+    err << "ebb replay: " << gatedRun.status().toString()
+        << givenOnCommandLine(o, gatedRun.status().message()) << "\n";
     return kExitError;
   }
   const RunOutput& run = *gatedRun;

@@ -53,6 +53,12 @@ TEST(ReplayCli, CommandLineTracesOfEveryFormatReportPerJob) {
                 &out, &err),
             kExitError);
   EXPECT_NE(err.find("has 32 ranks, beyond the 8 placed"), std::string::npos) << err;
+  // More hosts asked for than the fabric has: the option is named.
+  EXPECT_EQ(ebb({"replay", cfg.c_str(), "--trace", otf2.c_str(), "--trace-format", "otf2",
+                 "--ranks", "70", "--out", dir.c_str(), "--quiet"},
+                &out, &err),
+            kExitError);
+  EXPECT_NE(err.find("but the fabric has only 64 (given as --ranks 70)"), std::string::npos) << err;
   // Trace options without a trace: a command-line error.
   EXPECT_EQ(ebb({"replay", "--ranks", "8", "--quiet"}, &out, &err), kExitUsage);
   EXPECT_NE(err.find("--trace"), std::string::npos) << err;
