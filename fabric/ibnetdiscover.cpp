@@ -258,8 +258,13 @@ class Parser {
                                      *digits, kMaxNetfilePorts));
       }
     }
-    if (!peerPort || *peerPort < 1) {
+    if (!peerPort) {
       throw ParseError(lineNo, "the peer node id must be followed by '[<port number>]'");
+    }
+    if (*peerPort < 1) {
+      throw ParseError(lineNo, fmt::format("peer port {} of \"{}\" is out of range: ports are "
+                                           "numbered from 1",
+                                           *peerPort, *peer));
     }
     if (guid) portGuids_.push_back({*guid, node.id, *port, lineNo});
     if (const auto peerGuid = skipDecorations(s)) {

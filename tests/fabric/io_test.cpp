@@ -267,6 +267,9 @@ std::vector<BadCase> badCases() {
   v.push_back({"PeerPortBeyond32Bits", "Switch 4 \"s\"\n[1]\t\"t\"[4294967297]\n",
                ErrorCode::kParse,
                "t.txt:2: peer port 4294967297 is out of range: a node has at most 254 ports"});
+  // Ports count from 1: a peer's port 0 says so (not "must be followed by").
+  v.push_back({"PeerPortZero", "Switch 4 \"s\"\n[1]\t\"t\"[0]\n", ErrorCode::kParse,
+               "t.txt:2: peer port 0 of \"t\" is out of range: ports are numbered from 1"});
   // Port 255 is not a port: PortSelect 0xFF asks for all of a switch's ports.
   v.push_back({"PortCount255", "Switch 255 \"s\"\n[1]\t\"t\"[1]\n", ErrorCode::kParse,
                "t.txt:1: a node header needs a port count from 1 to 254"});
