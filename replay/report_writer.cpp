@@ -308,7 +308,9 @@ std::string formatSummary(const results::Report& r) {
   }
   if (r.run().has_oracle()) {
     const results::OracleReport& o = r.run().oracle();
-    if (!o.unavailable().empty()) {
+    if (!r.run().has_relative_power_switch_links()) {
+      out += "  oracle bound: no switch links to gate\n";
+    } else if (!o.unavailable().empty()) {
       out += fmt::format("  oracle bound: not available ({})\n", o.unavailable());
     } else {
       out += fmt::format(

@@ -93,6 +93,7 @@ TEST(ReplayCli, AFabricWithoutSwitchLinksHasNoSwitchLinkSaving) {
             std::string::npos)
       << out;
   EXPECT_EQ(out.find("0.0% (switch links)"), std::string::npos) << out;
+  EXPECT_NE(out.find("oracle bound: no switch links to gate"), std::string::npos) << out;
 }
 
 // A synthetic workload that creates no message (messages larger than the
