@@ -59,6 +59,8 @@ class AgentDaemon {
   void reportTopologySurvey();
   void printStartupLine();
   void startAgents();
+  // Links found down at start (not by ebb) join the fault set (failed parts).
+  void takeInFailedAtStart();
   Status startMetrics();
   Status startOsmEvents();
 
@@ -85,7 +87,13 @@ class AgentDaemon {
   // agent.restore_timeout_ms passes) and says how long recovery took.
   // Re-enables the first hop toward every switch out of reach (IbBackend::reachOut).
   void reachOut();
-  void watchRecovery(TimePs since, std::vector<fabric::LinkId> links, std::string cause);
+  // `number`: the re-homing's (counters_.rehomings once it was counted).
+  void watchRecovery(TimePs since, std::uint64_t number, std::vector<fabric::LinkId> links,
+                     std::string cause);
+  // At agent.restore_timeout_ms: the links of re-homing `number` not up are
+  // reported timed out, or superseded (a later re-homing, or turned off again).
+  void finishRecovery(TimePs since, std::uint64_t number, const std::vector<fabric::LinkId>& links,
+                      const std::string& cause);
 
   // Safety of the management path (agent_daemon_safety.cpp).
   // The subnet manager: checked before the agents start, then every check

@@ -91,9 +91,14 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
           fmt::format("agent.{}: must be {} (is {})", field, minimum == 1 ? "> 0" : ">= 0", v));
     }
   }
+  // Unset means no limit, so a written 0 (or less) is a mistake, not "unlimited".
+  if (a.has_max_off_per_window() && a.max_off_per_window() <= 0) {
+    return invalidArgument(
+        fmt::format("agent.max_off_per_window: must be > 0 (is {}); leave it out for no limit",
+                    a.max_off_per_window()));
+  }
   for (auto [field, v] :
        {std::pair{"min_dwell_ms", a.min_dwell_ms()}, std::pair{"run_for_ms", a.run_for_ms()},
-        std::pair{"max_off_per_window", std::int64_t{a.max_off_per_window()}},
         std::pair{"resume_after_fail_safe_ms", a.resume_after_fail_safe_ms()},
         std::pair{"ca_port", std::int64_t{a.ca_port()}}}) {
     if (Status st = nonNegative(field, v); !st.isOk()) return st;
@@ -162,7 +167,8 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
       ms("check_period_ms", a.has_check_period_ms() ? a.check_period_ms() : kDefaultCheckPeriodMs);
   if (!period) return period.status();
   s.agent.checkPeriodPs = *period;
-  s.agent.rateLimits.maxOffPerWindow = a.max_off_per_window();
+  // RateLimits' 0 is "unlimited" (unset here).
+  s.agent.rateLimits.maxOffPerWindow = a.has_max_off_per_window() ? a.max_off_per_window() : 0;
   Result<TimePs> window = ms("rate_window_ms", a.rate_window_ms());
   if (!window) return window.status();
   s.agent.rateLimits.windowPs = a.has_rate_window_ms() ? *window : s.agent.checkPeriodPs;

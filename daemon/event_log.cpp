@@ -79,15 +79,18 @@ std::string EventLog::rehomeLine(TimePs now, const std::string& cause, bool tree
       .str();
 }
 
-void EventLog::recovery(TimePs now, const std::string& cause, bool complete, double afterMs,
-                        const std::vector<std::string>& links) {
+void EventLog::recovery(TimePs now, const std::string& cause, RecoveryOutcome outcome,
+                        double afterMs, const std::vector<std::string>& links) {
+  const bool complete = outcome == RecoveryOutcome::kComplete;
   if (!enabled()) return;
   std::string list = "[";
   for (std::size_t i = 0; i < links.size(); ++i)
     list += (i ? "," : "") + jsonQuote(links[i]);
   write(JsonObject()
             .add("time_ps", now)
-            .add("event", complete ? "recovered" : "recovery_incomplete")
+            .add("event", complete                                ? "recovered"
+                          : outcome == RecoveryOutcome::kTimedOut ? "recovery_incomplete"
+                                                                  : "recovery_superseded")
             .add("cause", cause)
             .addRaw("after_ms", fmt::format("{:.3f}", afterMs))
             .addRaw(complete ? "links" : "not_up", list + "]")

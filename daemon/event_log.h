@@ -29,6 +29,9 @@ namespace ebb::daemon {
 //   - safety notices: "subnet_manager", "out_of_reach", "in_reach",
 //     "reprobe_repair", "flap_hold_ended".
 // Every string is JSON-escaped (common/json.h).
+// How a re-homing's recovery ended (EventLog::recovery, ebb_recoveries_total).
+enum class RecoveryOutcome { kComplete, kTimedOut, kSuperseded };
+
 class EventLog {
  public:
   EventLog() = default;  // off: writes nothing
@@ -47,8 +50,10 @@ class EventLog {
   void portReread(TimePs now, fabric::SwitchId sw, const std::string& switchName,
                   const std::string& cause, double sinceReportedMs,
                   const std::vector<ib::PortChange>& changes);
-  // A re-homing's links all up again (`recovered`), or not by the deadline.
-  void recovery(TimePs now, const std::string& cause, bool complete, double afterMs,
+  // A re-homing's links all up again (`recovered`, with `links`), not by the
+  // deadline (`recovery_incomplete`, `not_up`), or superseded by then
+  // (`recovery_superseded`, `not_up`: turned off again, or a later re-homing).
+  void recovery(TimePs now, const std::string& cause, RecoveryOutcome outcome, double afterMs,
                 const std::vector<std::string>& links);
   void topologyMismatch(TimePs now, const ib::TopologyDifference& d);
   // A re-enable not delivered ("reenable_pending"), or delivered after being

@@ -94,13 +94,14 @@ void transportAndBackend(std::string& t, const DaemonMetrics& m) {
       "# HELP ebb_recoveries_total Re-homings whose links all came up again, by outcome.\n"
       "# TYPE ebb_recoveries_total counter\nebb_recoveries_total{{outcome=\"complete\"}} {}\n"
       "ebb_recoveries_total{{outcome=\"timed_out\"}} {}\n"
+      "ebb_recoveries_total{{outcome=\"superseded\"}} {}\n"
       "# HELP ebb_last_recovery_seconds From the last re-homing to all its links up.\n"
       "# TYPE ebb_last_recovery_seconds gauge\nebb_last_recovery_seconds {:.6f}\n"
       "# HELP ebb_flap_holds_total Links held on because they flapped (agent.flap_limit).\n"
       "# TYPE ebb_flap_holds_total counter\nebb_flap_holds_total {}\n"
       "# TYPE ebb_links_held_on gauge\nebb_links_held_on {}\n",
-      m.rehomings, m.linksRestored, m.recoveries, m.recoveriesIncomplete, m.lastRecoverySeconds,
-      m.flapHolds, m.linksHeldOn);
+      m.rehomings, m.linksRestored, m.recoveries, m.recoveriesIncomplete, m.recoveriesSuperseded,
+      m.lastRecoverySeconds, m.flapHolds, m.linksHeldOn);
   t += fmt::format(
       "# HELP ebb_subnet_manager_master 1 while a master subnet manager answers; turn-offs "
       "wait for one.\n"

@@ -63,9 +63,11 @@ struct DaemonMetrics {
   std::uint64_t linksRestored = 0;         // links turned on at once by those re-homings
   std::uint64_t recoveries = 0;            // re-homings whose links all came up again
   std::uint64_t recoveriesIncomplete = 0;  // ... not within agent.restore_timeout_ms
-  double lastRecoverySeconds = 0;          // the last complete one, re-homing to all up
-  std::uint64_t flapHolds = 0;             // turn-offs refused because the link flapped
-  std::uint64_t linksHeldOn = 0;           // links held on by flap damping now
+  // ... not all up by then, on purpose: turned off again, or a later re-homing took over.
+  std::uint64_t recoveriesSuperseded = 0;
+  double lastRecoverySeconds = 0;  // the last complete one, re-homing to all up
+  std::uint64_t flapHolds = 0;     // turn-offs refused because the link flapped
+  std::uint64_t linksHeldOn = 0;   // links held on by flap damping now
   // Safety of the management path (docs/ib_agent.md, *Safe by default*).
   bool subnetManagerMaster = false;      // a master SM answers: turn-offs may go
   std::uint64_t reenablesPending = 0;    // re-enables not delivered yet (retried)

@@ -17,10 +17,18 @@ bool DisablePortGating::readsOff(LinkId l) const {
   return !b_.rec(l).up;
 }
 
-void DisablePortGating::setPhys(PortId end, PhysState phys, std::function<void(Status)> done) {
+void DisablePortGating::setPhys(PortId end, PhysState phys, std::function<void(Status)> done,
+                                std::function<bool()> stillWanted) {
   b_.writePort(
       end,
-      [phys](const PortInfo&) -> Result<PortInfoEdit> {
+      [phys, stillWanted = std::move(stillWanted)](const PortInfo&) -> Result<PortInfoEdit> {
+        // Checked when the Set is about to go (after the Get's reply), not
+        // only when it was asked for: the intent may have changed meanwhile.
+        if (stillWanted && !stillWanted()) {
+          return Status(
+              ErrorCode::kUnavailable,
+              fmt::format("Set {} not sent: superseded by a turn-on", physStateName(phys)));
+        }
         return PortInfoEdit{phys, 0};
       },
       [this, end, phys, done = std::move(done)](Result<PortInfoChange> r) {
@@ -40,7 +48,8 @@ void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
   // The end to set must stay reachable once the link is down: a switch that
   // loses its last link is set from the far end. The safety guard, when it
   // chose the end (single-failure resilience), has the last word.
-  b_.rec(l).up = false;  // no route through it from now on, even before the reply
+  b_.rec(l).up = false;        // no route through it from now on, even before the reply
+  b_.rec(l).enabling = false;  // no more waiting for LinkUp (the generation stops the poll)
   b_.recomputeRoutes();
   const fabric::Link& L = b_.topo_.link(l);
   const auto usableEnd = [this](PortId e) {
@@ -69,26 +78,90 @@ void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
   }
   const std::uint64_t gen = ++b_.rec(l).gen;
   b_.rec(l).disabling = true;
-  setPhys(*end, PhysState::kDisabled, [this, l, end, gen, done = std::move(done)](Status st) {
-    IbBackend::LinkRecord& r = b_.rec(l);
-    r.disabling = false;
-    if (!st.isOk()) {
-      // No Set landed where the end was out of reach: the link is still up.
-      if (st.code() == ErrorCode::kUnavailable && gen == r.gen) {
-        r.up = true;
+  // A turn-on since (a recovery re-homing through this link, any end) bumps
+  // the generation: the Disabled Set is then no longer wanted. It is not sent
+  // if that is known before it goes; if it went anyway, it is undone.
+  auto skipped = std::make_shared<bool>(false);
+  const auto stillWanted = [this, l, gen, skipped] {
+    *skipped = gen != b_.rec(l).gen;
+    return !*skipped;
+  };
+  setPhys(
+      *end, PhysState::kDisabled,
+      [this, l, end = *end, gen, skipped, done = std::move(done)](Status st) {
+        IbBackend::LinkRecord& r = b_.rec(l);
+        r.disabling = false;
+        if (gen != r.gen) return superseded(l, end, st, *skipped, std::move(done));
+        if (!st.isOk()) {
+          // No Set landed where the end was out of reach: the link is still up.
+          if (st.code() == ErrorCode::kUnavailable) {
+            r.up = true;
+            b_.recomputeRoutes();
+          }
+          return done(st);
+        }
+        markDisabled(l, end);
+        if (b_.callback_)
+          b_.callback_->onLinkStateChanged(b_.topo_.link(l).upper, LinkPowerState::kOff);
+        done(LinkPowerState::kOff);
+      },
+      stillWanted);
+}
+
+void DisablePortGating::markDisabled(LinkId l, PortId end) {
+  b_.rec(l).disabledEnd = end;  // only this end can bring the link back
+  if (std::find(b_.disabled_.begin(), b_.disabled_.end(), l) == b_.disabled_.end()) {
+    b_.disabled_.push_back(l);
+  }
+}
+
+// A turn-off superseded by a turn-on while its Set was on its way. Not sent:
+// nothing to undo. Sent (or maybe sent: no reply), the end may read Disabled
+// now, and a link Disabled at one end never comes up whatever the other end
+// does: that end is set Polling again at once, if it reads Disabled. If that
+// fails, the link is what it is, Disabled by ebb at that end: recorded so
+// (restore and recovery see it), never taken for coming up, and re-enabled
+// as any re-enable not delivered (ib_reenable.cpp).
+void DisablePortGating::superseded(LinkId l, PortId end, const Status& st, bool skipped,
+                                   Done<LinkPowerState> done) {
+  const Status notApplied(
+      ErrorCode::kUnavailable,
+      fmt::format("link {}: turn-off superseded by a turn-on before its Set landed{}",
+                  b_.topo_.describeLink(l), skipped ? " (not sent)" : ""));
+  // Not sent: refused before the Set, or the end was out of reach.
+  if (skipped || (!st.isOk() && st.code() == ErrorCode::kUnavailable)) return done(notApplied);
+  ++b_.stats_.staleDisablesUndone;
+  // What the Get read at that end: Disabled or not (unset: no answer).
+  auto readDisabled = std::make_shared<std::optional<bool>>();
+  b_.writePort(
+      end,
+      [readDisabled](const PortInfo& before) -> Result<PortInfoEdit> {
+        *readDisabled = before.phys == PhysState::kDisabled;
+        if (!**readDisabled) return Status(ErrorCode::kNotFound, "not Disabled: nothing to undo");
+        return PortInfoEdit{PhysState::kPolling, 0};
+      },
+      [this, l, end, readDisabled, notApplied, done = std::move(done)](Result<PortInfoChange> r) {
+        if (r) {
+          if (b_.setObserver_) b_.setObserver_(PortSetEvent{end, PhysState::kPolling, 0, 0});
+          return done(notApplied);
+        }
+        if (*readDisabled == false) return done(notApplied);
+        // Disabled here (or unknown): held down by ebb at this end until a
+        // Polling Set gets through. The turn-on's poll stops: it cannot train.
+        IbBackend::LinkRecord& rec = b_.rec(l);
+        ++rec.gen;
+        rec.up = false;
+        rec.enabling = false;
         b_.recomputeRoutes();
-      }
-      return done(st);
-    }
-    r.disabledEnd = *end;  // only this end can bring the link back
-    if (std::find(b_.disabled_.begin(), b_.disabled_.end(), l) == b_.disabled_.end()) {
-      b_.disabled_.push_back(l);
-    }
-    if (gen != r.gen) return done(LinkPowerState::kOff);
-    if (b_.callback_)
-      b_.callback_->onLinkStateChanged(b_.topo_.link(l).upper, LinkPowerState::kOff);
-    done(LinkPowerState::kOff);
-  });
+        markDisabled(l, end);
+        b_.keepReenabling(l, r.status());
+        if (b_.callback_) {
+          const fabric::Link& L = b_.topo_.link(l);
+          if (!L.lowerIsHost) b_.callback_->onLinkStateChanged(L.lower, LinkPowerState::kOff);
+          b_.callback_->onLinkStateChanged(L.upper, LinkPowerState::kOff);
+        }
+        done(LinkPowerState::kOff);
+      });
 }
 
 void DisablePortGating::turnOn(LinkId l, Done<LinkPowerState> done) {
@@ -96,6 +169,13 @@ void DisablePortGating::turnOn(LinkId l, Done<LinkPowerState> done) {
     // Already pending (a fail-safe's re-enable not delivered): one Set on
     // the wire, not two; it goes now, and its LinkUp reaches the agents.
     b_.retryReenableNow(l);
+    return b_.later<LinkPowerState>(std::move(done), LinkPowerState::kTurningOn);
+  }
+  if (b_.rec(l).pollingSet || b_.rec(l).enabling) {
+    // A Polling Set already on the wire, or landed and waiting for LinkUp
+    // (a recovery's turn-on, then a fail-safe's or another re-homing's):
+    // one Set per link, not one per asker. Its LinkUp reaches every agent;
+    // if it fails, the link becomes a pending re-enable (keepReenabling).
     return b_.later<LinkPowerState>(std::move(done), LinkPowerState::kTurningOn);
   }
   enableLink(l, b_.sched_.now() + b_.opts_.restoreTimeoutPs,

@@ -30,7 +30,17 @@ class DisablePortGating final : public GatingStrategy {
   void enableLink(fabric::LinkId l, TimePs deadline, Done<agent::LinkPowerState> done);
 
  private:
-  void setPhys(fabric::PortId end, PhysState phys, std::function<void(Status)> done);
+  // `stillWanted`, if set, is asked when the Set is about to go (after the
+  // Get): false sends nothing and completes with kUnavailable.
+  void setPhys(fabric::PortId end, PhysState phys, std::function<void(Status)> done,
+               std::function<bool()> stillWanted = {});
+  // `end` is the one ebb set Disabled: the link is in disabled_.
+  void markDisabled(fabric::LinkId l, fabric::PortId end);
+  // A turn-off whose Set a turn-on overtook: nothing to do if it was not
+  // sent (`skipped`), else the end is set Polling again (or, if that fails,
+  // held as disabled and re-enabled like any re-enable not delivered).
+  void superseded(fabric::LinkId l, fabric::PortId end, const Status& st, bool skipped,
+                  Done<agent::LinkPowerState> done);
   std::optional<fabric::PortId> enableEnd(fabric::LinkId l) const;
   // The first link to re-enable on the shortest way to `target` from the
   // switches reachable now, over links that are up and links ebb disabled

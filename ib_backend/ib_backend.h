@@ -72,6 +72,9 @@ struct IbBackendStats {
   std::uint64_t rereads = 0;        // rereadPorts() calls (OpenSM events)
   std::uint64_t portChanges = 0;    // port changes they found
   std::uint64_t reprobes = 0;       // reprobeFailedLinks() rounds sent
+  // Disabled Sets that landed after a turn-on had superseded them, undone
+  // (Polling again at that end) or held as pending re-enables.
+  std::uint64_t staleDisablesUndone = 0;
 };
 
 // A change rereadPorts() found at one port.
@@ -210,11 +213,13 @@ class IbBackend final : public agent::Backend {
   // those to set at switch `at`.
   void retryPendingReenables(std::optional<fabric::SwitchId> at = std::nullopt);
 
-  // Re-probes (ib_reprobe.cpp): reads, from an end in reach, every switch
-  // link that went down without ebb, so a repair no trap told of is taken in
+  // Re-probes (ib_reprobe.cpp): reads, from an end in reach, every link
+  // that went down without ebb (a host link from its leaf), so a repair no trap told of is taken in
   // (onPortUp, routes, re-homing). One at a time; completes with the changes.
   void reprobeFailedLinks(Done<std::vector<PortChange>> done);
-  // Links down without ebb (failed), not disabled by it.
+  // Links down without ebb (failed), not disabled by it: switch links and
+  // host links (a host powered off, found so at start or gone later).
+  std::vector<fabric::LinkId> failedLinks() const;
   std::size_t failedLinkCount() const;
   // Switches out of reach with a failed link: a failure, not ebb, cut them off.
   std::vector<fabric::SwitchId> switchesCutOff() const;

@@ -23,17 +23,20 @@ bool failedRecord(bool up, bool absent, bool disabled, bool busy) {
 }
 }  // namespace
 
-std::size_t IbBackend::failedLinkCount() const {
-  std::size_t n = 0;
+std::vector<LinkId> IbBackend::failedLinks() const {
+  std::vector<LinkId> out;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const LinkRecord& r = links_[i];
-    if (topo_.links()[i].lowerIsHost) continue;
-    n += failedRecord(r.up, r.absent, r.disabledEnd || r.foundDisabledAt,
-                      r.disabling || r.enabling || r.pollingSet)
-             ? 1u
-             : 0u;
+    if (failedRecord(r.up, r.absent, r.disabledEnd || r.foundDisabledAt,
+                     r.disabling || r.enabling || r.pollingSet)) {
+      out.push_back(LinkId(static_cast<std::uint32_t>(i)));
+    }
   }
-  return n;
+  return out;
+}
+
+std::size_t IbBackend::failedLinkCount() const {
+  return failedLinks().size();
 }
 
 std::vector<SwitchId> IbBackend::switchesCutOff() const {
@@ -58,13 +61,15 @@ void IbBackend::reprobeFailedLinks(Done<std::vector<PortChange>> done) {
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const fabric::Link& L = topo_.links()[i];
     const LinkRecord& r = links_[i];
-    if (L.lowerIsHost || !failedRecord(r.up, r.absent, r.disabledEnd || r.foundDisabledAt,
-                                       r.disabling || r.enabling || r.pollingSet)) {
+    if (!failedRecord(r.up, r.absent, r.disabledEnd || r.foundDisabledAt,
+                      r.disabling || r.enabling || r.pollingSet)) {
       continue;
     }
     // Either end in reach will do: a link trains at both ends at once. The
-    // upper end first (a leaf cut off is reached from its spine).
+    // upper end first (a leaf cut off is reached from its spine; a host
+    // link, a host powered on again, only from its leaf).
     for (PortId e : {L.upper, L.lower}) {
+      if (e == L.lower && L.lowerIsHost) break;
       if (sw_[e.sw.value()].reachable) {
         ends.push_back(e);
         break;

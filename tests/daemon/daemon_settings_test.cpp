@@ -60,7 +60,8 @@ TEST(AgentSettings, DefaultsAndAllowList) {
   EXPECT_EQ(s->decisionLog, "/tmp/d.jsonl");
   EXPECT_EQ(s->backend.lostContactPs, 5'000'000'000'000);
   EXPECT_EQ(s->backend.restoreTimeoutPs, 30'000'000'000'000);
-  EXPECT_EQ(s->agent.resumeAfterFailSafePs, 0);  // a failed-safe agent stays so
+  EXPECT_EQ(s->agent.resumeAfterFailSafePs, 0);       // a failed-safe agent stays so
+  EXPECT_EQ(s->agent.rateLimits.maxOffPerWindow, 0);  // left out: no rate limit
 }
 
 // Anti-flap: on by default (3 turn-offs in 10 minutes, held 10 minutes), off
@@ -221,6 +222,11 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"agent { rate_window_ms: 0 }", "agent.rate_window_ms: must be > 0 (is 0)"},
         Bad{"agent { lost_contact_ms: 0 }", "agent.lost_contact_ms: must be > 0 (is 0)"},
         Bad{"agent { restore_timeout_ms: 0 }", "agent.restore_timeout_ms: must be > 0 (is 0)"},
+        // Unset is "no limit"; 0 is not a spelling of it.
+        Bad{"agent { max_off_per_window: 0 }",
+            "agent.max_off_per_window: must be > 0 (is 0); leave it out for no limit"},
+        Bad{"agent { max_off_per_window: -3 }",
+            "agent.max_off_per_window: must be > 0 (is -3); leave it out for no limit"},
         // Milliseconds past the time range never wrap.
         Bad{"agent { check_period_ms: 9223372036854775 }",
             "agent.check_period_ms: 9223372036854775 ms is beyond the time range"},

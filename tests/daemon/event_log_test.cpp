@@ -192,5 +192,30 @@ TEST(EventLog, AppendsToAFile) {
   std::filesystem::remove(path);
 }
 
+// A recovery ends complete, timed out or superseded (turned off again, or a
+// later re-homing took over): three events, the links up or not up.
+TEST(EventLog, RecoveryOutcomes) {
+  const std::filesystem::path path =
+      std::filesystem::path(EBB_BINARY_DIR) / "tests" / "daemon" / "event_log_recovery.jsonl";
+  std::filesystem::remove(path);
+  {
+    EventLog log;
+    ASSERT_TRUE(log.open(path.string()).isOk());
+    log.recovery(1, "A down", RecoveryOutcome::kComplete, 2.5, {"L1"});
+    log.recovery(2, "B down", RecoveryOutcome::kTimedOut, 3000, {"L2"});
+    log.recovery(3, "C down", RecoveryOutcome::kSuperseded, 3000, {"L3"});
+  }
+  std::ifstream in(path);
+  std::string a, b, c;
+  ASSERT_TRUE(std::getline(in, a) && std::getline(in, b) && std::getline(in, c));
+  EXPECT_EQ(a, R"({"time_ps":1,"event":"recovered","cause":"A down","after_ms":2.500,)"
+               R"("links":["L1"]})");
+  EXPECT_EQ(b, R"({"time_ps":2,"event":"recovery_incomplete","cause":"B down",)"
+               R"("after_ms":3000.000,"not_up":["L2"]})");
+  EXPECT_EQ(c, R"({"time_ps":3,"event":"recovery_superseded","cause":"C down",)"
+               R"("after_ms":3000.000,"not_up":["L3"]})");
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace ebb::daemon

@@ -37,6 +37,7 @@ DaemonMetrics fixedMetrics() {
   m.linksRestored = 5;
   m.recoveries = 2;
   m.recoveriesIncomplete = 1;
+  m.recoveriesSuperseded = 4;
   m.lastRecoverySeconds = 0.25;
   m.flapHolds = 1;
   m.subnetManagerMaster = true;
@@ -123,6 +124,7 @@ const char* const kFixedText =
     "# TYPE ebb_recoveries_total counter\n"
     "ebb_recoveries_total{outcome=\"complete\"} 2\n"
     "ebb_recoveries_total{outcome=\"timed_out\"} 1\n"
+    "ebb_recoveries_total{outcome=\"superseded\"} 4\n"
     "# HELP ebb_last_recovery_seconds From the last re-homing to all its links up.\n"
     "# TYPE ebb_last_recovery_seconds gauge\n"
     "ebb_last_recovery_seconds 0.250000\n"

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <regex>
@@ -216,6 +217,54 @@ TEST(Resilience, TreeCableOfAGatedLeafFailsAndEveryPairComesBack) {
            onIrregular(fab, "osm_events: \"osm-events.sock\" restore_timeout_ms: 10000", "trap"));
   ASSERT_TRUE(waitForText(d.outPath(), "OpenSM events on", 20s)) << d.out() << d.err();
   failATreeCableAndRecover(fab, d, 25s);
+}
+
+// (1b) A recovery overtaken by the repair of its cause: the links the
+// re-homing turned on never train (the test does not play their Polling),
+// then the failed cable comes back and the agents re-home again. At
+// restore_timeout_ms ebb reports that recovery superseded (a later re-homing
+// took over), not incomplete: nothing timed out, nothing to reach out for.
+TEST(Resilience, ARecoveryOvertakenByTheRepairOfItsCauseIsSupersededNotTimedOut) {
+  IbsimFabric fab(irregular(), fabricOptions(true));
+  Daemon d(fab, onIrregular(fab, "osm_events: \"osm-events.sock\" restore_timeout_ms: 2500",
+                            "superseded"));
+  ASSERT_TRUE(waitForText(d.outPath(), "OpenSM events on", 20s)) << d.out() << d.err();
+  PhysicalLayer phys(fab, d, {.tree = &tree()});
+  const auto leaf = gateThenFailATreeCable(fab, d, phys);
+  ASSERT_TRUE(leaf);
+  const auto playButPolling = [&](std::vector<Decision> ds) {
+    std::erase_if(ds, [](const Decision& x) { return x.isSet("Polling"); });
+    phys.play(ds);
+  };
+  const auto playUntil = [&](const std::function<bool()>& done, std::chrono::seconds limit) {
+    const auto deadline = Clock::now() + limit;
+    while (!done() && Clock::now() < deadline && d.proc().running())
+      playButPolling(d.next(200ms));
+    return done();
+  };
+  const std::string cable = irregular().describeLink(
+      linkOf(irregular(), treeUpPort(*leaf).first, treeUpPort(*leaf).second));
+  ASSERT_TRUE(playUntil([&] { return d.out().find(cable + " down") != std::string::npos; }, 15s))
+      << d.out() << d.err();
+  fab.relink(treeUpPort(*leaf).first, treeUpPort(*leaf).second);
+  ASSERT_TRUE(playUntil([&] { return d.out().find(cable + " up") != std::string::npos; }, 15s))
+      << d.out() << d.err();
+  const auto said = [&] {
+    return d.out().find("superseded after") != std::string::npos ||
+           d.err().find("incomplete after") != std::string::npos;
+  };
+  ASSERT_TRUE(playUntil(said, 15s)) << d.out() << d.err();
+  // The line names the recovery's cause (maybe with others of the same instant).
+  const std::string out = d.out();
+  const std::size_t at = out.find("superseded after");
+  ASSERT_NE(at, std::string::npos) << out << d.err();
+  const std::size_t lineStart = out.rfind('\n', at) + 1;
+  EXPECT_NE(out.substr(lineStart, at - lineStart).find(cable + " down"), std::string::npos) << out;
+  EXPECT_EQ(d.err().find("incomplete after"), std::string::npos) << d.err();
+  EXPECT_NE(readWholeFile(d.logPath()).find("\"event\":\"recovery_superseded\""),
+            std::string::npos);
+  const Shutdown s = sigterm(d, phys, 15s);
+  EXPECT_TRUE(s.status) << "still running 15 s after SIGTERM";
 }
 
 // (2) The same without the event plugin: only the leaf's counters, failing

@@ -1,7 +1,9 @@
 #pragma once
 // The IbBackend test rig: a 2-ary 3-tree in a FakeFabric behind a
 // FakeMadTransport, in virtual time, with every backend event recorded.
+#include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -44,7 +46,16 @@ struct Rig {
     TransportOptions t;
     t.timeoutPs = 50 * kMs;
     t.retries = 1;
-    mad = std::make_unique<FakeMadTransport>(sched, t, fab.responder());
+    mad = std::make_unique<FakeMadTransport>(
+        sched, t,
+        [this, answer = fab.responder()](
+            const MadAddress& to, const MadBytes& m) -> std::optional<std::vector<std::uint8_t>> {
+          if (holdIf && holdIf(to, m)) {
+            held.emplace_back(to, m);  // not at the fabric yet: release() delivers it
+            return std::nullopt;
+          }
+          return answer(to, m);
+        });
     backend = std::make_unique<IbBackend>(tree(), *mad, sched, o);
     backend->setCallback(&cb);
   }
@@ -67,6 +78,17 @@ struct Rig {
     backend->applyLinkState(p, on, [&](Result<LinkPowerState> r) { out = r; });
     sched.runUntil(sched.now() + 2000 * kMs);
     return out;
+  }
+  // MADs for which holdIf is true reach the fabric (and their reply comes
+  // back) only at release(): a Set held on its way, deterministically.
+  // Release before the transport's timeout (50 ms) for the reply to count.
+  std::function<bool(const MadAddress&, const MadBytes&)> holdIf;
+  std::vector<std::pair<MadAddress, MadBytes>> held;
+  void release() {
+    auto answer = fab.responder();
+    for (const auto& [to, m] : std::exchange(held, {})) {
+      if (auto reply = answer(to, m)) mad->inject(*reply);
+    }
   }
   agent::VirtualScheduler sched;
   FakeFabric fab;
