@@ -45,8 +45,12 @@ Result<std::vector<SettingResult>> Evaluator::evaluate(const std::vector<std::si
       jobs.push_back({*gk, *cfg, true, s.label + " " + on});
       jobs.push_back({*bk, base, false, "all links on " + on});
       pairs.push_back({id, w, *gk, *bk});
+      // What the search costs: each distinct run once, by the length it ran.
+      const double ran = runFraction(plan_, w, fraction);
       for (const RunJob* j : {&jobs[jobs.size() - 2], &jobs.back()}) {
-        if (distinct_.insert(j->key.hash).second) result_.fullEquivalents += fraction;
+        if (!distinct_.insert(j->key.hash).second) continue;
+        result_.fullEquivalents += ran;
+        if (j->gated && ran >= 1.0) ++result_.fullRuns;
       }
     }
   }
@@ -58,7 +62,6 @@ Result<std::vector<SettingResult>> Evaluator::evaluate(const std::vector<std::si
     result_.complete = false;
     return std::vector<SettingResult>{};
   }
-  if (fraction >= 1.0) result_.fullRuns += pairs.size();
   // Runs of one setting are adjacent: group them.
   const std::size_t first = result_.runs.size();
   for (const Pair& p : pairs) {
@@ -66,7 +69,7 @@ Result<std::vector<SettingResult>> Evaluator::evaluate(const std::vector<std::si
     RunResult r = compare(plan_, gated.summary, ran->at(p.baseline.hash).summary, p.workload);
     if (!gated.failure.empty()) r = failedRun(p.workload, gated.failure);
     r.setting = p.setting;
-    r.fraction = fraction;
+    r.fraction = runFraction(plan_, p.workload, fraction);
     r.hash = p.gated.hash;
     result_.runs.push_back(std::move(r));
   }
@@ -75,7 +78,9 @@ Result<std::vector<SettingResult>> Evaluator::evaluate(const std::vector<std::si
     const std::size_t id = result_.runs[i].setting;
     for (; i < result_.runs.size() && result_.runs[i].setting == id; ++i)
       group.push_back(&result_.runs[i]);
-    done_[{fraction, id}] = aggregate(plan_, group);
+    SettingResult agg = aggregate(plan_, group);
+    agg.fraction = fraction;  // the rung's, whatever its workloads ran at
+    done_[{fraction, id}] = agg;
   }
   std::vector<SettingResult> out;
   for (std::size_t id : ids)

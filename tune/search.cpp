@@ -106,6 +106,7 @@ SettingResult aggregate(const TunePlan& plan, const std::vector<const RunResult*
       s.feasible = false;
       s.broken = fmt::format("{} on {}", r->broken, plan.workloads[r->workload].name);
     }
+    s.brokenWhole = s.brokenWhole || (!r->broken.empty() && r->fraction >= 1.0);
   }
   s.saving = runs.empty() ? 0 : sum / static_cast<double>(runs.size());
   s.excess = std::max(0.0, s.excess);
@@ -150,9 +151,16 @@ std::vector<std::size_t> survivors(const std::vector<SettingResult>& settings, s
   // agents can follow), so the budget cannot be applied to them; the order of
   // the settings on saving and on penalty holds better. Keep whole Pareto
   // layers (non-dominated sorting), best layer first.
+  // A setting that broke the budget on a workload run whole breaks it at
+  // full length too (the same run): only the others go on, if any.
   std::vector<const SettingResult*> left;
   for (const SettingResult& s : settings) {
-    if (!s.failed) left.push_back(&s);
+    if (!s.failed && !s.brokenWhole) left.push_back(&s);
+  }
+  if (left.empty()) {
+    for (const SettingResult& s : settings) {
+      if (!s.failed) left.push_back(&s);
+    }
   }
   std::vector<std::size_t> kept;
   while (kept.size() < keep && !left.empty()) {

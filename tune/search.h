@@ -41,6 +41,9 @@ struct SettingResult {
   bool feasible = false;
   bool failed = false;  // a run failed: ranked last, left out of the front and plots
   std::string broken;   // first rule broken, with the workload
+  // A rule broken on a workload run whole (not shortened): the same run
+  // would break it at full length, so halving does not keep the setting.
+  bool brokenWhole = false;
 };
 
 struct TuneResult {

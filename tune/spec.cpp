@@ -316,6 +316,11 @@ Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std
   return cfg;
 }
 
+double runFraction(const TunePlan& plan, std::size_t workload, double fraction) {
+  const config::WorkloadSpec& w = plan.workloads.at(workload).spec;
+  return w.has_alonso_ramp() || w.has_uniform() ? fraction : 1.0;
+}
+
 config::Config baselineConfig(const config::Config& resolved) {
   config::Config b = resolved;
   auto* g = b.mutable_gating();

@@ -89,6 +89,9 @@ Result<TunePlan> loadTunePlan(const std::string& specPath,
 // `fraction` (alonso-ramp and uniform only; files and traces run whole).
 Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std::size_t workload,
                                      double fraction);
+// The share of its length a workload runs at for a rung of `fraction`: the
+// fraction itself where resolveConfig shortens it, else 1 (run whole).
+double runFraction(const TunePlan& plan, std::size_t workload, double fraction);
 // The same workload with every link on and no low-power idle (the reference).
 config::Config baselineConfig(const config::Config& resolved);
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <set>
 
 #include "tests/tune/tune_test_util.h"
 #include "tune/report.h"
@@ -52,6 +54,59 @@ TEST(TuneHalving, SurvivorsAreWholeParetoLayersThenSpreadAlongTheLast) {
   EXPECT_EQ(survivors(pts, 5), (std::vector<std::size_t>{0, 1, 3, 4, 5}));
   // Two of the first layer: its two ends.
   EXPECT_EQ(survivors(pts, 2), (std::vector<std::size_t>{0, 3}));
+}
+
+// A setting that broke the budget on a workload run whole would break it at
+// full length: halving drops it, unless nothing else is left.
+TEST(TuneHalving, ASettingOverBudgetOnAWholeRunDoesNotSurvive) {
+  std::vector<SettingResult> pts = {point(0, 0.10, 0.0), point(1, 0.40, 9.0, false),
+                                    point(2, 0.20, 1.0)};
+  pts[1].brokenWhole = true;
+  EXPECT_EQ(survivors(pts, 2), (std::vector<std::size_t>{0, 2}));
+  EXPECT_EQ(survivors(pts, 3), (std::vector<std::size_t>{0, 2}));
+  for (SettingResult& p : pts)
+    p.brokenWhole = true;
+  EXPECT_EQ(survivors(pts, 3), (std::vector<std::size_t>{0, 1, 2}));
+}
+
+// A traffic file does not shorten: halving runs it whole at every rung, says
+// so (fraction 1) and counts it at its full length in the search's cost.
+TEST(TuneHalving, AWorkloadThatDoesNotShortenRunsAndCountsWhole) {
+  const auto dir = scratch("halving-file");
+  const auto file = dir / "pairs.txt";
+  {
+    std::ofstream out(file);
+    for (int i = 0; i < 200; ++i)
+      out << i * 500 << " " << i % 16 << " " << (i * 7 + 3) % 16 << " 256\n";
+  }
+  Result<TunePlan> plan =
+      planFrom(tinyRampBase(0.25) +
+               "workload { name: \"ramp\" spec { alonso_ramp { time_scale: 0.25 } } } "
+               "workload { name: \"file\" spec { traffic_file: \"" +
+               file.string() +
+               "\" } } budget { latency_increase_pct: 50 } search_space { policy: [DYNAMIC] "
+               "u_on { values: [0.1, 0.2, 0.3, 0.45, 0.6] } } search { strategy: HALVING eta: 3 }");
+  ASSERT_TRUE(plan) << plan.status().toString();
+  ExecOptions exec;
+  exec.jobs = 2;
+  Result<TuneResult> r = runTune(*plan, (dir / "cache").string(), exec);
+  ASSERT_TRUE(r) << r.status().toString();
+  ASSERT_GT(r->rungs.size(), 1u);
+  std::set<std::string> fileRuns;
+  for (const RunResult& run : r->runs) {
+    if (plan->workloads[run.workload].name == "file") {
+      EXPECT_EQ(run.fraction, 1.0);
+      fileRuns.insert(run.hash);
+    } else {  // the ramp shortens: each run at its rung's length
+      EXPECT_TRUE(std::any_of(r->rungs.begin(), r->rungs.end(), [&](const auto& rung) {
+        return rung.front().fraction == run.fraction;
+      })) << run.fraction;
+    }
+  }
+  // Each distinct whole run of the file counts once as a full-length run,
+  // with the ramp's full-length runs of the last rung.
+  EXPECT_EQ(r->fullRuns, fileRuns.size() + r->final().size());
+  EXPECT_LT(r->rungs.front().front().fraction, 1.0);
 }
 
 // Static and dynamic thresholds on a 4-ary 2-tree, mean and p99 latency <= 3%.
