@@ -470,13 +470,16 @@ std::string FabricEmulator::describeWaiting(std::size_t maxLines) {
   std::size_t lines = 0, more = 0;
   for (std::uint32_t ch = 0; ch < channels_.size(); ++ch) {
     Channel& c = channels_[ch];
-    if (c.head == kNone || c.busy) continue;
+    // Input-queued: only hosts queue here, and a backlog behind the packet a
+    // host is sending is what a slow drain leaves (docs/emulator.md).
+    if (c.head == kNone || (c.busy && !iqModel())) continue;
     if (lines == maxLines) {
       ++more;
       continue;
     }
     const LinkPowerState st = c.gate.state(sched_.now());
-    const char* why = c.offPending                ? "draining, then off"
+    const char* why = c.busy                      ? "behind the packet being sent"
+                      : c.offPending              ? "draining, then off"
                       : !c.enabled                ? "direction off"
                       : st != LinkPowerState::kOn ? "direction turning on"
                       : c.waiting                 ? "no credits downstream"

@@ -350,6 +350,7 @@ class FabricEmulator {
   std::int64_t iqFreeCredit(std::uint32_t ch) const;
   std::uint32_t iqOwned(std::uint32_t ch) const;
   std::string iqDescribeWaiting(std::size_t maxLines) const;
+  std::string iqOutputHold(const iq::InputVc& in) const;
   enum EventKind : std::uint8_t {
     kTxDone,
     kArrive,

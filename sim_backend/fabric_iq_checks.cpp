@@ -70,6 +70,23 @@ iq::InputMasks FabricEmulator::iqMasksOf(std::uint32_t ch) const {
   return masks;
 }
 
+// Why the routed packet at the front of `in` does not move on its output
+// (empty: nothing holds it). A transmitter still waking from low-power idle
+// says so: a wormhole chain behind it reads "no credits downstream" at every
+// hop, and only its front names the wake-up it waits for.
+std::string FabricEmulator::iqOutputHold(const iq::InputVc& in) const {
+  const Channel& o = channels_[in.out];
+  if (o.failed) return ", failed";
+  if (o.offPending) return ", draining, then off";
+  if (!o.enabled) return ", direction off";
+  if (iqPorts_[in.out].sendable == 0) return ", turning on";
+  if (in.state == iq::InputVc::kVcAlloc) return "";
+  if (iqOut_[iqSlot(in.out, in.outVc)].credits == 0) return ", no credits downstream";
+  const TimePs wake = iqPorts_[in.out].wakeAt - sched_.now();
+  if (wake > 0) return fmt::format(", waking from low-power idle ({} ns more)", wake / 1000);
+  return "";
+}
+
 // What the buffered flits wait for, per input VC holding any (the first
 // `maxLines`, in channel order), as the output-queued description names the
 // directions packets wait on: the stage of the packet at the front and, once
@@ -99,20 +116,11 @@ std::string FabricEmulator::iqDescribeWaiting(std::size_t maxLines) const {
       } else if (in.state == iq::InputVc::kSink) {
         why = "discarded (no way on)";
       } else {
-        const Channel& o = channels_[in.out];
         const std::string way =
             fmt::format("{} ({})", topo_.describeLink(LinkId(in.out / 2)), dirOf(in.out));
-        const char* state = o.failed                            ? ", failed"
-                            : o.offPending                      ? ", draining, then off"
-                            : !o.enabled                        ? ", direction off"
-                            : iqPorts_[in.out].sendable == 0    ? ", turning on"
-                            : in.state == iq::InputVc::kVcAlloc ? ""
-                            : iqOut_[iqSlot(in.out, in.outVc)].credits == 0
-                                ? ", no credits downstream"
-                                : "";
         why = fmt::format("{} {}{}",
                           in.state == iq::InputVc::kVcAlloc ? "waiting for a VC on" : "bound for",
-                          way, state);
+                          way, iqOutputHold(in));
       }
       out += fmt::format("; {} of {} ({}) VC {}: {}", in.count, topo_.describeLink(LinkId(ch / 2)),
                          dirOf(ch), v, why);
