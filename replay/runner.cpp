@@ -443,10 +443,20 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   if (!monitor.failure().isOk()) return monitor.failure();
   // Accepted load counts what arrived within the workload's window only.
   const std::uint64_t flitsDeliveredInWindow = emu.stats().flitsDelivered;
-  // Drain what is still in flight (bounded: a saturated run may never empty;
-  // the bound saturates for a workload that ends near the end of time).
+  // Drain what is still in flight. A drain that delivers goes on (a backlog
+  // behind low-power wake-ups can take long to empty); one that delivers
+  // nothing for `drainSpan` ends (packets stuck), and every drain ends at
+  // ten spans (a saturated backlog); the bounds saturate for a workload that
+  // ends near the end of time.
   const TimePs drainSpan = std::max<TimePs>(end / 5, saturatingMul(100, period));
-  const TimePs drainLimit = saturatingAdd(end, drainSpan);
+  const TimePs drainCap = saturatingAdd(end, saturatingMul(10, drainSpan));
+  TimePs drainLimit = saturatingAdd(end, drainSpan);
+  std::uint64_t deliveredSoFar = emu.stats().flitsDelivered;
+  const auto progressed = [&] {
+    if (emu.stats().flitsDelivered == deliveredSoFar) return;
+    deliveredSoFar = emu.stats().flitsDelivered;
+    drainLimit = std::min(drainCap, saturatingAdd(sched.now(), drainSpan));
+  };
   // The workload's last, partial check period has its row; the drain has
   // rows of its own (drain = 1), so the timeseries adds up to the report.
   // The drain ends with the network empty (and no recovery from a fault
@@ -460,6 +470,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     if (next < 0 || next > std::min(rowEnd, drainLimit)) {
       sched.runUntil(std::min(rowEnd, drainLimit));
       sample();
+      progressed();
       rowEnd = sched.now() + period;
       if (next < 0) break;
       continue;
