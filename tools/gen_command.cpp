@@ -436,9 +436,8 @@ void addGenCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--iterations", o->iterations, "collective, motif: how many times")
       ->capture_default_str();
   cmd->add_option("--compute-us", o->computeUs,
-                  "collective: compute before each iteration; motif: per iteration (default: "
-                  "its flops model)")
-      ->capture_default_str()
+                  "collective: compute before each iteration (default 10); motif: per "
+                  "iteration (default: its flops model)")
       ->each([o](const std::string&) { o->computeGiven = true; });
   cmd->add_option("--out", o->out, "The traffic file to write")->required();
   cmd->add_flag("--binary", o->binary,

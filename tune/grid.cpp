@@ -400,21 +400,21 @@ Status expandGrid(const config::SearchSpace& space, TunePlan& plan) {
         "search_space: empty grid: sweep at least one of policy, u_on, u_off, "
         "check_period_cycles, lpi_mode, lpi_hold_ts, lpi_delay_budget_ns or a field");
   }
-  // The cost before the work: the product of the dimensions, saturating.
+  // The cost before the work: the product of the dimensions, exact up to
+  // 10^18 (then "over 10^18").
+  constexpr std::uint64_t kHuge = 1'000'000'000'000'000'000ULL;
   std::uint64_t combinations = 1;
   std::string sizes;
   for (const Dimension& d : *dims) {
     const std::uint64_t n = d.values.size();
-    combinations = n != 0 && combinations > plan.maxSettings * 2 / n ? plan.maxSettings * 2 + 1
-                                                                     : combinations * n;
+    combinations = n != 0 && combinations > kHuge / n ? kHuge + 1 : combinations * n;
     sizes += fmt::format("{}{} {}", sizes.empty() ? "" : " x ", n, shortName(d.path));
   }
   if (combinations > plan.maxSettings) {
     return invalidArgument(fmt::format(
-        "search_space: the grid has {}{} settings ({}), more than the limit of {}: narrow the "
+        "search_space: the grid has {} settings ({}), more than the limit of {}: narrow the "
         "ranges, or raise the limit deliberately with `ebb tune --max-settings`",
-        combinations > plan.maxSettings * 2 ? "over " : "",
-        combinations > plan.maxSettings * 2 ? plan.maxSettings * 2 : combinations, sizes,
+        combinations > kHuge ? std::string("over 10^18") : std::to_string(combinations), sizes,
         plan.maxSettings));
   }
   plan.dimensions = std::move(*dims);

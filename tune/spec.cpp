@@ -131,8 +131,8 @@ Status checkBudget(const config::Budget& b, bool anyTrace, const std::string& op
   }
   if (out.appSlowdownPct && !anyTrace) {
     return invalidArgument(
-        "budget.app_slowdown_pct: needs a trace workload (workload { spec { trace { ... } } }); "
-        "only traces have an application runtime");
+        "budget.app_slowdown_pct: needs a closed-loop workload (a trace, collective, motif or "
+        "mix: workload { spec { trace { ... } } }); only those have an application runtime");
   }
   if (out.appSlowdownPct && !out.meanLatencyPct && !out.p99LatencyPct && !openLoop.empty()) {
     // Every setting would be within budget on that workload, however slow.

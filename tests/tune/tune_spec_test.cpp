@@ -88,7 +88,7 @@ const BadSpec kBadSpecs[] = {
     {"EmptyBudget", "search_space { u_on { values: [0.2] } }", "budget", "set at least one"},
     {"SlowdownWithoutTrace",
      "budget { app_slowdown_pct: 5 } search_space { u_on { values: [0.2] } }",
-     "budget.app_slowdown_pct", "needs a trace workload"},
+     "budget.app_slowdown_pct", "needs a closed-loop workload (a trace, collective, motif or mix"},
     {"SlowdownAloneWithAnOpenLoopWorkload",
      "workload { name: \"coll\" spec { collective { op: \"alltoall\" bytes: 4096 ranks: 8 "
      "iterations: 2 } } } workload { name: \"ramp\" spec { alonso_ramp { time_scale: 0.1 } } } "
@@ -167,7 +167,9 @@ const BadSpec kBadSpecs[] = {
      "budget { latency_increase_pct: 5 } search_space { policy: [STATIC] "
      "u_on { from: 0.5 to: 1 step: 0.0001 } u_off { from: 0.0001 to: 0.2 step: 0.0001 } "
      "check_period_cycles { from: 1000 to: 10000 step: 1 } }",
-     "search_space: the grid has over 20000 settings", "more than the limit of 10000"},
+     "search_space: the grid has 90028002000 settings (1 policy x 2000 u_off x 5001 u_on x 9001 "
+     "period)",
+     "more than the limit of 10000"},
     // One field in two dimensions: each would override the other.
     {"FieldSweptTwice",
      "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.3] } field { path: "
