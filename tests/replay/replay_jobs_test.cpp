@@ -508,16 +508,13 @@ TEST(ReplayJobs, TooFewHostsOrRanksBeyondThePlacementAreErrors) {
   EXPECT_NE(big.find("the fabric has only 64"), std::string::npos) << big;
   // Hosts asked for beyond the trace's ranks: the field that asked, in a
   // single trace and in a mix.
-  const std::string wide =
-      errorOf(spec("workload { trace { path: \"" + kAmg + "\" ranks: 70 } }"));
-  EXPECT_NE(wide.find("70 by workload.trace.ranks) but the fabric has only 64"),
-            std::string::npos)
+  const std::string wide = errorOf(spec("workload { trace { path: \"" + kAmg + "\" ranks: 70 } }"));
+  EXPECT_NE(wide.find("70 by workload.trace.ranks) but the fabric has only 64"), std::string::npos)
       << wide;
   const std::string wideMix = errorOf(spec(R"(workload { mix {
       jobs { trace { path: ")" + kAmg + R"(" ranks: 60 } }
       jobs { collective { op: "alltoall" bytes: 8 ranks: 8 } } } })"));
-  EXPECT_NE(wideMix.find("60 by workload.mix.jobs[0].trace.ranks"), std::string::npos)
-      << wideMix;
+  EXPECT_NE(wideMix.find("60 by workload.mix.jobs[0].trace.ranks"), std::string::npos) << wideMix;
   // A missing trace: an I/O error naming it.
   const std::string missing = errorOf(spec("workload { trace { path: \"/nonexistent/x.csv\" } }"));
   EXPECT_NE(missing.find("/nonexistent/x.csv"), std::string::npos) << missing;
