@@ -50,23 +50,6 @@ LpiLink::LpiLink(const LpiParams& params, TimePs start, LpiTimes carried)
       idleSince_(start),
       creditedUntil_(start) {}
 
-LpiLink LpiLink::asleep(const LpiParams& params, TimePs start) {
-  LpiLink l(params, start);
-  l.idleForever_ = true;
-  switch (params.mode) {
-    case LpiMode::kDeepSleep:
-    case LpiMode::kHybrid:
-      l.idleSince_ = start - l.cyclesStart();
-      break;
-    case LpiMode::kFastWake:
-      l.idleSince_ = start - l.idleHold_;
-      break;
-    case LpiMode::kOff:
-      break;
-  }
-  return l;
-}
-
 TimePs LpiLink::cyclesStart() const {
   switch (p_.mode) {
     case LpiMode::kDeepSleep:
@@ -195,10 +178,7 @@ TimePs LpiLink::packetReady(TimePs now) {
     ++counters_.wakeups;
     counters_.wakeDelay += delay;
   }
-  if (p_.adaptive.enabled) {
-    adapt(idleForever_ ? std::max(now - idleSince_, p_.adaptive.maxHold) : now - idleSince_, delay);
-  }
-  idleForever_ = false;
+  if (p_.adaptive.enabled) adapt(now - idleSince_, delay);
   pinned_ = false;
   busy_ = true;
   wakeSince_ = now;
@@ -279,7 +259,6 @@ void LpiLink::resume(TimePs now) {
   if (!suspended_) return;
   suspended_ = false;
   busy_ = false;
-  idleForever_ = false;
   idleSince_ = creditedUntil_ = now;
   startIdle();
 }

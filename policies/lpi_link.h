@@ -62,12 +62,6 @@ class LpiLink {
  public:
   // The link starts idle at `start` (in hold).
   explicit LpiLink(const LpiParams& params, TimePs start = 0, LpiTimes carried = {});
-  // A link that has been idle forever at `start`: already in its lowest-power
-  // state (deep-sleep and hybrid at the start of a quiet period, fast-wake in
-  // fast-wake, off in hold), so the first packet pays the wake-up, even at
-  // `start`; as a wake-up after a long idle it is not charged to the adaptive
-  // hold's account.
-  static LpiLink asleep(const LpiParams& params, TimePs start);
 
   // Handles one event at `now` (non-decreasing across calls).
   LpiStep onEvent(LpiEvent e, TimePs now);
@@ -141,7 +135,6 @@ class LpiLink {
   bool busy_ = false;
   bool suspended_ = false;
   bool pinned_ = false;
-  bool idleForever_ = false;  // asleep(): idle since before the run began
 };
 
 }  // namespace ebb::policies

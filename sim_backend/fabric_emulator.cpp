@@ -33,7 +33,7 @@ FabricEmulator::FabricEmulator(const fabric::Topology& topo, const EmulatorConfi
       ch.receiver = d == Direction::kUp ? link.upper.sw : link.lower.sw;
       ch.credits.assign(ch.toHost ? 1 : static_cast<std::size_t>(cfg.vcs), cfg.vcBufferBytes);
       ch.gate = policies::GatedLink(cfg.turnOnPs, cfg.turnOffPs, LinkPowerState::kOn, 0);
-      ch.lpi = policies::LpiLink::asleep(cfg.lpi, 0);  // idle forever: asleep
+      ch.lpi = policies::LpiLink(cfg.lpi, 0);
     }
   }
   if (iqModel()) iqInit();
@@ -400,7 +400,7 @@ void FabricEmulator::initDirection(LinkId link, Direction dir, bool on) {
   gatedReachDirty_ = true;
   c.gate = policies::GatedLink(cfg_.turnOnPs, cfg_.turnOffPs,
                                on ? LinkPowerState::kOn : LinkPowerState::kOff, now);
-  c.lpi = policies::LpiLink::asleep(cfg_.lpi, now);
+  c.lpi = policies::LpiLink(cfg_.lpi, now);
   if (!on) c.lpi.suspend(now);
   iqRefresh(index(link, dir));
 }

@@ -316,42 +316,5 @@ TEST(LpiLink, NamesOfStatesModesAndEvents) {
   EXPECT_STREQ(toString(LpiEvent::kTimer), "timer");
 }
 
-// A link idle forever (the emulator's links at the start of a run) is in its
-// lowest-power state already: a packet at the very start pays the wake-up.
-TEST(LpiLink, AsleepStartsInTheLowestPowerStateAndPaysTheWakeUpAtOnce) {
-  const TimePs start = 7'000;
-  {
-    const LpiParams p = LpiParams::table6(LpiMode::kDeepSleep, 1);
-    LpiLink l = LpiLink::asleep(p, start);
-    EXPECT_EQ(l.stateAt(start), LpiState::kQuiet);
-    EXPECT_EQ(l.nextTransition(start), start + p.quiet);
-    EXPECT_EQ(l.packetReady(start), p.wakeDeepSleep);
-    EXPECT_EQ(l.counters().wakeups, 1u);
-    l.transmissionEnded(start + p.wakeDeepSleep + 1'000);
-    // After a packet, the usual timeline: hold first.
-    EXPECT_EQ(l.stateAt(start + p.wakeDeepSleep + 1'000), LpiState::kHold);
-  }
-  {
-    const LpiParams p = LpiParams::table6(LpiMode::kFastWake, 2);
-    LpiLink l = LpiLink::asleep(p, start);
-    EXPECT_EQ(l.stateAt(start), LpiState::kFastWake);
-    l.finish(start + 5'000);
-    EXPECT_EQ(l.times()[static_cast<std::size_t>(LpiState::kFastWake)], 5'000);
-    EXPECT_EQ(l.times()[static_cast<std::size_t>(LpiState::kHold)], 0);
-    EXPECT_EQ(l.packetReady(start + 5'000), p.wakeFastWake);
-  }
-  {
-    const LpiParams p = LpiParams::table6(LpiMode::kHybrid, 1);
-    LpiLink l = LpiLink::asleep(p, start);
-    EXPECT_EQ(l.stateAt(start), LpiState::kQuiet);
-    EXPECT_EQ(l.packetReady(start), p.wakeDeepSleep);
-  }
-  {
-    LpiLink l = LpiLink::asleep(LpiParams{}, start);  // LPI off: hold, no wake-up
-    EXPECT_EQ(l.stateAt(start), LpiState::kHold);
-    EXPECT_EQ(l.packetReady(start), 0);
-  }
-}
-
 }  // namespace
 }  // namespace ebb::policies
