@@ -1,11 +1,12 @@
 // libFuzzer target: MAD replies as the fabric returns them (network input):
 // the first byte picks the request ebb sent (NodeInfo, NodeDesc, PortInfo,
-// PortCounters, PortCountersExtended), the rest is the reply. ib::checkReply
+// PortCounters, PortCountersExtended, SMInfo), the rest is the reply. ib::checkReply
 // must refuse anything that does not answer the request, naming the field;
 // what it accepts must parse (PortInfo's data rate: a rate or E_INVALID).
 // Never a crash, a sanitizer report or an exception.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "fuzz/fuzz_util.h"
 #include "ib_backend/mad.h"
@@ -14,9 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace ebb;
   using namespace ebb::ib;
   if (size < 1) return 0;
-  static const Attr kAttrs[] = {Attr::kNodeInfo, Attr::kNodeDesc, Attr::kPortInfo,
-                                Attr::kPortCounters, Attr::kPortCountersExt};
-  const Attr attr = kAttrs[data[0] % 5];
+  static const Attr kAttrs[] = {Attr::kNodeInfo,     Attr::kNodeDesc,        Attr::kPortInfo,
+                                Attr::kPortCounters, Attr::kPortCountersExt, Attr::kSmInfo};
+  const Attr attr = kAttrs[data[0] % std::size(kAttrs)];
   const bool pma = attr == Attr::kPortCounters || attr == Attr::kPortCountersExt;
   MadAddress to;
   to.mgmtClass = pma ? MgmtClass::kPerf : MgmtClass::kSmiDirect;
@@ -61,6 +62,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     case Attr::kPortCountersExt:
       (void)parsePortCountersExt(mad);
+      break;
+    case Attr::kSmInfo:
+      EBB_FUZZ_CHECK(parseSmState(mad) <= 15, "an SMState wider than its 4 bits");
       break;
   }
   return 0;
