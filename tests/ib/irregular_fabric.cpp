@@ -12,8 +12,8 @@
 namespace ebb::testing {
 
 namespace {
-// The ibsim net file: tests/ib/topology_mismatch_test.cpp's fabric with both
-// of its disputed cables, so every leaf has 3 up cables (one per spine).
+// The ibsim net file: every leaf has 3 up cables (one per spine);
+// tests/ib/topology_mismatch_test.cpp drops one cable from each side.
 constexpr const char* kNet = R"(
 caguid=0x0002c90000a00000
 Hca	1 "H0"

@@ -2,8 +2,8 @@
 
 // The irregular fabric of the `ebb agent` failure tests: 3 spines of 12 ports
 // and 5 leaves of 8, each leaf cabled once to every spine at irregular port
-// numbers (tests/ib/topology_mismatch_test.cpp's fabric with both of its
-// disputed cables), given to the daemon as an ibsim net file.
+// numbers, given to the daemon as an ibsim net file
+// (tests/ib/topology_mismatch_test.cpp drops one cable from each side).
 #include <string>
 
 #include "fabric/minimal_tree.h"

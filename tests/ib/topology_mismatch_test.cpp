@@ -7,13 +7,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "common/child_process.h"
 #include "fabric/ibnetdiscover.h"
 #include "tests/harness/ibsim_fabric.h"
+#include "tests/ib/irregular_fabric.h"
 
 namespace ebb::testing {
 namespace {
@@ -23,116 +26,27 @@ using namespace std::chrono_literals;
 constexpr const char* kChildAsanOptions =
     "verify_asan_link_order=0:detect_leaks=0:replace_intrin=0:intercept_memcpy=0";
 
-// The ibsim net file. "@fabric " lines are cabled in the fabric only (the
-// extra cable L4[7]-S2[10]), "@config " lines in the topology only (the
-// missing cable L3[6]-S1[7]); the rest is both.
-constexpr const char* kNet = R"(
-caguid=0x0002c90000a00000
-Hca	1 "H0"
-[1]	"L1"[1]
-caguid=0x0002c90000a00001
-Hca	1 "H1"
-[1]	"L1"[3]
-caguid=0x0002c90000a00002
-Hca	1 "H2"
-[1]	"L2"[2]
-caguid=0x0002c90000a00003
-Hca	1 "H3"
-[1]	"L2"[4]
-caguid=0x0002c90000a00004
-Hca	1 "H4"
-[1]	"L3"[1]
-caguid=0x0002c90000a00005
-Hca	1 "H5"
-[1]	"L3"[2]
-caguid=0x0002c90000a00006
-Hca	1 "H6"
-[1]	"L4"[3]
-caguid=0x0002c90000a00007
-Hca	1 "H7"
-[1]	"L4"[8]
-caguid=0x0002c90000a00008
-Hca	1 "H8"
-[1]	"L5"[4]
-caguid=0x0002c90000a00009
-Hca	1 "H9"
-[1]	"L5"[7]
+// The irregular fabric (tests/ib/irregular_fabric.h) has both disputed
+// cables; here L3[6]-S1[7] is in the topology only (missing from the fabric)
+// and L4[7]-S2[10] in the fabric only (an extra cable). Each is one line in
+// the net file at each end.
+struct Disputed {
+  const char* line;
+  const char* side;  // "config" or "fabric"
+};
+constexpr Disputed kDisputed[] = {{"[7]\t\"L3\"[6]", "config"},
+                                  {"[6]\t\"S1\"[7]", "config"},
+                                  {"[10]\t\"L4\"[7]", "fabric"},
+                                  {"[7]\t\"S2\"[10]", "fabric"}};
 
-switchguid=0x0002c90000b00001
-Switch	12 "S1"
-[1]	"L1"[5]
-[4]	"L2"[1]
-@config [7]	"L3"[6]
-[10]	"L4"[2]
-[12]	"L5"[1]
-
-switchguid=0x0002c90000b00002
-Switch	12 "S2"
-[3]	"L1"[6]
-[1]	"L2"[7]
-[5]	"L3"[3]
-@fabric [10]	"L4"[7]
-[8]	"L5"[2]
-
-switchguid=0x0002c90000b00003
-Switch	12 "S3"
-[2]	"L1"[8]
-[6]	"L2"[5]
-[9]	"L3"[4]
-[12]	"L4"[5]
-[3]	"L5"[6]
-
-switchguid=0x0002c90000c00001
-Switch	8 "L1"
-[1]	"H0"[1]
-[3]	"H1"[1]
-[5]	"S1"[1]
-[6]	"S2"[3]
-[8]	"S3"[2]
-
-switchguid=0x0002c90000c00002
-Switch	8 "L2"
-[2]	"H2"[1]
-[4]	"H3"[1]
-[1]	"S1"[4]
-[7]	"S2"[1]
-[5]	"S3"[6]
-
-switchguid=0x0002c90000c00003
-Switch	8 "L3"
-[1]	"H4"[1]
-[2]	"H5"[1]
-@config [6]	"S1"[7]
-[3]	"S2"[5]
-[4]	"S3"[9]
-
-switchguid=0x0002c90000c00004
-Switch	8 "L4"
-[3]	"H6"[1]
-[8]	"H7"[1]
-[2]	"S1"[10]
-@fabric [7]	"S2"[10]
-[5]	"S3"[12]
-
-switchguid=0x0002c90000c00005
-Switch	8 "L5"
-[4]	"H8"[1]
-[7]	"H9"[1]
-[1]	"S1"[12]
-[2]	"S2"[8]
-[6]	"S3"[3]
-)";
-
-// kNet as one side has it: that side's tagged lines untagged, the other's dropped.
+// The net file as one side has it: the other side's disputed cables dropped.
 std::string netFor(const std::string& side) {
-  std::istringstream in(kNet);
+  std::istringstream in(irregularNet());
   std::string line, out;
   while (std::getline(in, line)) {
-    if (line.starts_with("@")) {
-      const std::size_t sp = line.find(' ');
-      if (line.substr(1, sp - 1) != side) continue;
-      line = line.substr(sp + 1);
-    }
+    const auto* d = std::find_if(std::begin(kDisputed), std::end(kDisputed),
+                                 [&](const Disputed& x) { return line == x.line; });
+    if (d != std::end(kDisputed) && side != d->side) continue;
     out += line + "\n";
   }
   return out;
@@ -150,7 +64,7 @@ const fabric::Topology& wired() {
   return t;
 }
 
-// Runs `ebb agent` at H1 on the topology side of kNet, to the end.
+// Runs `ebb agent` at H1 on the topology side of the net file, to the end.
 CommandResult runAgent(IbsimFabric& fab, const std::string& name, const std::string& fields) {
   const std::string dir = fab.scratchDir();
   std::ofstream(dir + "/config.net") << netFor("config");
