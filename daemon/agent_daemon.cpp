@@ -33,11 +33,12 @@ int AgentDaemon::run() {
   std::signal(SIGPIPE, SIG_IGN);
   // One agent per fabric, before the port is opened; the counter sweep sets
   // nothing and may run next to an agent.
-  if (s_.sweeps == 0 && !takeLock()) return 1;
+  if (s_.sweeps == 0 && (!takeLock() || !readState())) return 1;
   openPort();
   // Until run() returns: libumad2sim's flood once ibsim is gone, summed up.
   const auto noise = PreloadNoiseFilter::installIfUnderIbsim();
   if (!readFabric()) return 1;
+  if (s_.sweeps == 0 && !adoptState()) return 1;
   printStartupLine();
   if (s_.sweeps > 0) {
     const int rc =
@@ -260,7 +261,8 @@ Status AgentDaemon::startMetrics() {
   // The port bound, not the one asked for (0: any free one).
   const std::string host = s_.metricsListen.substr(0, s_.metricsListen.rfind(':'));
   out_ << fmt::format("ebb agent: metrics on http://{}:{}/metrics (port {})\n", host,
-                      metrics_->port(), metrics_->port());
+                      metrics_->port(), metrics_->port())
+       << std::flush;
   return Status::ok();
 }
 

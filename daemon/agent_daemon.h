@@ -113,6 +113,16 @@ class AgentDaemon {
   // Flap holds that ended: said once each.
   void reportFlapHoldsEnded();
 
+  // The state file (agent_daemon_state.cpp, daemon/gate_record.h). Read
+  // before the port is opened (a bad file stops the start, nothing touched);
+  // after discovery the gates it lists that the fabric still shows are taken
+  // back, then it is rewritten before every gating Set and on each change.
+  // Dry runs and read-only runs read it, say what it lists, and leave it.
+  bool readState();
+  bool adoptState();
+  Status writeState();
+  bool writesState() const { return !s_.readOnly && !s_.backend.dryRun; }
+
   // The counters plus the gauges read now, for a scrape.
   DaemonMetrics metricsNow();
   void addLinkGauges(DaemonMetrics& m) const;
@@ -144,6 +154,10 @@ class AgentDaemon {
   bool smWarned_ = false;                     // the warning of this absence is out
   std::set<fabric::SwitchId> cutOff_;         // switches said to be out of reach
   std::size_t failedSeen_ = 0;                // failed links at the last re-probe
+  std::string statePath_;                     // agent.state_file, or its default
+  std::vector<ib::HeldGate> previousGates_;   // as read at start
+  std::string stateText_;                     // as last written
+  std::string stateError_;                    // the last write failure said ("" once it heals)
 };
 
 }  // namespace ebb::daemon

@@ -33,9 +33,10 @@ constexpr std::int64_t kMaxResumeMs = 86'400'000;
 constexpr std::int32_t kMaxCaPort = 254;
 
 // The folders the ebb-agent service has systemd make at each start
-// (RuntimeDirectory=ebb, LogsDirectory=ebb): they may not exist before it.
+// (RuntimeDirectory=ebb, LogsDirectory=ebb, StateDirectory=ebb): they may
+// not exist before it.
 bool madeByTheService(const std::filesystem::path& folder) {
-  return folder == "/run/ebb" || folder == "/var/log/ebb";
+  return folder == "/run/ebb" || folder == "/var/log/ebb" || folder == "/var/lib/ebb";
 }
 
 // A file the agent opens or creates at `path`: refused now, before anything
@@ -264,7 +265,8 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   }
   for (auto [field, value, out] : {std::tuple{"decision_log", &a.decision_log(), &s.decisionLog},
                                    std::tuple{"osm_events", &a.osm_events(), &s.osmEvents},
-                                   std::tuple{"lock_file", &a.lock_file(), &s.lockFile}}) {
+                                   std::tuple{"lock_file", &a.lock_file(), &s.lockFile},
+                                   std::tuple{"state_file", &a.state_file(), &s.stateFile}}) {
     if (value->empty()) continue;
     const std::filesystem::path p(*value);
     *out = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();

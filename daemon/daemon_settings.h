@@ -27,6 +27,7 @@ struct DaemonSettings {
   std::string decisionLog;                       // empty: none
   std::string osmEvents;  // Unix datagram socket for OpenSM's events; empty: none
   std::string lockFile;   // agent.lock_file; empty: defaultLockPath (daemon/instance_lock.h)
+  std::string stateFile;  // agent.state_file; empty: defaultStatePath (daemon/instance_lock.h)
   TimePs runForPs = 0;    // 0: until a signal
   TimePs openTimeoutPs = 10'000'000'000'000;  // opening the umad port
   int sweeps = 0;  // > 0: time this many counter sweeps of the whole fabric, then exit

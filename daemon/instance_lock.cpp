@@ -82,20 +82,39 @@ InstanceLock::~InstanceLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+namespace {
+// "ebb-agent-<ca|any>-<port|any>[-ibsim-<socket>]": one agent's files.
+std::string instanceName(const ib::UmadPortSpec& port, const char* ibsimSocket) {
+  std::string name = fmt::format("ebb-agent-{}-{}", port.caName.empty() ? "any" : safe(port.caName),
+                                 port.port == 0 ? std::string("any") : std::to_string(port.port));
+  if (ibsimSocket != nullptr && *ibsimSocket != '\0') name += "-ibsim-" + safe(ibsimSocket);
+  return name;
+}
+
+bool writable(const std::string& dir) {
+  return !dir.empty() && ::access(dir.c_str(), W_OK) == 0;
+}
+}  // namespace
+
 std::string defaultLockPath(const ib::UmadPortSpec& port, const std::string& runDir,
                             const char* xdgRuntimeDir, const char* ibsimSocket) {
   std::error_code ec;
   std::string dir = std::filesystem::temp_directory_path(ec).string();
   if (dir.empty()) dir = "/tmp";
-  if (!runDir.empty() && ::access(runDir.c_str(), W_OK) == 0) {
+  if (writable(runDir)) {
     dir = runDir;
   } else if (xdgRuntimeDir != nullptr && *xdgRuntimeDir != '\0') {
     dir = xdgRuntimeDir;
   }
-  std::string name = fmt::format("ebb-agent-{}-{}", port.caName.empty() ? "any" : safe(port.caName),
-                                 port.port == 0 ? std::string("any") : std::to_string(port.port));
-  if (ibsimSocket != nullptr && *ibsimSocket != '\0') name += "-ibsim-" + safe(ibsimSocket);
-  return dir + "/" + name + ".lock";
+  return dir + "/" + instanceName(port, ibsimSocket) + ".lock";
+}
+
+std::string defaultStatePath(const ib::UmadPortSpec& port, const std::string& stateDir,
+                             const std::string& runDir, const char* xdgRuntimeDir,
+                             const char* ibsimSocket) {
+  if (writable(stateDir)) return stateDir + "/" + instanceName(port, ibsimSocket) + ".gates";
+  std::string path = defaultLockPath(port, runDir, xdgRuntimeDir, ibsimSocket);
+  return path.substr(0, path.size() - std::string(".lock").size()) + ".gates";
 }
 
 }  // namespace ebb::daemon

@@ -43,4 +43,11 @@ class InstanceLock {
 std::string defaultLockPath(const ib::UmadPortSpec& port, const std::string& runDir,
                             const char* xdgRuntimeDir, const char* ibsimSocket);
 
+// The default state file when agent.state_file is empty (daemon/gate_record.h):
+// "<stateDir>/<name>.gates" when `stateDir` (/var/lib/ebb, the service's
+// StateDirectory) is writable, else beside the default lock file, named as it.
+std::string defaultStatePath(const ib::UmadPortSpec& port, const std::string& stateDir,
+                             const std::string& runDir, const char* xdgRuntimeDir,
+                             const char* ibsimSocket);
+
 }  // namespace ebb::daemon

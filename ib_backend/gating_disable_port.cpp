@@ -21,13 +21,19 @@ void DisablePortGating::setPhys(PortId end, PhysState phys, std::function<void(S
                                 std::function<bool()> stillWanted) {
   b_.writePort(
       end,
-      [phys, stillWanted = std::move(stillWanted)](const PortInfo&) -> Result<PortInfoEdit> {
+      [this, end, phys,
+       stillWanted = std::move(stillWanted)](const PortInfo&) -> Result<PortInfoEdit> {
         // Checked when the Set is about to go (after the Get's reply), not
         // only when it was asked for: the intent may have changed meanwhile.
         if (stillWanted && !stillWanted()) {
           return Status(
               ErrorCode::kUnavailable,
               fmt::format("Set {} not sent: superseded by a turn-on", physStateName(phys)));
+        }
+        // Recorded (the daemon's state file) before it goes: a crash from
+        // here on leaves the next run knowing whose Disabled port it is.
+        if (phys == PhysState::kDisabled) {
+          if (Status st = b_.holdBeforeSet({end, false, 0}); !st.isOk()) return st;
         }
         return PortInfoEdit{phys, 0};
       },
@@ -97,6 +103,7 @@ void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
           if (st.code() == ErrorCode::kUnavailable) {
             r.up = true;
             b_.recomputeRoutes();
+            b_.heldChanged();
           }
           return done(st);
         }
@@ -113,6 +120,7 @@ void DisablePortGating::markDisabled(LinkId l, PortId end) {
   if (std::find(b_.disabled_.begin(), b_.disabled_.end(), l) == b_.disabled_.end()) {
     b_.disabled_.push_back(l);
   }
+  b_.heldChanged();
 }
 
 // A turn-off superseded by a turn-on while its Set was on its way. Not sent:
@@ -190,6 +198,7 @@ void DisablePortGating::turnOn(LinkId l, Done<LinkPowerState> done) {
 void DisablePortGating::forget(LinkId l) {
   b_.disabled_.erase(std::remove(b_.disabled_.begin(), b_.disabled_.end(), l), b_.disabled_.end());
   b_.rec(l).disabledEnd.reset();
+  b_.heldChanged();
 }
 
 // The end to re-enable: the one ebb disabled (the other end cannot undo a

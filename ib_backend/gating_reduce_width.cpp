@@ -77,6 +77,7 @@ void ReduceWidthGating::turnOff(LinkId l, Done<LinkPowerState> done) {
   b_.rec(l).widthBusy = true;
   narrowEnds(l, std::move(ends), {}, [this, l, done = std::move(done)](Status st) {
     b_.rec(l).widthBusy = false;
+    b_.heldChanged();
     if (!st.isOk()) return done(st);
     if (b_.callback_) {
       b_.callback_->onLinkStateChanged(b_.topo_.link(l).upper, LinkPowerState::kOff);
@@ -131,9 +132,11 @@ void ReduceWidthGating::widenLink(LinkId l, std::function<void(Status)> done) {
         }
         if (failed.empty()) {
           b_.rec(l).narrowed.reset();
+          b_.heldChanged();
           return done(Status::ok());
         }
         b_.rec(l).narrowed = Narrowed{std::move(failed), bySelf};
+        b_.heldChanged();
         done(g.firstError);
       });
 }
@@ -143,12 +146,18 @@ void ReduceWidthGating::widenLink(LinkId l, std::function<void(Status)> done) {
 void ReduceWidthGating::setWidth(PortId end, std::uint8_t width, Done<NarrowEnd> done) {
   b_.writePort(
       end,
-      [width](const PortInfo& before) -> Result<PortInfoEdit> {
+      [this, end, width](const PortInfo& before) -> Result<PortInfoEdit> {
         const std::uint8_t want = width != 0 ? width : narrowestWidth(before.widthSupported);
         if (before.widthSupported != 0 && (want & ~before.widthSupported) != 0) {
           return Status(ErrorCode::kInvalidArgument,
                         fmt::format("LinkWidthEnabled {} is not within LinkWidthSupported {}",
                                     linkWidthName(want), linkWidthName(before.widthSupported)));
+        }
+        // A narrowing is recorded with the width to restore before it goes.
+        if (width == 0) {
+          if (Status st = b_.holdBeforeSet({end, true, before.widthEnabled}); !st.isOk()) {
+            return st;
+          }
         }
         return PortInfoEdit{PhysState::kNoChange, want};
       },
@@ -208,6 +217,7 @@ std::optional<PortChange> ReduceWidthGating::takeIn(PortId port, const PortInfo&
     PortChange c{port, fmt::format("LinkWidthEnabled {} (was {}: reset by someone else)",
                                    linkWidthName(pi.widthEnabled), linkWidthName(e.widthEnabled))};
     r.narrowed.reset();
+    b_.heldChanged();
     if (b_.callback_) {
       const fabric::Link& L = b_.topo_.link(l);
       if (!L.lowerIsHost) b_.callback_->onLinkStateChanged(L.lower, LinkPowerState::kOn);

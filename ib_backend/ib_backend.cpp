@@ -217,6 +217,7 @@ void IbBackend::linkChanged(LinkId l, bool up) {
   rec(l).up = up;
   rec(l).enabling = false;
   recomputeRoutes();
+  heldChanged();
   if (!callback_) return;
   const fabric::Link& L = topo_.link(l);
   const LinkPowerState st = up ? LinkPowerState::kOn : LinkPowerState::kOff;

@@ -104,6 +104,18 @@ struct ReenableEvent {
   TimePs pendingPs = 0;  // since it became pending
 };
 
+// A gate this backend holds on the fabric, as the daemon's state file keeps
+// it (daemon/gate_record.h): a port it set Disabled (or is about to), or one
+// it narrowed, with the LinkWidthEnabled that restores it. A run that starts
+// after a crash takes back the gates its predecessor's file lists
+// (adoptGates): restored on exit as its own.
+struct HeldGate {
+  fabric::PortId end;
+  bool narrowed = false;          // false: Disabled
+  std::uint8_t restoreWidth = 0;  // narrowed: LinkWidthEnabled before
+  auto operator<=>(const HeldGate&) const = default;
+};
+
 // The subnet manager as the management port sees it (checkSubnetManager).
 struct SubnetManagerState {
   bool master = false;      // the port is Active and a master SM answers SMInfo
@@ -234,6 +246,18 @@ class IbBackend final : public agent::Backend {
   // A switch in reach has no LID (as last read).
   bool anyLidMissing() const;
 
+  // Held gates (ib_held_gates.cpp). The observer hears of every change, and
+  // before a Disabled or narrowing Set goes out (with that gate among
+  // heldGates()): if it fails (the state file cannot be written), the Set is
+  // not sent and the turn-off fails with its status.
+  std::vector<HeldGate> heldGates() const;
+  using HeldObserver = std::function<Status()>;
+  void setHeldObserver(HeldObserver o) { heldObserver_ = std::move(o); }
+  // After initialize(): the gates of `previous` the fabric still shows (the
+  // port reads Disabled, or narrowed) become this run's, restored on exit
+  // (restoreAll), width ends to the recorded width. Returns those taken back.
+  std::vector<HeldGate> adoptGates(const std::vector<HeldGate>& previous);
+
   agent::Capabilities capabilities() const override { return {false}; }
   void setCallback(agent::BackendCallback* callback) override { callback_ = callback; }
   // Hears of every PortInfo Set the fabric accepted (the daemon's audit log).
@@ -309,6 +333,9 @@ class IbBackend final : public agent::Backend {
                           std::function<void(std::vector<PortChange>)> done);
   // probeLinksOf() for every switch the directed route to `s` passes.
   void probeRoute(fabric::SwitchId s);
+  // Held gates (ib_held_gates.cpp): a Set that gates `g` is about to go.
+  Status holdBeforeSet(const HeldGate& g);
+  void heldChanged();  // tells the observer (its failure only matters before a Set)
   // Restore (ib_restore.cpp): ends a restoreAll once.
   void finishRestore(const std::shared_ptr<RestoreRun>& r, bool deadline);
   // Re-enables (ib_reenable.cpp): `l`'s turn-on failed with `why`.
@@ -365,8 +392,12 @@ class IbBackend final : public agent::Backend {
   SetObserver setObserver_;
   GateChooser gateChooser_;
   std::vector<SwitchState> sw_;
-  std::vector<LinkRecord> links_;          // by LinkId
-  std::vector<fabric::LinkId> disabled_;   // links ebb set Disabled, in the order it did
+  std::vector<LinkRecord> links_;         // by LinkId
+  std::vector<fabric::LinkId> disabled_;  // links ebb set Disabled, in the order it did
+  // Gates whose Set went out (or is about to) and is not confirmed yet: held
+  // while the link reads down (Disabled), or until the narrowing ends.
+  std::set<HeldGate> intents_;
+  HeldObserver heldObserver_;
   DrPath attach_;                          // route to the first switch
   std::optional<fabric::SwitchId> first_;  // the switch we attach at (or next to)
   bool contactLost_ = false;               // onBackendError raised

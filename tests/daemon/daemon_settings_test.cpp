@@ -160,9 +160,11 @@ TEST(AgentSettings, OverridesTakeEffect) {
 TEST(AgentSettings, TheServicesFoldersMayNotExistYet) {
   auto s = settings(
       "agent { decision_log: \"/var/log/ebb/decisions.jsonl\" osm_events: "
-      "\"/run/ebb/osm-events.sock\" lock_file: \"/run/ebb/agent.lock\" }");
+      "\"/run/ebb/osm-events.sock\" lock_file: \"/run/ebb/agent.lock\" state_file: "
+      "\"/var/lib/ebb/agent.gates\" }");
   ASSERT_TRUE(s) << s.status().toString();
   EXPECT_EQ(s->decisionLog, "/var/log/ebb/decisions.jsonl");
+  EXPECT_EQ(s->stateFile, "/var/lib/ebb/agent.gates");
 }
 
 TEST(AgentSettings, ShippedExampleIsValidAndReadOnly) {
@@ -251,6 +253,8 @@ INSTANTIATE_TEST_SUITE_P(
             "/nonexistent-ebb-folder/d.jsonl cannot be made in it"},
         Bad{"agent { osm_events: \"/nonexistent-ebb-folder/osm.sock\" }",
             "agent.osm_events: the folder /nonexistent-ebb-folder does not exist"},
+        Bad{"agent { state_file: \"/nonexistent-ebb-folder/agent.gates\" }",
+            "agent.state_file: the folder /nonexistent-ebb-folder does not exist"},
         Bad{"agent { ca_port: 300 }", "agent.ca_port: must be in 0..254 (is 300)"}),
     [](const ::testing::TestParamInfo<Bad>& tpi) { return std::to_string(tpi.index); });
 

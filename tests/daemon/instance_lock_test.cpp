@@ -92,5 +92,17 @@ TEST(InstanceLock, DefaultPathPerCaPortAndIbsimSocket) {
             "/xdg-runtime/ebb-agent-mlx5_0-1.lock");
 }
 
+// The state file: in the state folder when writable, else beside the lock.
+TEST(InstanceLock, DefaultStatePathPrefersTheStateFolder) {
+  const std::string dir = std::filesystem::path(scratch("s")).parent_path().string();
+  ib::UmadPortSpec mlx{"mlx5_0", 1};
+  EXPECT_EQ(defaultStatePath(mlx, dir, "/run/x", nullptr, "ebb-1"),
+            dir + "/ebb-agent-mlx5_0-1-ibsim-ebb-1.gates");
+  EXPECT_EQ(defaultStatePath(mlx, dir + "/missing", dir, nullptr, nullptr),
+            dir + "/ebb-agent-mlx5_0-1.gates");
+  EXPECT_EQ(defaultStatePath(mlx, dir + "/missing", dir + "/missing", "/xdg-runtime", nullptr),
+            "/xdg-runtime/ebb-agent-mlx5_0-1.gates");
+}
+
 }  // namespace
 }  // namespace ebb::daemon

@@ -37,12 +37,17 @@ Daemon::Daemon(IbsimFabric& fab, const DaemonConfig& cfg)
   }
   config_ = dir_ + "/" + cfg.name + ".textproto";
   log_ = dir_ + "/" + cfg.name + ".decisions.jsonl";
+  // One state file per fabric unless the test names one: a daemon started
+  // after another on the same fabric reads what the first one held.
+  const std::string state = cfg.agentFields.find("state_file") == std::string::npos
+                                ? fmt::format(" state_file: \"{}/agent.gates\"", dir_)
+                                : std::string();
   std::ofstream(config_) << fmt::format(
       "name: \"{}\"\nfabric {{ {} }}\n"
       "gating {{ {} }}\n"
       "agent {{ check_period_ms: 200 mad_timeout_ms: 100 metrics_listen: \"127.0.0.1:0\" "
-      "decision_log: \"{}\"{} {} }}\n",
-      cfg.name, cfg.fabric, cfg.gating, log_, allow, cfg.agentFields);
+      "decision_log: \"{}\"{}{} {} }}\n",
+      cfg.name, cfg.fabric, cfg.gating, log_, allow, state, cfg.agentFields);
   ChildProcess::Spec spec;
   spec.argv = {std::string(EBB_BINARY_DIR) + "/tools/ebb", "agent", "--config", config_};
   for (const auto& a : cfg.extraArgs)

@@ -26,17 +26,22 @@ fail() {
 }
 
 # run SYSTEMD(yes|no) SCRIPT ARGS...: the calls it made, one per line, and
-# "logs: kept|gone" for /var/log/ebb (made before the script runs).
+# "logs: kept|gone" for /var/log/ebb and "state: kept|gone" for the state
+# file in /var/lib/ebb (made before the script runs).
 run() {
   local systemd=$1 script=$2
   shift 2
   : >"$work/log"
   FAKE_LOG=$work/log PATH="$work/bin:$PATH" unshare -m sh -c '
     mount -t tmpfs tmpfs /run && mount -t tmpfs tmpfs /var/log || exit 99
+    mount -t tmpfs tmpfs /var/lib && mkdir -p /var/lib/ebb || exit 99
     [ "$0" = yes ] && mkdir -p /run/systemd/system
     mkdir -p /var/log/ebb
+    : >/var/lib/ebb/ebb-agent-any-any.gates
     sh "$@" || echo "exit $?" >>"$FAKE_LOG"
     [ -d /var/log/ebb ] && echo "logs: kept" >>"$FAKE_LOG" || echo "logs: gone" >>"$FAKE_LOG"
+    [ -e /var/lib/ebb/ebb-agent-any-any.gates ] && echo "state: kept" >>"$FAKE_LOG" ||
+      echo "state: gone" >>"$FAKE_LOG"
   ' "$systemd" "$control/$script" "$@"
   local rc=$?
   [ $rc = 99 ] && echo "cannot make a mount namespace (unshare -m, root needed)"
@@ -67,10 +72,11 @@ expect "upgrade (prerm)" "$out" "-stop" "-exit"
 out=$(run yes prerm remove)
 expect "remove (prerm)" "$out" "+deb-systemd-invoke stop ebb-agent.service" "-exit"
 out=$(run yes postrm remove)
-expect "remove (postrm)" "$out" "+systemctl --system daemon-reload" "-purge" "+logs: kept" "-exit"
+expect "remove (postrm)" "$out" "+systemctl --system daemon-reload" "-purge" "+logs: kept" \
+  "+state: kept" "-exit"
 out=$(run yes postrm purge)
 expect "purge" "$out" "+deb-systemd-helper purge ebb-agent.service" \
-  "+deb-systemd-helper unmask ebb-agent.service" "+logs: gone" "-exit"
+  "+deb-systemd-helper unmask ebb-agent.service" "+logs: gone" "+state: gone" "-exit"
 
 if [ $fails -gt 0 ]; then
   echo "$fails check(s) failed"

@@ -37,7 +37,7 @@ lint() {  # file; prints one line per problem
     "Service Restart on-failure" "Service TimeoutStopSec ." "Service KillSignal SIGTERM"
     "Service ProtectSystem strict" "Service ProtectHome yes" "Service NoNewPrivileges yes"
     "Service PrivateTmp yes" "Service DevicePolicy closed" "Service CapabilityBoundingSet ^$"
-    "Service RuntimeDirectory ebb" "Service LogsDirectory ebb"
+    "Service RuntimeDirectory ebb" "Service LogsDirectory ebb" "Service StateDirectory ebb"
     "Service StandardOutput journal" "Service StandardError journal"
     "Install WantedBy multi-user.target")
   local w section key pattern v

@@ -1,0 +1,146 @@
+// `ebb agent` killed without its SIGTERM restore (SIGKILL, a crash): the
+// ports it set Disabled stay Disabled, and its state file says whose they
+// are. The next run on the same state file takes them back and re-enables
+// them on SIGTERM as its own, leaving alone a port an operator disabled
+// (docs/ib_agent.md, "Crash and restart"). ibsim without the physical layer:
+// Disabled ports keep reading Disabled, Polling ones never train.
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "daemon/gate_record.h"
+#include "fabric/minimal_tree.h"
+#include "tests/harness/ibsim_fabric.h"
+#include "tests/ib/daemon_rig.h"
+
+namespace ebb::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+const fabric::Topology& tree() {
+  return fourAryThreeTree();
+}
+
+DaemonConfig kary(const std::string& agentFields, const std::string& name) {
+  return {.topo = &tree(),
+          .fabric = "kary_n_tree { k: 4 n: 3 }",
+          .agentFields = agentFields,
+          .name = name};
+}
+
+// Until `text` is in the daemon's stdout or it exits, up to `limit`.
+bool waitForOut(Daemon& d, const std::string& text, std::chrono::seconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end && d.proc().running()) {
+    if (d.out().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(100ms);  // a real process: its output, not the emulator
+  }
+  return d.out().find(text) != std::string::npos;
+}
+
+TEST(CrashRestart, ARunAfterSigkillTakesBackWhatTheKilledRunDisabledAndRestoresIt) {
+  IbsimFabric fab(tree());
+  const auto mt = fabric::MinimalTree::build(tree()).value();
+  // An operator's port, Disabled before ebb ever ran: an up port of H2's
+  // leaf off the minimal tree (the route "0,1" from H2 reaches that leaf).
+  const fabric::SwitchId leaf = tree().link(tree().hosts()[1].link).upper.sw;
+  fabric::PortId operatorPort;
+  for (std::uint16_t p : tree().sw(leaf).upPorts) {
+    if (!mt.containsLink(tree().sw(leaf).ports[p].link)) operatorPort = {leaf, p};
+  }
+  const fabric::LinkId operatorLink = tree().sw(leaf).ports[operatorPort.index].link;
+  ASSERT_FALSE(mt.containsLink(operatorLink));
+  const CommandResult off = fab.runClient(
+      {"ibportstate", "-D", "0,1", std::to_string(operatorPort.ibPortNumber()), "disable"}, "H2");
+  ASSERT_EQ(off.exitCode, 0) << off.out << off.err;
+
+  // 1. The first run gates links under no load, until it settles.
+  auto first = std::make_unique<Daemon>(fab, kary("", "first"));
+  std::size_t quiet = 0;
+  for (int round = 0; round < 20 && quiet < 2; ++round) {
+    const auto ds = first->next(1500ms);
+    const bool set =
+        std::any_of(ds.begin(), ds.end(), [](const Decision& x) { return x.isSet("Disabled"); });
+    quiet = set || first->offNow().empty() ? 0 : quiet + 1;
+    ASSERT_TRUE(first->proc().running()) << first->err();
+  }
+  const std::set<fabric::LinkId> disabled = first->offNow();
+  ASSERT_FALSE(disabled.empty()) << first->out() << first->err();
+  EXPECT_EQ(disabled.count(operatorLink), 0u);
+  // Its state file names every port it set Disabled, at the end it set.
+  const std::string statePath = fab.scratchDir() + "/agent.gates";
+  auto held = daemon::GateRecord::read(statePath, tree());
+  ASSERT_TRUE(held) << held.status().toString();
+  std::set<fabric::LinkId> recorded;
+  for (const ib::HeldGate& g : held->gates) {
+    EXPECT_FALSE(g.narrowed);
+    recorded.insert(tree().sw(g.end.sw).ports[g.end.index].link);
+  }
+  EXPECT_EQ(recorded, disabled);
+
+  // 2. SIGKILL: no restore; the ports stay Disabled.
+  first->proc().signal(SIGKILL);
+  ASSERT_TRUE(first->proc().wait(10s).has_value());
+  std::vector<PortName> ports;
+  for (const ib::HeldGate& g : held->gates)
+    ports.emplace_back(tree().sw(g.end.sw).name, g.end.ibPortNumber());
+  const auto still = waitForStates(fab, tree(), ports, "Disabled", [&] { return disabled; });
+  for (const PortName& p : ports) {
+    EXPECT_EQ(still.at(p), "Disabled") << p.first << "[" << p.second << "]";
+  }
+
+  // 3. The next run takes them back (not the operator's port) ...
+  Daemon second(fab, kary("restore_timeout_ms: 3000", "second"));
+  ASSERT_TRUE(waitForOut(second, "ebb agent: 48", 60s)) << second.out() << second.err();
+  const std::string out = second.out();
+  EXPECT_NE(out.find(fmt::format("took back {} gate(s) a previous run left", disabled.size())),
+            std::string::npos)
+      << out;
+  for (fabric::LinkId l : disabled) {
+    EXPECT_NE(out.find(tree().describeLink(l) + " (Disabled at"), std::string::npos)
+        << tree().describeLink(l) << "\n"
+        << out;
+  }
+  EXPECT_EQ(out.find(tree().describeLink(operatorLink) + " (Disabled at"), std::string::npos)
+      << out;
+  // ... and on SIGTERM re-enables them as its own: Polling at each end the
+  // first run set (no link training here, so it ends at the timeout, 1).
+  ASSERT_TRUE(waitForOut(second, "metrics on http", 30s)) << second.out() << second.err();
+  std::this_thread::sleep_for(1s);  // its signal handler is set just after
+  second.proc().signal(SIGTERM);
+  const std::optional<int> status = second.proc().wait(30s);
+  ASSERT_TRUE(status.has_value()) << second.err();
+  EXPECT_EQ(*status, 1) << second.out() << second.err();
+  const std::string err = second.err();
+  for (fabric::LinkId l : disabled) {
+    EXPECT_NE(err.find(tree().describeLink(l) + ": set Polling"), std::string::npos)
+        << tree().describeLink(l) << "\n"
+        << err;
+  }
+  EXPECT_EQ(err.find(tree().describeLink(operatorLink)), std::string::npos) << err;
+  const auto after = waitForStates(fab, tree(), ports, "Polling", [&] { return disabled; });
+  for (const PortName& p : ports) {
+    EXPECT_EQ(after.at(p), "Polling") << p.first << "[" << p.second << "]";
+  }
+  const auto op =
+      portStates(fab, tree(), {{tree().sw(leaf).name, operatorPort.ibPortNumber()}}, disabled);
+  EXPECT_EQ(op.begin()->second, "Disabled");
+  // What it set Polling is no longer held: the file lists none of them.
+  held = daemon::GateRecord::read(statePath, tree());
+  ASSERT_TRUE(held) << held.status().toString();
+  for (const ib::HeldGate& g : held->gates) {
+    EXPECT_EQ(disabled.count(tree().sw(g.end.sw).ports[g.end.index].link), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace ebb::testing
