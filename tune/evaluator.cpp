@@ -11,6 +11,7 @@ struct Pair {
   std::size_t workload;
   RunKey gated;
   RunKey baseline;
+  double ran = 1;  // the share of the workload's length it ran
 };
 
 RunResult failedRun(std::size_t workload, const std::string& failure) {
@@ -44,9 +45,9 @@ Result<std::vector<SettingResult>> Evaluator::evaluate(const std::vector<std::si
                       fraction < 1 ? fmt::format(" ({:.3g} of the length)", fraction) : "");
       jobs.push_back({*gk, *cfg, true, s.label + " " + on});
       jobs.push_back({*bk, base, false, "all links on " + on});
-      pairs.push_back({id, w, *gk, *bk});
       // What the search costs: each distinct run once, by the length it ran.
-      const double ran = runFraction(plan_, w, fraction);
+      const double ran = runFraction(*cfg, fraction);
+      pairs.push_back({id, w, *gk, *bk, ran});
       for (const RunJob* j : {&jobs[jobs.size() - 2], &jobs.back()}) {
         if (!distinct_.insert(j->key.hash).second) continue;
         result_.fullEquivalents += ran;
@@ -69,7 +70,7 @@ Result<std::vector<SettingResult>> Evaluator::evaluate(const std::vector<std::si
     RunResult r = compare(plan_, gated.summary, ran->at(p.baseline.hash).summary, p.workload);
     if (!gated.failure.empty()) r = failedRun(p.workload, gated.failure);
     r.setting = p.setting;
-    r.fraction = runFraction(plan_, p.workload, fraction);
+    r.fraction = p.ran;
     r.hash = p.gated.hash;
     result_.runs.push_back(std::move(r));
   }

@@ -289,6 +289,10 @@ Result<TunePlan> loadTunePlan(const std::string& specPath, std::uint64_t maxSett
   return buildTunePlan(spec, fs::path(specPath).parent_path().string(), maxSettings);
 }
 
+bool shortens(const config::WorkloadSpec& workload) {
+  return workload.has_alonso_ramp() || workload.has_uniform();
+}
+
 Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std::size_t workload,
                                      double fraction) {
   config::Config cfg = plan.base;
@@ -297,12 +301,12 @@ Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std
     if (Status st = config::applyOverride(cfg, path + "=" + value); !st.isOk()) return st;
   }
   dropFieldsPolicyIgnores(*cfg.mutable_gating());
-  if (fraction < 1.0) {
+  if (fraction < 1.0 && shortens(cfg.workload())) {
     auto* w = cfg.mutable_workload();
     if (w->has_alonso_ramp()) {
       const double scale = w->alonso_ramp().has_time_scale() ? w->alonso_ramp().time_scale() : 1.0;
       w->mutable_alonso_ramp()->set_time_scale(scale * fraction);
-    } else if (w->has_uniform()) {
+    } else {  // uniform
       const double d = static_cast<double>(w->uniform().duration_cycles()) * fraction;
       w->mutable_uniform()->set_duration_cycles(std::max<std::int64_t>(1, std::llround(d)));
     }
@@ -316,9 +320,8 @@ Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std
   return cfg;
 }
 
-double runFraction(const TunePlan& plan, std::size_t workload, double fraction) {
-  const config::WorkloadSpec& w = plan.workloads.at(workload).spec;
-  return w.has_alonso_ramp() || w.has_uniform() ? fraction : 1.0;
+double runFraction(const config::Config& resolved, double fraction) {
+  return shortens(resolved.workload()) ? fraction : 1.0;
 }
 
 config::Config baselineConfig(const config::Config& resolved) {

@@ -85,13 +85,20 @@ Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& 
 Result<TunePlan> loadTunePlan(const std::string& specPath,
                               std::uint64_t maxSettings = kDefaultMaxSettings);
 
+// Whether a workload can run on a fraction of its length (a halving rung):
+// alonso-ramp (time_scale) and uniform (duration_cycles) can; every other
+// (traffic files, traces, rate points, collectives, motifs, mixes) runs
+// whole. The one rule resolveConfig and runFraction both follow.
+bool shortens(const config::WorkloadSpec& workload);
 // The config a setting runs with on a workload, its replay shortened to
-// `fraction` (alonso-ramp and uniform only; files and traces run whole).
+// `fraction` where the workload shortens (with the latency warm-up); a
+// workload that does not shorten gets exactly its full-length config.
 Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std::size_t workload,
                                      double fraction);
-// The share of its length a workload runs at for a rung of `fraction`: the
-// fraction itself where resolveConfig shortens it, else 1 (run whole).
-double runFraction(const TunePlan& plan, std::size_t workload, double fraction);
+// The share of its length a run of resolveConfig's `resolved` config covers
+// for a rung of `fraction`: the fraction itself where its workload shortens,
+// else 1 (run whole).
+double runFraction(const config::Config& resolved, double fraction);
 // The same workload with every link on and no low-power idle (the reference).
 config::Config baselineConfig(const config::Config& resolved);
 

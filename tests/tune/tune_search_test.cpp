@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -107,6 +108,79 @@ TEST(TuneHalving, AWorkloadThatDoesNotShortenRunsAndCountsWhole) {
   // with the ramp's full-length runs of the last rung.
   EXPECT_EQ(r->fullRuns, fileRuns.size() + r->final().size());
   EXPECT_LT(r->rungs.front().front().fraction, 1.0);
+}
+
+// shortens() is the one rule of what a halving rung runs: a uniform workload
+// at each rung's share of its length (its warm-up with it), a traffic file
+// whole at every rung, as exactly its full-length run (the same cache key,
+// warm-up included), with the fraction and the cost to match.
+TEST(TuneHalving, ShortensAgreesWithWhatAHalvingRunRuns) {
+  const auto dir = scratch("halving-shortens");
+  const auto file = dir / "pairs.txt";
+  {
+    std::ofstream out(file);
+    for (int i = 0; i < 200; ++i)
+      out << i * 500 << " " << i % 16 << " " << (i * 7 + 3) % 16 << " 256\n";
+  }
+  Result<TunePlan> plan = planFrom(
+      "base { fabric { kary_n_tree { k: 4 n: 2 } } report { latency_warmup_cycles: 900 } } "
+      "skip_plots: true workload { name: \"uniform\" spec { uniform { rate: 0.1 "
+      "duration_cycles: 18000 } } } workload { name: \"file\" spec { traffic_file: \"" +
+      file.string() +
+      "\" } } budget { latency_increase_pct: 50 } search_space { policy: [DYNAMIC] "
+      "u_on { values: [0.1, 0.2, 0.3, 0.45, 0.6] } } search { strategy: HALVING eta: 3 }");
+  ASSERT_TRUE(plan) << plan.status().toString();
+  ASSERT_EQ(plan->workloads.size(), 2u);
+  EXPECT_TRUE(shortens(plan->workloads[0].spec));
+  EXPECT_FALSE(shortens(plan->workloads[1].spec));
+  ExecOptions exec;
+  exec.jobs = 2;
+  Result<TuneResult> r = runTune(*plan, (dir / "cache").string(), exec);
+  ASSERT_TRUE(r) << r.status().toString();
+  const std::vector<double> fractions = plan->rungFractions();
+  ASSERT_EQ(r->rungs.size(), fractions.size());
+  ASSERT_LT(fractions.front(), 1.0);
+  // The runs of each rung follow those of the one before, every workload of
+  // each setting of the rung.
+  FileDigests digests;
+  std::size_t next = 0;
+  std::size_t shortened = 0;
+  std::set<std::string> fileRuns;
+  for (std::size_t rung = 0; rung < fractions.size(); ++rung) {
+    const double f = fractions[rung];
+    const std::size_t n = r->rungs[rung].size() * plan->workloads.size();
+    ASSERT_LE(next + n, r->runs.size());
+    for (std::size_t i = next; i < next + n; ++i) {
+      const RunResult& run = r->runs[i];
+      const Setting& s = plan->settings[run.setting];
+      Result<config::Config> cfg = resolveConfig(*plan, s, run.workload, f);
+      Result<config::Config> whole = resolveConfig(*plan, s, run.workload, 1.0);
+      ASSERT_TRUE(cfg && whole);
+      EXPECT_EQ(run.hash, runKey(*cfg, true, digests).value().hash) << s.label;
+      EXPECT_EQ(run.fraction, runFraction(*cfg, f));
+      const std::string wholeHash = runKey(*whole, true, digests).value().hash;
+      if (shortens(plan->workloads[run.workload].spec)) {
+        EXPECT_EQ(run.fraction, f);
+        EXPECT_EQ(cfg->workload().uniform().duration_cycles(), std::llround(18000 * f));
+        EXPECT_EQ(cfg->report().latency_warmup_cycles(), std::llround(900 * f));
+        if (f < 1.0) {
+          EXPECT_NE(run.hash, wholeHash);
+          ++shortened;
+        }
+      } else {
+        EXPECT_EQ(run.fraction, 1.0);
+        EXPECT_EQ(run.hash, wholeHash) << "rung " << rung << ": " << s.label;
+        EXPECT_EQ(cfg->report().latency_warmup_cycles(), 900);
+        fileRuns.insert(run.hash);
+      }
+    }
+    next += n;
+  }
+  EXPECT_EQ(next, r->runs.size());
+  EXPECT_GT(shortened, 0u);
+  // The file's runs at a shortened rung are its full-length runs: counted
+  // once each, with the uniform's full-length runs of the last rung.
+  EXPECT_EQ(r->fullRuns, fileRuns.size() + r->final().size());
 }
 
 // Static and dynamic thresholds on a 4-ary 2-tree, mean and p99 latency <= 3%.

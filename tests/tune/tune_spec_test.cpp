@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "replay/run_spec.h"
@@ -467,6 +468,32 @@ TEST(TuneCache, KeysFollowTheResolvedConfigAndFileContentsNotPaths) {
   EXPECT_EQ(withReport(""), withReport("skip_plots: true timeseries_period_cycles: 4000"));
   EXPECT_EQ(withReport(""), withReport("latency_warmup_cycles: 0"));
   EXPECT_NE(withReport(""), withReport("latency_warmup_cycles: 5000"));
+}
+
+// The all-on reference is shared by the settings that differ only in what an
+// all-on run does not read (thresholds, low-power idle), but not across check
+// periods: an all-on run still samples every check period, and the period
+// bounds its drain (100 periods: a hotspot's backlog delivers more or fewer
+// messages, at other latencies), its fault recovery bound and its oracle.
+TEST(TuneCache, TheAllOnReferenceIsSharedAcrossThresholdsButNotCheckPeriods) {
+  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
+                                   "budget { latency_increase_pct: 5 } search_space { policy: "
+                                   "[DYNAMIC] u_on { values: [0.2, 0.4] } lpi_mode: [OFF, "
+                                   "FAST_WAKE] check_period_cycles { values: [1000, 2000] } }");
+  ASSERT_TRUE(plan) << plan.status().toString();
+  ASSERT_EQ(plan->settings.size(), 8u);
+  FileDigests digests;
+  std::map<std::string, std::set<std::string>> refsByPeriod;
+  for (const Setting& s : plan->settings) {
+    Result<config::Config> cfg = resolveConfig(*plan, s, 0, 1.0);
+    ASSERT_TRUE(cfg) << cfg.status().toString();
+    refsByPeriod[std::to_string(cfg->gating().check_period_cycles())].insert(
+        runKey(baselineConfig(*cfg), false, digests).value().hash);
+  }
+  ASSERT_EQ(refsByPeriod.size(), 2u);
+  EXPECT_EQ(refsByPeriod["1000"].size(), 1u);
+  EXPECT_EQ(refsByPeriod["2000"].size(), 1u);
+  EXPECT_NE(*refsByPeriod["1000"].begin(), *refsByPeriod["2000"].begin());
 }
 
 // Trace folders (SimGrid) and the traces of a mix are keyed by content too:
