@@ -156,6 +156,7 @@ class AgentDaemon {
   std::size_t failedSeen_ = 0;                // failed links at the last re-probe
   std::string statePath_;                     // agent.state_file, or its default
   std::vector<ib::HeldGate> previousGates_;   // as read at start
+  std::vector<ib::HeldGate> carried_;         // of those, not taken back and not read ungated: kept
   std::string stateText_;                     // as last written
   std::string stateError_;                    // the last write failure said ("" once it heals)
 };

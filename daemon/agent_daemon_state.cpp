@@ -2,6 +2,7 @@
 // back what a killed run left (docs/ib_agent.md, "Crash and restart").
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "daemon/agent_daemon.h"
@@ -61,17 +62,38 @@ bool AgentDaemon::adoptState() {
                 taken.size(), statePath_, describeGates(taken, topo_))
          << std::flush;
   }
-  if (taken.size() < previousGates_.size()) {
+  // The rest: dropped where the port reads ungated; kept in the file where
+  // it could not be read or is not this run's to restore (a switch out of
+  // reach or off the allow-list, another gating action, a link not
+  // verified), so no run forgets a port that may still be gated.
+  std::size_t dropped = 0;
+  for (const ib::HeldGate& g : previousGates_) {
+    if (std::find(taken.begin(), taken.end(), g) != taken.end()) continue;
+    if (backend_->readsUngated(g)) {
+      ++dropped;
+    } else {
+      carried_.push_back(g);
+    }
+  }
+  if (dropped > 0) {
     out_ << fmt::format(
                 "ebb agent: {} gate(s) in the state file no longer read gated (brought back "
                 "since, or never landed): dropped\n",
-                previousGates_.size() - taken.size())
+                dropped)
+         << std::flush;
+  }
+  if (!carried_.empty()) {
+    err_ << fmt::format(
+                "ebb agent: warning: {} gate(s) in the state file this run cannot take back (out "
+                "of reach, not allow-listed, or gated another way): kept in the file, not "
+                "restored on exit: {}\n",
+                carried_.size(), describeGates(carried_, topo_))
          << std::flush;
   }
   // Written now, so a file that cannot be written stops the start, not the
   // first turn-off.
-  if (Status st = writeState(); !st.isOk()) {
-    err_ << "ebb agent: cannot start: " << st.toString() << "\n";
+  if (writeState().isOk() == false) {
+    err_ << "ebb agent: cannot start: " << stateError_ << "\n";
     return false;
   }
   backend_->setHeldObserver([this] { return writeState(); });
@@ -81,15 +103,20 @@ bool AgentDaemon::adoptState() {
 // A failure refuses the Set about to go (the backend's hold), said once until
 // a write succeeds again.
 Status AgentDaemon::writeState() {
-  const std::string text = GateRecord::render(backend_->heldGates(), topo_);
+  std::vector<ib::HeldGate> gates = backend_->heldGates();
+  for (const ib::HeldGate& g : carried_) {
+    if (std::find(gates.begin(), gates.end(), g) == gates.end()) gates.push_back(g);
+  }
+  std::sort(gates.begin(), gates.end());
+  const std::string text = GateRecord::render(gates, topo_);
   if (text == stateText_ && stateError_.empty()) return Status::ok();
   Status st = GateRecord::write(statePath_, text);
   if (!st.isOk()) {
     const Status refused(ErrorCode::kUnavailable,
                          st.message() + " (no port is gated that the state file cannot record)");
-    if (stateError_ != st.message()) {
-      stateError_ = st.message();
-      err_ << "ebb agent: " << refused.toString() << "\n" << std::flush;
+    if (stateError_ != st.toString()) {
+      stateError_ = st.toString();
+      if (!stateText_.empty()) err_ << "ebb agent: " << refused.toString() << "\n" << std::flush;
     }
     return refused;
   }

@@ -45,8 +45,17 @@ Status errnoStatus(const std::string& what, const std::string& path) {
 }  // namespace
 
 Result<GateRecord::Read> GateRecord::read(const std::string& path, const fabric::Topology& topo) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Read{};
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) return Read{};
+  if (ec) {
+    return Status(ErrorCode::kIo,
+                  fmt::format("agent.state_file {}: cannot be read: {}", path, ec.message()));
+  }
+  if (!fs::is_regular_file(st)) {
+    return Status(ErrorCode::kIo, fmt::format("agent.state_file {}: not a file", path));
+  }
   std::ifstream in(path);
   if (!in) {
     return Status(ErrorCode::kIo, fmt::format("agent.state_file {}: cannot be read", path));
@@ -88,6 +97,13 @@ Result<GateRecord::Read> GateRecord::read(const std::string& path, const fabric:
       out.skipped.push_back(fmt::format(
           "line {}: {} port {} is {}", n, f[1], *port,
           sw ? "not a cabled port of " + topo.sw(*sw).name : "not a switch of the topology"));
+      continue;
+    }
+    if (topo.link(topo.sw(*sw).ports[index].link).lowerIsHost) {
+      out.skipped.push_back(
+          fmt::format("line {}: {} port {} is a host's link (ebb gates only "
+                      "switch links)",
+                      n, f[1], *port));
       continue;
     }
     out.gates.push_back(

@@ -18,11 +18,11 @@ bool DisablePortGating::readsOff(LinkId l) const {
 }
 
 void DisablePortGating::setPhys(PortId end, PhysState phys, std::function<void(Status)> done,
-                                std::function<bool()> stillWanted) {
+                                std::function<bool()> stillWanted, std::shared_ptr<bool> sent) {
   b_.writePort(
       end,
-      [this, end, phys,
-       stillWanted = std::move(stillWanted)](const PortInfo&) -> Result<PortInfoEdit> {
+      [this, end, phys, stillWanted = std::move(stillWanted),
+       sent = std::move(sent)](const PortInfo&) -> Result<PortInfoEdit> {
         // Checked when the Set is about to go (after the Get's reply), not
         // only when it was asked for: the intent may have changed meanwhile.
         if (stillWanted && !stillWanted()) {
@@ -35,6 +35,7 @@ void DisablePortGating::setPhys(PortId end, PhysState phys, std::function<void(S
         if (phys == PhysState::kDisabled) {
           if (Status st = b_.holdBeforeSet({end, false, 0}); !st.isOk()) return st;
         }
+        if (sent) *sent = true;
         return PortInfoEdit{phys, 0};
       },
       [this, end, phys, done = std::move(done)](Result<PortInfoChange> r) {
@@ -92,15 +93,18 @@ void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
     *skipped = gen != b_.rec(l).gen;
     return !*skipped;
   };
+  auto sent = std::make_shared<bool>(false);
   setPhys(
       *end, PhysState::kDisabled,
-      [this, l, end = *end, gen, skipped, done = std::move(done)](Status st) {
+      [this, l, end = *end, gen, skipped, sent, done = std::move(done)](Status st) {
         IbBackend::LinkRecord& r = b_.rec(l);
         r.disabling = false;
         if (gen != r.gen) return superseded(l, end, st, *skipped, std::move(done));
         if (!st.isOk()) {
-          // No Set landed where the end was out of reach: the link is still up.
-          if (st.code() == ErrorCode::kUnavailable) {
+          // No Set went out (refused before it, the end out of reach): the
+          // link is still up. One that may have gone out keeps it held
+          // (its record too) until the link reads up again.
+          if (st.code() == ErrorCode::kUnavailable && !*sent) {
             r.up = true;
             b_.recomputeRoutes();
             b_.heldChanged();
@@ -112,7 +116,7 @@ void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
           b_.callback_->onLinkStateChanged(b_.topo_.link(l).upper, LinkPowerState::kOff);
         done(LinkPowerState::kOff);
       },
-      stillWanted);
+      stillWanted, sent);
 }
 
 void DisablePortGating::markDisabled(LinkId l, PortId end) {

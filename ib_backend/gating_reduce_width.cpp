@@ -128,7 +128,11 @@ void ReduceWidthGating::widenLink(LinkId l, std::function<void(Status)> done) {
       [this, l, ends, bySelf, done = std::move(done)](Gathered<NarrowEnd> g) {
         std::vector<NarrowEnd> failed;
         for (std::size_t i = 0; i < ends.size(); ++i) {
-          if (!g.results[i]) failed.push_back(ends[i]);
+          if (!g.results[i]) {
+            failed.push_back(ends[i]);
+          } else {
+            b_.widened(ends[i].end);
+          }
         }
         if (failed.empty()) {
           b_.rec(l).narrowed.reset();
@@ -216,6 +220,15 @@ std::optional<PortChange> ReduceWidthGating::takeIn(PortId port, const PortInfo&
     if (e.end != port || pi.widthEnabled == e.widthEnabled) continue;
     PortChange c{port, fmt::format("LinkWidthEnabled {} (was {}: reset by someone else)",
                                    linkWidthName(pi.widthEnabled), linkWidthName(e.widthEnabled))};
+    // The link counts as on again (OpenSM resets both ends); an other end
+    // this run narrowed stays in the state file until a later start reads
+    // it wide, in case it was not reset.
+    b_.widened(port);
+    for (const NarrowEnd& other : r.narrowed->ends) {
+      if (other.end != port && r.narrowed->bySelf) {
+        b_.intents_.insert({other.end, true, other.restoreTo});
+      }
+    }
     r.narrowed.reset();
     b_.heldChanged();
     if (b_.callback_) {

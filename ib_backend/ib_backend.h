@@ -257,6 +257,10 @@ class IbBackend final : public agent::Backend {
   // port reads Disabled, or narrowed) become this run's, restored on exit
   // (restoreAll), width ends to the recorded width. Returns those taken back.
   std::vector<HeldGate> adoptGates(const std::vector<HeldGate>& previous);
+  // The port of `g` was read (at start or since) and is not gated that way:
+  // Disabled gates, not Disabled; narrowed ones, not at the narrowest width.
+  // False when it could not be read (its switch out of reach).
+  bool readsUngated(const HeldGate& g) const;
 
   agent::Capabilities capabilities() const override { return {false}; }
   void setCallback(agent::BackendCallback* callback) override { callback_ = callback; }
@@ -336,6 +340,8 @@ class IbBackend final : public agent::Backend {
   // Held gates (ib_held_gates.cpp): a Set that gates `g` is about to go.
   Status holdBeforeSet(const HeldGate& g);
   void heldChanged();  // tells the observer (its failure only matters before a Set)
+  bool settledIntent(const HeldGate& g, const LinkRecord& r) const;
+  void widened(fabric::PortId end);  // a width intent at `end` is over
   // Restore (ib_restore.cpp): ends a restoreAll once.
   void finishRestore(const std::shared_ptr<RestoreRun>& r, bool deadline);
   // Re-enables (ib_reenable.cpp): `l`'s turn-on failed with `why`.

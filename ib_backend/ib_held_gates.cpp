@@ -41,13 +41,27 @@ Status IbBackend::holdBeforeSet(const HeldGate& g) {
   return st;
 }
 
+bool IbBackend::settledIntent(const HeldGate& g, const LinkRecord& r) const {
+  if (!g.narrowed) return r.up || r.disabledEnd.has_value();
+  if (r.widthBusy || !r.narrowed) return false;
+  for (const NarrowEnd& e : r.narrowed->ends) {
+    if (e.end == g.end) return true;
+  }
+  return false;
+}
+
+void IbBackend::widened(PortId end) {
+  for (auto it = intents_.begin(); it != intents_.end();)
+    it = it->narrowed && it->end == end ? intents_.erase(it) : std::next(it);
+}
+
 void IbBackend::heldChanged() {
   // Disabled intents end once the link is recorded Disabled or reads up;
-  // width intents once no width Set is on the wire.
+  // width intents once the narrowing is recorded (a Set that failed after
+  // it went out stays held: the port may be narrow) or the end is widened.
   for (auto it = intents_.begin(); it != intents_.end();) {
     const LinkRecord& r = rec(linkAt(topo_, it->end));
-    const bool settled = it->narrowed ? !r.widthBusy : (r.up || r.disabledEnd.has_value());
-    it = settled ? intents_.erase(it) : std::next(it);
+    it = settledIntent(*it, r) ? intents_.erase(it) : std::next(it);
   }
   // A failure here leaves the file listing more than is held: harmless (the
   // next start takes back only what still reads gated).
@@ -61,7 +75,9 @@ std::vector<HeldGate> IbBackend::adoptGates(const std::vector<HeldGate>& previou
       continue;
     }
     const LinkId l = linkAt(topo_, g.end);
-    if (!l.valid()) continue;
+    // Only what this run may Set is its own to restore (the allow-list may
+    // have changed since); a host's link ebb never gates.
+    if (!l.valid() || !allowed(g.end.sw) || topo_.link(l).lowerIsHost) continue;
     LinkRecord& r = rec(l);
     if (!g.narrowed) {
       // Still Disabled at the end the previous run set: only it brings the link back.
@@ -84,6 +100,16 @@ std::vector<HeldGate> IbBackend::adoptGates(const std::vector<HeldGate>& previou
     }
   }
   return taken;
+}
+
+bool IbBackend::readsUngated(const HeldGate& g) const {
+  if (g.end.sw.value() >= topo_.numSwitches()) return false;
+  const SwitchState& s = sw_[g.end.sw.value()];
+  if (!s.visited || g.end.index >= s.ports.size()) return false;
+  const PortInfo& pi = s.ports[g.end.index];
+  if (!g.narrowed) return pi.phys != PhysState::kDisabled;
+  const std::uint8_t narrowest = narrowestWidth(pi.widthSupported);
+  return pi.widthEnabled != narrowest || (pi.widthSupported & ~narrowest) == 0;
 }
 
 }  // namespace ebb::ib

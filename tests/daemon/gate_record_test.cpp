@@ -107,6 +107,28 @@ TEST(GateRecord, LinesTheTopologyCannotPlaceAreSkippedNotFatal) {
   EXPECT_NE(r->skipped[1].find("line 2"), std::string::npos) << r->skipped[1];
 }
 
+// A host's link is never ebb's to gate: a line naming one (a recabling, a
+// hand edit) is skipped; a folder where the file should be is an error.
+TEST(GateRecord, AHostsLinkIsSkippedAndAFolderIsRefused) {
+  const std::string path = scratch("host.gates");
+  const fabric::Host& h = tree().hosts().front();
+  const fabric::PortId leafPort = tree().link(h.link).upper;
+  std::ofstream(path) << fmt::format("disable 0x{:016x} {}\n", tree().sw(leafPort.sw).guid,
+                                     leafPort.ibPortNumber());
+  auto r = GateRecord::read(path, tree());
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_TRUE(r->gates.empty());
+  ASSERT_EQ(r->skipped.size(), 1u);
+  EXPECT_NE(r->skipped[0].find("a host's link"), std::string::npos) << r->skipped[0];
+  const std::string folder = scratch("folder.gates");
+  std::filesystem::create_directories(folder);
+  auto f = GateRecord::read(folder, tree());
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.status().message().find("agent.state_file " + folder + ": not a file"),
+            std::string::npos)
+      << f.status().toString();
+}
+
 TEST(GateRecord, AFileThatCannotBeWrittenFailsNamingIt) {
   const std::string path = scratch("missing") + "/sub/agent.gates";
   const Status st = GateRecord::write(path, "x");

@@ -97,5 +97,23 @@ TEST(IbHeldGates, ALaterRunTakesBackWhatStillReadsDisabledAndRestoresIt) {
   EXPECT_TRUE(rig.backend->heldGates().empty());
 }
 
+// A recorded gate on a switch this run may not Set (off the allow-list now)
+// is not taken back; the port still reads Disabled, so the daemon keeps it
+// in the file (readsUngated false), while a port that reads up is ungated.
+TEST(IbHeldGates, AGateOffTheAllowListIsNotTakenBackNorReadUngated) {
+  const PortId killedRuns = leafUpPort(0), upPort = leafUpPort(1);
+  IbBackendOptions o = Rig::allowAll();
+  o.allowGuids.erase(tree().sw(killedRuns.sw).guid);
+  Rig rig(o);
+  rig.fab.phys(killedRuns) = PhysState::kDisabled;
+  ASSERT_TRUE(rig.init().isOk());
+  const HeldGate gate{killedRuns, false, 0};
+  EXPECT_TRUE(rig.backend->adoptGates({gate}).empty());
+  EXPECT_TRUE(rig.backend->gatedLinks().empty());
+  EXPECT_FALSE(rig.backend->readsUngated(gate));
+  EXPECT_TRUE(rig.backend->readsUngated({upPort, false, 0}));
+  EXPECT_TRUE(rig.backend->readsUngated({upPort, true, 2}));
+}
+
 }  // namespace
 }  // namespace ebb::ib
