@@ -382,6 +382,14 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   if (l.hold_ts() < 0 || !std::isfinite(l.hold_ts())) {
     return invalidArgument(fmt::format("lpi.hold_ts: must be >= 0 (is {})", l.hold_ts()));
   }
+  // A hold with nothing to hold would be ignored without a word.
+  if (lp.mode == policies::LpiMode::kOff && (l.hold_ts() != 0 || l.has_adaptive_hold())) {
+    return invalidArgument(fmt::format(
+        "lpi.{}: applies with a low-power idle mode only (lpi.mode is {}); leave it out, or set "
+        "lpi.mode to FAST_WAKE, DEEP_SLEEP or HYBRID",
+        l.hold_ts() != 0 ? "hold_ts" : "adaptive_hold",
+        l.mode() == config::LpiSpec::OFF ? "OFF" : "left out: off"));
+  }
   const double holdPs = l.hold_ts() * static_cast<double>(lp.sleepSignal);
   if (holdPs > 9e18) {
     return invalidArgument(

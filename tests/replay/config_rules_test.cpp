@@ -153,6 +153,11 @@ TEST(ConfigRules, FieldsThatDoNotApplyAreRefused) {
       {"workload { message_bytes_min: 10 }", "workload.message_bytes_max", "need both"},
       {"workload { message_bytes: 50 message_bytes_min: 10 message_bytes_max: 100 }",
        "workload.message_bytes", "not both"},
+      // Nothing sleeps without a low-power idle mode: a hold would be ignored.
+      {"lpi { hold_ts: 2 }", "lpi.hold_ts", "low-power idle mode only (lpi.mode is left out"},
+      {"lpi { mode: OFF hold_ts: 2 }", "lpi.hold_ts", "(lpi.mode is OFF)"},
+      {"lpi { mode: OFF adaptive_hold { delay_budget_ns: 100 } }", "lpi.adaptive_hold",
+       "set lpi.mode to FAST_WAKE"},
   };
   for (const Rejected& c : cases)
     expectRejected(c);

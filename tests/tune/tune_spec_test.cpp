@@ -379,6 +379,27 @@ TEST(TuneGrid, AnInBandBaseKeepsARunnableBaselineAndAllOnSetting) {
   });
 }
 
+// A base whose low-power idle carries a hold (and an adaptive one): the
+// grid's setting without low-power idle runs with neither, which the runner
+// would refuse (lpi.hold_ts applies with a mode only).
+TEST(TuneGrid, ASettingWithoutLowPowerIdleDropsTheBasesHold) {
+  Result<TunePlan> plan = planFrom(
+      "base { fabric { kary_n_tree { k: 4 n: 2 } } workload { alonso_ramp { time_scale: 0.1 } } "
+      "lpi { mode: FAST_WAKE hold_ts: 2 adaptive_hold { delay_budget_ns: 50 } } } "
+      "skip_plots: true budget { latency_increase_pct: 5 } "
+      "search_space { lpi_mode: [OFF, FAST_WAKE] }");
+  ASSERT_TRUE(plan) << plan.status().toString();
+  const std::set<std::string> labels =
+      labelsResolved(*plan, [](const Setting& s, const config::Config& cfg) {
+        const bool off = cfg.lpi().mode() == config::LpiSpec::OFF;
+        EXPECT_EQ(cfg.lpi().hold_ts(), off ? 0.0 : 2.0) << s.label;
+        EXPECT_EQ(cfg.lpi().has_adaptive_hold(), !off) << s.label;
+        const Result<replay::RunSpec> spec = replay::buildRunSpec(cfg);
+        EXPECT_TRUE(spec) << s.label << ": " << spec.status().toString();
+      });
+  EXPECT_EQ(labels, (std::set<std::string>{"lpi=OFF", "lpi=FAST_WAKE"}));
+}
+
 // The adaptive hold's budget is searched with low-power idle alone.
 TEST(TuneGrid, SearchesTheAdaptiveHoldBudgetWithLowPowerIdleOnly) {
   Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
