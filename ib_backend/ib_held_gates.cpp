@@ -10,7 +10,7 @@ using fabric::LinkId;
 using fabric::PortId;
 
 namespace {
-LinkId linkAt(const fabric::Topology& topo, PortId end) {
+LinkId portLink(const fabric::Topology& topo, PortId end) {
   return topo.sw(end.sw).ports[end.index].link;
 }
 }  // namespace
@@ -27,7 +27,7 @@ std::vector<HeldGate> IbBackend::heldGates() const {
   }
   for (const HeldGate& g : intents_) {
     // A Disabled Set that did not land (or whose link came back) holds nothing.
-    if (!g.narrowed && rec(linkAt(topo_, g.end)).up) continue;
+    if (!g.narrowed && rec(portLink(topo_, g.end)).up) continue;
     held.insert(g);
   }
   return {held.begin(), held.end()};
@@ -60,7 +60,7 @@ void IbBackend::heldChanged() {
   // width intents once the narrowing is recorded (a Set that failed after
   // it went out stays held: the port may be narrow) or the end is widened.
   for (auto it = intents_.begin(); it != intents_.end();) {
-    const LinkRecord& r = rec(linkAt(topo_, it->end));
+    const LinkRecord& r = rec(portLink(topo_, it->end));
     it = settledIntent(*it, r) ? intents_.erase(it) : std::next(it);
   }
   // A failure here leaves the file listing more than is held: harmless (the
@@ -74,7 +74,7 @@ std::vector<HeldGate> IbBackend::adoptGates(const std::vector<HeldGate>& previou
     if (g.end.sw.value() >= topo_.numSwitches() || g.end.index >= topo_.sw(g.end.sw).ports.size()) {
       continue;
     }
-    const LinkId l = linkAt(topo_, g.end);
+    const LinkId l = portLink(topo_, g.end);
     // Only what this run may Set is its own to restore (the allow-list may
     // have changed since); a host's link ebb never gates.
     if (!l.valid() || !allowed(g.end.sw) || topo_.link(l).lowerIsHost) continue;

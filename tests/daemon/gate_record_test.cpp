@@ -15,12 +15,12 @@
 namespace ebb::daemon {
 namespace {
 
-const fabric::Topology& tree() {
+const fabric::Topology& gateTree() {
   static const fabric::Topology t = fabric::KAryNTree::make(4, 3).value().build();
   return t;
 }
 
-std::string scratch(const std::string& name) {
+std::string gateScratch(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/ebb_gates_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   const std::string p = dir + "/" + name;
@@ -29,9 +29,9 @@ std::string scratch(const std::string& name) {
 }
 
 // The first up port of the n-th switch that has up ports.
-fabric::PortId upPort(std::size_t n) {
-  for (std::uint32_t i = 0; i < tree().numSwitches(); ++i) {
-    const fabric::Switch& s = tree().sw(fabric::SwitchId(i));
+fabric::PortId gateUpPort(std::size_t n) {
+  for (std::uint32_t i = 0; i < gateTree().numSwitches(); ++i) {
+    const fabric::Switch& s = gateTree().sw(fabric::SwitchId(i));
     if (!s.upPorts.empty() && n-- == 0) return {fabric::SwitchId(i), s.upPorts.front()};
   }
   ADD_FAILURE() << "too few switches with up ports";
@@ -39,19 +39,20 @@ fabric::PortId upPort(std::size_t n) {
 }
 
 TEST(GateRecord, WrittenGatesReadBackTheSameAndAnAbsentFileHoldsNothing) {
-  const std::string path = scratch("agent.gates");
-  auto none = GateRecord::read(path, tree());
+  const std::string path = gateScratch("agent.gates");
+  auto none = GateRecord::read(path, gateTree());
   ASSERT_TRUE(none) << none.status().toString();
   EXPECT_TRUE(none->gates.empty());
-  const std::vector<ib::HeldGate> gates = {{upPort(0), false, 0}, {upPort(9), true, 3}};
-  const std::string text = GateRecord::render(gates, tree());
+  const std::vector<ib::HeldGate> gates = {{gateUpPort(0), false, 0}, {gateUpPort(9), true, 3}};
+  const std::string text = GateRecord::render(gates, gateTree());
   ASSERT_TRUE(GateRecord::write(path, text).isOk());
-  auto back = GateRecord::read(path, tree());
+  auto back = GateRecord::read(path, gateTree());
   ASSERT_TRUE(back) << back.status().toString();
   EXPECT_EQ(back->gates, gates);
   EXPECT_TRUE(back->skipped.empty());
   // Humans can read it: each line names its link.
-  EXPECT_NE(text.find(tree().describeLink(tree().sw(upPort(0).sw).ports[upPort(0).index].link)),
+  EXPECT_NE(text.find(gateTree().describeLink(
+                gateTree().sw(gateUpPort(0).sw).ports[gateUpPort(0).index].link)),
             std::string::npos)
       << text;
   // Rewritten whole: no temporary file is left beside it.
@@ -60,15 +61,15 @@ TEST(GateRecord, WrittenGatesReadBackTheSameAndAnAbsentFileHoldsNothing) {
        std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
     files += e.path().filename().string().rfind("agent.gates", 0) == 0 ? 1 : 0;
   EXPECT_EQ(files, 1);
-  ASSERT_TRUE(GateRecord::write(path, GateRecord::render({}, tree())).isOk());
-  back = GateRecord::read(path, tree());
+  ASSERT_TRUE(GateRecord::write(path, GateRecord::render({}, gateTree())).isOk());
+  back = GateRecord::read(path, gateTree());
   ASSERT_TRUE(back);
   EXPECT_TRUE(back->gates.empty());
 }
 
 TEST(GateRecord, BadLinesAreRefusedNamingTheFileTheLineAndTheRule) {
-  const std::string path = scratch("bad.gates");
-  const std::string guid = fmt::format("0x{:016x}", tree().sw(upPort(0).sw).guid);
+  const std::string path = gateScratch("bad.gates");
+  const std::string guid = fmt::format("0x{:016x}", gateTree().sw(gateUpPort(0).sw).guid);
   const std::pair<std::string, std::string> cases[] = {
       {"unplug " + guid + " 5", "'unplug' is not a kind of gate"},
       {"disable " + guid, "disable takes 2 fields"},
@@ -80,7 +81,7 @@ TEST(GateRecord, BadLinesAreRefusedNamingTheFileTheLineAndTheRule) {
   };
   for (const auto& [line, rule] : cases) {
     std::ofstream(path) << "# a comment\n\n" << line << "  # trailing\n";
-    auto r = GateRecord::read(path, tree());
+    auto r = GateRecord::read(path, gateTree());
     ASSERT_FALSE(r) << line;
     EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
     const std::string m = r.status().message();
@@ -92,15 +93,16 @@ TEST(GateRecord, BadLinesAreRefusedNamingTheFileTheLineAndTheRule) {
 // A switch or port the topology does not have (it changed since): skipped
 // and said, the rest kept.
 TEST(GateRecord, LinesTheTopologyCannotPlaceAreSkippedNotFatal) {
-  const std::string path = scratch("old.gates");
-  const fabric::Switch& s0 = tree().sw(upPort(0).sw);
+  const std::string path = gateScratch("old.gates");
+  const fabric::Switch& s0 = gateTree().sw(gateUpPort(0).sw);
   std::ofstream(path) << "disable 0x00000000deadbeef 1\n"
                       << fmt::format("disable 0x{:016x} {}\n", s0.guid, s0.ports.size() + 1)
-                      << fmt::format("disable 0x{:016x} {}\n", s0.guid, upPort(0).ibPortNumber());
-  auto r = GateRecord::read(path, tree());
+                      << fmt::format("disable 0x{:016x} {}\n", s0.guid,
+                                     gateUpPort(0).ibPortNumber());
+  auto r = GateRecord::read(path, gateTree());
   ASSERT_TRUE(r) << r.status().toString();
   ASSERT_EQ(r->gates.size(), 1u);
-  EXPECT_EQ(r->gates[0].end, upPort(0));
+  EXPECT_EQ(r->gates[0].end, gateUpPort(0));
   ASSERT_EQ(r->skipped.size(), 2u);
   EXPECT_NE(r->skipped[0].find("line 1"), std::string::npos) << r->skipped[0];
   EXPECT_NE(r->skipped[0].find("not a switch of the topology"), std::string::npos);
@@ -110,19 +112,19 @@ TEST(GateRecord, LinesTheTopologyCannotPlaceAreSkippedNotFatal) {
 // A host's link is never ebb's to gate: a line naming one (a recabling, a
 // hand edit) is skipped; a folder where the file should be is an error.
 TEST(GateRecord, AHostsLinkIsSkippedAndAFolderIsRefused) {
-  const std::string path = scratch("host.gates");
-  const fabric::Host& h = tree().hosts().front();
-  const fabric::PortId leafPort = tree().link(h.link).upper;
-  std::ofstream(path) << fmt::format("disable 0x{:016x} {}\n", tree().sw(leafPort.sw).guid,
+  const std::string path = gateScratch("host.gates");
+  const fabric::Host& h = gateTree().hosts().front();
+  const fabric::PortId leafPort = gateTree().link(h.link).upper;
+  std::ofstream(path) << fmt::format("disable 0x{:016x} {}\n", gateTree().sw(leafPort.sw).guid,
                                      leafPort.ibPortNumber());
-  auto r = GateRecord::read(path, tree());
+  auto r = GateRecord::read(path, gateTree());
   ASSERT_TRUE(r) << r.status().toString();
   EXPECT_TRUE(r->gates.empty());
   ASSERT_EQ(r->skipped.size(), 1u);
   EXPECT_NE(r->skipped[0].find("a host's link"), std::string::npos) << r->skipped[0];
-  const std::string folder = scratch("folder.gates");
+  const std::string folder = gateScratch("folder.gates");
   std::filesystem::create_directories(folder);
-  auto f = GateRecord::read(folder, tree());
+  auto f = GateRecord::read(folder, gateTree());
   ASSERT_FALSE(f);
   EXPECT_NE(f.status().message().find("agent.state_file " + folder + ": not a file"),
             std::string::npos)
@@ -130,7 +132,7 @@ TEST(GateRecord, AHostsLinkIsSkippedAndAFolderIsRefused) {
 }
 
 TEST(GateRecord, AFileThatCannotBeWrittenFailsNamingIt) {
-  const std::string path = scratch("missing") + "/sub/agent.gates";
+  const std::string path = gateScratch("missing") + "/sub/agent.gates";
   const Status st = GateRecord::write(path, "x");
   ASSERT_FALSE(st.isOk());
   EXPECT_EQ(st.code(), ErrorCode::kIo);
