@@ -70,6 +70,31 @@ Status nonNegative(const char* field, std::int64_t v) {
                : Status::ok();
 }
 
+// Two of the agent's files on one path would overwrite each other (the state
+// file is renamed over its path; the lock file holds a pid).
+Status checkDistinctFiles(const DaemonSettings& s) {
+  namespace fs = std::filesystem;
+  const std::pair<const char*, const std::string*> files[] = {{"decision_log", &s.decisionLog},
+                                                              {"osm_events", &s.osmEvents},
+                                                              {"lock_file", &s.lockFile},
+                                                              {"state_file", &s.stateFile}};
+  for (std::size_t i = 0; i < std::size(files); ++i) {
+    for (std::size_t j = i + 1; j < std::size(files); ++j) {
+      const std::string& a = *files[i].second;
+      const std::string& b = *files[j].second;
+      if (a.empty() || b.empty()) continue;
+      std::error_code ec;
+      if (fs::path(a).lexically_normal() == fs::path(b).lexically_normal() ||
+          fs::equivalent(a, b, ec)) {
+        return invalidArgument(
+            fmt::format("agent.{}: {} is also agent.{}; each needs a file of its own",
+                        files[j].first, b, files[i].first));
+      }
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std::string& baseDir,
@@ -272,6 +297,7 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
     *out = p.is_absolute() ? p.string() : (std::filesystem::path(baseDir) / p).string();
     if (Status st = checkFilePath(field, *out); !st.isOk()) return st;
   }
+  if (Status st = checkDistinctFiles(s); !st.isOk()) return st;
   Result<TimePs> runFor = ms("run_for_ms", a.run_for_ms());
   if (!runFor) return runFor.status();
   s.runForPs = *runFor;

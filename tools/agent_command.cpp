@@ -106,6 +106,17 @@ int loadAgentSettings(const AgentOptions& o, std::ostream& err,
     err << "ebb agent: " << o.configPath << ": " << s.status().toString() << "\n";
     return kExitError;
   }
+  // A file the agent writes on the config itself would destroy it.
+  for (auto [field, path] :
+       {std::pair{"decision_log", &s->decisionLog}, std::pair{"lock_file", &s->lockFile},
+        std::pair{"state_file", &s->stateFile}}) {
+    std::error_code ec;
+    if (!path->empty() && std::filesystem::equivalent(*path, o.configPath, ec)) {
+      err << fmt::format("ebb agent: {}: agent.{}: {} is the config file itself\n", o.configPath,
+                         field, *path);
+      return kExitError;
+    }
+  }
   if (o.openTimeoutMs <= 0) {
     err << "ebb agent: --open-timeout-ms must be > 0\n";
     return kExitUsage;
@@ -145,7 +156,8 @@ int checkConfig(const AgentOptions& o, std::ostream& out, std::ostream& err) {
       "  metrics:       {}\n"
       "  decision log:  {}\n"
       "  OpenSM events: {}\n"
-      "  lock file:     {}\n",
+      "  lock file:     {}\n"
+      "  state file:    {}\n",
       o.configPath, topo->numSwitches(), topo->numLinks(), allowed, allowList, mode, s->policyName,
       s->agent.checkPeriodPs / kPsPerMs,
       s->keepStateOnExit ? "keeps links as they are" : "re-enables every link it disabled",
@@ -157,7 +169,12 @@ int checkConfig(const AgentOptions& o, std::ostream& out, std::ostream& err) {
           ? daemon::defaultLockPath(s->port, "/run/ebb", std::getenv("XDG_RUNTIME_DIR"),
                                     std::getenv("IBSIM_SOCKNAME")) +
                 " (default)"
-          : s->lockFile);
+          : s->lockFile,
+      s->stateFile.empty() ? daemon::defaultStatePath(s->port, "/var/lib/ebb", "/run/ebb",
+                                                      std::getenv("XDG_RUNTIME_DIR"),
+                                                      std::getenv("IBSIM_SOCKNAME")) +
+                                 " (default)"
+                           : s->stateFile);
   return kExitOk;
 }
 

@@ -42,7 +42,8 @@ inline CLI::Validator wholeNumber() {
       ">= 0");
 }
 
-// Numbers on the command line are decimal, as in configs and overrides.
+// Numbers on the command line are decimal, as in configs and overrides, and
+// no text value is empty.
 // CLI11 would read "010" as octal 8, "0x10" as 16 and "0b11" as 3, and for
 // "--k 1e3" says "At Most 1 required but received 2". Every whole-number
 // option of `app` and its subcommands gets "must be a whole number (is 1e3)"
@@ -89,6 +90,14 @@ inline void requireDecimalNumbers(CLI::App& app) {
         return {};
       },
       "");
+  // An empty value (an unset "$VAR") would read as the option left out: a
+  // path would fall back to the default and the run go on without a word.
+  const CLI::Validator nonEmpty(
+      [](std::string& s) -> std::string {
+        if (s.empty()) return "must not be empty (leave the option out for its default)";
+        return {};
+      },
+      "");
   const auto visit = [&](CLI::App& a, auto& self) -> void {
     for (CLI::Option* o : a.get_options()) {
       const std::string type = o->get_type_name();
@@ -96,6 +105,8 @@ inline void requireDecimalNumbers(CLI::App& app) {
         o->transform(whole);
       } else if (type.rfind("FLOAT", 0) == 0) {
         o->check(real);
+      } else if (type.rfind("TEXT", 0) == 0 && o->get_expected_min() > 0) {
+        o->check(nonEmpty);
       }
     }
     for (CLI::App* sub : a.get_subcommands({}))

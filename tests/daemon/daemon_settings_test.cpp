@@ -255,6 +255,12 @@ INSTANTIATE_TEST_SUITE_P(
             "agent.osm_events: the folder /nonexistent-ebb-folder does not exist"},
         Bad{"agent { state_file: \"/nonexistent-ebb-folder/agent.gates\" }",
             "agent.state_file: the folder /nonexistent-ebb-folder does not exist"},
+        // Two files on one path would overwrite each other.
+        Bad{"agent { lock_file: \"/tmp/x.gates\" state_file: \"/tmp/./x.gates\" }",
+            "agent.state_file: /tmp/./x.gates is also agent.lock_file; each needs a file of its "
+            "own"},
+        Bad{"agent { decision_log: \"/tmp/d\" osm_events: \"/tmp/d\" }",
+            "agent.osm_events: /tmp/d is also agent.decision_log"},
         Bad{"agent { ca_port: 300 }", "agent.ca_port: must be in 0..254 (is 300)"}),
     [](const ::testing::TestParamInfo<Bad>& tpi) { return std::to_string(tpi.index); });
 

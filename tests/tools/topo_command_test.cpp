@@ -374,7 +374,7 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
       {{"gen", "--out", scratch("").string()},
        kExitError,
        {"--out " + scratch("").string() + ": is a folder, expected a file name"}},
-      {{"gen", "--out", ""}, kExitError, {"--out: an empty file name"}},
+      {{"gen", "--out", ""}, kExitUsage, {"--out: must not be empty"}},
       // An option the pattern never reads is refused, not ignored.
       {{"gen", "--pattern", "incast", "--rate", "0", "--out", genOut.string()},
        kExitError,
@@ -411,6 +411,17 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
       {{"topo", "--k", "2", "--roots", "S0_0"},
        kExitUsage,
        {"--roots requires --from-ibnetdiscover"}},
+      // An empty value (an unset "$VAR") is not the option left out.
+      {{"replay", "", "--out", scratch("never-out").string()},
+       kExitUsage,
+       {"must not be empty (leave the option out for its default)"}},
+      {{"topo", "--from-ibnetdiscover", ""},
+       kExitUsage,
+       {"--from-ibnetdiscover: must not be empty"}},
+      {{"replay", "--out", ""}, kExitUsage, {"--out: must not be empty"}},
+      {{"faults", "--config", folder + "/configs/kary4x3.textproto", "--out", ""},
+       kExitUsage,
+       {"--out: must not be empty"}},
       // Numbers are decimal: CLI11 alone reads 010 as 8, 0x10 as 16 and 0x1p-3 as 0.125.
       {{"topo", "--k", "0x10", "--n", "1"}, kExitUsage, {"--k: must be a whole number (is 0x10)"}},
       {{"gen", "--cycles", "1e3", "--out", genOut.string()},
@@ -647,11 +658,8 @@ TEST(OutputFolder, ABadOutFolderIsRefusedBeforeTheRun) {
     std::string says;
   };
   const Case cases[] = {
-      {{"replay", "--quiet", "--out", ""}, "--out: an empty folder name"},
       {{"replay", "--quiet", "--out", file.string()}, "exists and is not a folder"},
       {{"replay", "--quiet", "--out", "/proc/ebb-cannot-be/here"}, "cannot create the folder"},
-      {{"faults", "--config", src + "/configs/kary4x3.textproto", "--scenarios", "1", "--out", ""},
-       "--out: an empty folder name"},
       {{"tune", src + "/configs/tune_alonso_ramp.textproto", "--out", file.string()},
        "exists and is not a folder"},
       // gen checks its file before the closed-loop run it would lose.
