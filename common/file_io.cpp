@@ -52,6 +52,30 @@ void skipUtf8Bom(std::istream& in) {
   }
 }
 
+bool readBoundedLine(std::istream& in, std::string& line, bool& tooLong, std::size_t maxBytes) {
+  line.clear();
+  tooLong = false;
+  std::streambuf* sb = in.rdbuf();
+  if (sb == nullptr || !in.good()) return false;
+  for (;;) {
+    const int c = sb->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      return !line.empty();
+    }
+    if (c == '\n') return true;
+    if (line.size() >= maxBytes) {
+      tooLong = true;
+      return false;
+    }
+    line.push_back(static_cast<char>(c));
+  }
+}
+
+std::string lineTooLongRule(std::string_view what) {
+  return fmt::format("line longer than {} bytes: not a text {}", kMaxTextLine, what);
+}
+
 namespace {
 // Proves `dir` writable with a probe file; E_IO naming `what` otherwise.
 Status probeWritable(const fs::path& dir, const std::string& what) {

@@ -26,6 +26,19 @@ std::string_view withoutUtf8Bom(std::string_view text);
 // Consumes the mark at the stream's current position, if it is there.
 void skipUtf8Bom(std::istream& in);
 
+// The longest line a text input may have (a traffic file, a topology, a
+// trace): an endless "line" (/dev/zero, a binary file) ends the read there
+// instead of filling memory.
+inline constexpr std::size_t kMaxTextLine = std::size_t{1} << 20;
+// std::getline with that bound: false at the end of the stream with nothing
+// read, or with `tooLong` set once a line runs past `maxBytes` (the stream
+// is then left mid-line).
+bool readBoundedLine(std::istream& in, std::string& line, bool& tooLong,
+                     std::size_t maxBytes = kMaxTextLine);
+// The rule a reader names for such a line: "line longer than 1048576 bytes:
+// not a text <what>".
+std::string lineTooLongRule(std::string_view what);
+
 // Before a run: the output folder `dir` (given as `option`, e.g. "--out") can
 // hold its results. Creates it if needed and proves it writable with a probe
 // file, so a bad folder is an error before the work, not after it. E_INVALID

@@ -410,7 +410,10 @@ Result<Topology> parseIbnetdiscover(std::istream& in, const std::string& sourceN
   std::string text;
   int lineNo = 0;
   try {
-    while (std::getline(in, text)) {
+    for (bool tooLong = false;;) {
+      const bool got = readBoundedLine(in, text, tooLong);
+      if (tooLong) throw ParseError(lineNo + 1, lineTooLongRule("topology file"));
+      if (!got) break;
       ++lineNo;
       if (text.find('\0') != std::string::npos) {
         throw ParseError(lineNo, "binary data (NUL byte): not a text topology file");

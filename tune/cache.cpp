@@ -59,7 +59,16 @@ Result<std::string> FileDigests::of(const std::string& path) {
     if (auto it = byPath_.find(path); it != byPath_.end()) return it->second;
   }
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
+  const fs::file_status st = fs::status(path, ec);
+  // A run is keyed by its files' contents, read whole before the run: a
+  // device or a pipe (/dev/zero, a FIFO) would be read forever, or once.
+  if (!ec && !fs::is_directory(st) && !fs::is_regular_file(st)) {
+    return Status(ErrorCode::kInvalidArgument,
+                  fmt::format("{}: not a regular file (ebb tune keys each run by its input "
+                              "files' contents, so it reads them whole first)",
+                              path));
+  }
+  if (fs::is_directory(st)) {
     // A trace folder (SimGrid per-rank files): every file's name and digest.
     Result<std::vector<fs::path>> listed = listRegularFiles(path, true);
     if (!listed) return listed.status();

@@ -86,7 +86,13 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
   std::map<std::uint32_t, std::pair<double, int>> previous;
   // Per rank: its isends and irecvs not yet completed by a waitall.
   std::map<std::uint32_t, std::uint64_t> outstanding;
-  while (std::getline(in, line)) {
+  for (bool tooLong = false;;) {
+    const bool got = readBoundedLine(in, line, tooLong);
+    if (tooLong) {
+      ++lineNo;
+      return bad(lineTooLongRule("trace"));
+    }
+    if (!got) break;
     ++lineNo;
     if (line.empty() || line[0] == '#') continue;
     if (lineNo == 1 && line.rfind("rank,", 0) == 0) continue;  // header

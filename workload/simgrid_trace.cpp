@@ -43,7 +43,13 @@ Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& c
   std::string line;
   int lineNo = 0;
   bool haveRank = false;
-  while (std::getline(in, line)) {
+  for (bool tooLong = false;;) {
+    const bool got = readBoundedLine(in, line, tooLong);
+    if (tooLong) {
+      return {ErrorCode::kParse,
+              fmt::format("{}:{}: {}", file.string(), lineNo + 1, lineTooLongRule("trace"))};
+    }
+    if (!got) break;
     ++lineNo;
     std::istringstream ss(line);
     std::string rankText, op;

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/file_io.h"
 #include "fabric/dot_export.h"
 #include "fabric/ibnetdiscover.h"
 #include "fabric/ibsim_netfile.h"
@@ -21,6 +22,17 @@ namespace {
 Result<Topology> parse(const std::string& text) {
   std::istringstream in(text);
   return parseIbnetdiscover(in, "t.txt");
+}
+
+// An endless line (/dev/zero as a topology) stops at the line bound.
+TEST(Ibnetdiscover, AnEndlessLineIsRefusedAtTheLineBound) {
+  const Result<Topology> t = parse("# ibnetdiscover\n" + std::string(kMaxTextLine + 1, '\0'));
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.status().code(), ErrorCode::kParse);
+  EXPECT_NE(t.status().message().find("t.txt:2: line longer than 1048576 bytes: not a text "
+                                      "topology file"),
+            std::string::npos)
+      << t.status().toString();
 }
 
 std::string netFile(int k, int n) {

@@ -519,6 +519,16 @@ TEST(TuneCache, TheAllOnReferenceIsSharedAcrossThresholdsButNotCheckPeriods) {
 
 // Trace folders (SimGrid) and the traces of a mix are keyed by content too:
 // a changed rank file changes the key, a copied folder does not.
+// A device as an input file would be hashed forever: refused by name.
+TEST(TuneCache, ADeviceIsRefusedAsAnInputFile) {
+  FileDigests digests;
+  const Result<std::string> d = digests.of("/dev/zero");
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(d.status().message().find("/dev/zero: not a regular file"), std::string::npos)
+      << d.status().toString();
+}
+
 TEST(TuneCache, TraceFoldersAndMixJobsAreKeyedByContent) {
   const auto dir = scratch("folder_keys");
   for (const char* sub : {"x", "y", "z"}) {

@@ -3,6 +3,8 @@
 // waitall completing more requests than its rank has outstanding.
 #include <gtest/gtest.h>
 
+#include "common/file_io.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -51,6 +53,20 @@ class TraceRead : public ::testing::Test {
 
   fs::path dir_;
 };
+
+// An endless line (/dev/zero given as a trace, a binary file) stops at the
+// line bound with the place, instead of filling memory.
+TEST_F(TraceRead, AnEndlessLineIsRefusedAtTheLineBound) {
+  const std::string endless(kMaxTextLine + 1, 'x');
+  const Status a = amg(endless);
+  EXPECT_EQ(a.code(), ErrorCode::kParse);
+  EXPECT_NE(a.message().find(":2: line longer than 1048576 bytes: not a text trace"),
+            std::string::npos)
+      << a.toString();
+  const Status s = simgrid({"0 init\n" + endless});
+  EXPECT_EQ(s.code(), ErrorCode::kParse);
+  EXPECT_NE(s.message().find(ti(0) + ":2: line longer than"), std::string::npos) << s.toString();
+}
 
 // Found by a bad-input probe: a send no rank receives, or a receive no rank
 // sends to, replayed with exit 0 (a truncated set of rank files).
