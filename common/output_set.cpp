@@ -147,6 +147,29 @@ Status OutputSet::write(std::string_view relative, std::string_view contents) {
   return writeFile(path, contents);
 }
 
+Status checkReplaceable(const fs::path& dir, const std::set<std::string>& names) {
+  for (const std::string& name : names) {
+    // Each folder on the way must be a folder (or absent), the file itself a
+    // file (or absent): else the move would fail halfway through the set.
+    fs::path at = dir;
+    const fs::path rel(name);
+    for (auto part = rel.begin(); part != rel.end(); ++part) {
+      at /= *part;
+      const bool last = std::next(part) == rel.end();
+      std::error_code ec;
+      const fs::file_status st = fs::symlink_status(at, ec);
+      if (!fs::exists(st)) break;
+      if (last ? fs::is_directory(st) : !fs::is_directory(st)) {
+        return {ErrorCode::kIo,
+                fmt::format("{}: is {}, where the run writes {} (move it away; nothing was "
+                            "changed in {})",
+                            at.string(), last ? "a folder" : "not a folder", name, dir.string())};
+      }
+    }
+  }
+  return Status::ok();
+}
+
 Status OutputSet::commit() {
   std::set<std::string> files;
   std::error_code ec;
@@ -155,6 +178,9 @@ Status OutputSet::commit() {
     if (it->is_regular_file(ec)) files.insert(fs::relative(it->path(), staging_, ec).string());
   }
   if (ec) return ioError(staging_, "cannot list the run's files", ec);
+  // Checked before the commit point: a file that cannot take its place
+  // leaves the folder as it was, never a mix of two runs.
+  if (Status s = checkReplaceable(dir_, files); !s.isOk()) return s;
   std::string manifest;
   for (const std::string& f : files)
     manifest += f + "\n";

@@ -55,6 +55,12 @@ class OutputSet {
   bool done_ = false;
 };
 
+// Whether files `names` (relative paths) can take their places in `dir`:
+// E_IO naming a folder where a file goes, or a file where a folder goes.
+// commit() checks this before its commit point; a command checks it before
+// its run too, so such a folder costs no run.
+Status checkReplaceable(const std::filesystem::path& dir, const std::set<std::string>& names);
+
 // Completes a commit that was cut short in `dir` (nothing to do when none
 // was). Idempotent.
 Status finishInterruptedCommit(const std::filesystem::path& dir);

@@ -380,4 +380,8 @@ std::string formatSummary(const results::Report& r) {
   return out;
 }
 
+std::set<std::string> reportOutputNames() {
+  return ownedOutputs();
+}
+
 }  // namespace ebb::replay

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include "common/status.h"
@@ -18,6 +19,9 @@ namespace ebb::replay {
 Result<std::string> writeReport(const std::string& dir, const results::Report& report,
                                 const RunOutput& run, const std::optional<RunOutput>& baseline,
                                 bool plots, int levelPairs);
+
+// Every name writeReport may write (relative to `dir`).
+std::set<std::string> reportOutputNames();
 
 // The human summary printed on stdout.
 std::string formatSummary(const results::Report& report);

@@ -13,6 +13,7 @@
 
 #include "common/file_io.h"
 #include "common/fs_util.h"
+#include "common/output_set.h"
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
 #include "fabric/minimal_tree.h"
@@ -192,6 +193,11 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
     err << "ebb replay: " << s.toString() << "\n";
+    return kExitError;
+  }
+  // A folder (or file) in the way of a result: said now, not after the run.
+  if (Status s = checkReplaceable(o.outDir, reportOutputNames()); !s.isOk()) {
+    err << "ebb replay: --out: " << s.toString() << "\n";
     return kExitError;
   }
   const auto progress = [&](const char* what) -> ProgressFn {

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/file_io.h"
+#include "common/output_set.h"
 #include "tools/cli_checks.h"
 #include "tools/command.h"
 #include "tune/interrupt_notice.h"
@@ -59,6 +60,10 @@ int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
     err << "ebb tune: " << s.toString() << "\n";
+    return kExitError;
+  }
+  if (Status s = checkReplaceable(o.outDir, tune::tuneOutputNames()); !s.isOk()) {
+    err << "ebb tune: --out: " << s.toString() << "\n";
     return kExitError;
   }
   const tune::RunCache cache((fs::path(o.outDir) / "cache").string());

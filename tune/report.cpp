@@ -249,15 +249,19 @@ Result<std::string> recommendedConfig(const TunePlan& plan, const TuneResult& re
   return head + text;
 }
 
-Result<std::string> writeTuneOutputs(const std::string& dir, const TunePlan& plan,
-                                     const TuneResult& result) {
-  // Every name this may write; the cache/ folder is not part of a run's set.
+std::set<std::string> tuneOutputNames() {
+  // The cache/ folder is not part of a run's set.
   std::set<std::string> owned = {
       "runs.csv", "runs.json", "settings.csv", "pareto.csv", "recommended.textproto", "tune.gp"};
   for (const char* name : {"points.dat", "front.dat", "best.dat", "heatmap.dat", "pareto.png",
                            "pareto.svg", "thresholds.png", "thresholds.svg"})
     owned.insert(std::string("plots/") + name);
-  Result<OutputSet> set = OutputSet::begin(dir, std::move(owned));
+  return owned;
+}
+
+Result<std::string> writeTuneOutputs(const std::string& dir, const TunePlan& plan,
+                                     const TuneResult& result) {
+  Result<OutputSet> set = OutputSet::begin(dir, tuneOutputNames());
   if (!set) return set.status();
   for (const auto& [name, text] : {std::pair{"runs.csv", runsCsv(plan, result)},
                                    std::pair{"runs.json", runsJson(plan, result)},

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "common/status.h"
@@ -13,6 +14,8 @@ namespace ebb::tune {
 // recommended.textproto (the best setting within budget, an `ebb replay`
 // config of the first workload) and, unless plan.plots is off, plots/ with
 // pareto.{png,svg} and thresholds.{png,svg} via gnuplot. E_IO names the file.
+// Every name writeTuneOutputs may write (relative to its folder).
+std::set<std::string> tuneOutputNames();
 Result<std::string> writeTuneOutputs(const std::string& dir, const TunePlan& plan,
                                      const TuneResult& result);
 

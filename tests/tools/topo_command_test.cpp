@@ -649,6 +649,32 @@ TEST(OptionRules, NoMessageMeansNothingToCompare) {
 
 // Outputs (issue 17): a folder that cannot hold the results is an error
 // before any run, naming the option, the path and why; nothing is written.
+// A folder where a result file goes (or a file where its folder goes) would
+// fail the set's move halfway and leave two runs mixed: refused before the
+// run, the folder left as it was.
+TEST(OutputFolder, SomethingInTheWayOfAResultIsRefusedBeforeTheRunChangingNothing) {
+  const std::string src = EBB_SOURCE_DIR;
+  const auto dir = scratch("in-the-way");
+  std::filesystem::create_directories(dir / "timeseries.csv");
+  std::ofstream(dir / "report.json") << "earlier\n";
+  CliRun r = ebb({"replay", "--quiet", "--out", dir.string()});
+  EXPECT_EQ(r.code, kExitError) << r.err;
+  EXPECT_NE(r.err.find("timeseries.csv: is a folder, where the run writes timeseries.csv"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  std::string kept;
+  std::getline(std::ifstream(dir / "report.json"), kept);
+  EXPECT_EQ(kept, "earlier");
+  const auto tuneDir = scratch("in-the-way-tune");
+  std::filesystem::create_directories(tuneDir);
+  std::ofstream(tuneDir / "plots") << "a file\n";
+  r = ebb({"tune", src + "/configs/tune_alonso_ramp.textproto", "--out", tuneDir.string()});
+  EXPECT_EQ(r.code, kExitError) << r.err;
+  EXPECT_NE(r.err.find("plots: is not a folder, where the run writes plots/"), std::string::npos)
+      << r.err;
+}
+
 TEST(OutputFolder, ABadOutFolderIsRefusedBeforeTheRun) {
   const std::string src = EBB_SOURCE_DIR;
   const auto file = scratch("a-file");
