@@ -35,6 +35,7 @@ struct FaultsOptions {
   std::uint64_t replaySeed = 0;
   bool replay = false;
   std::string emitConfig;
+  bool writeOut = true;  // false: a scenario replayed without --out writes no folder
   bool quiet = false;
 };
 
@@ -100,9 +101,11 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
   }
-  if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
-    err << "ebb faults: " << s.toString() << "\n";
-    return kExitError;
+  if (o.writeOut) {
+    if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
+      err << "ebb faults: " << s.toString() << "\n";
+      return kExitError;
+    }
   }
   campaign::CampaignInfo info;
   info.config = o.configPath;
@@ -158,17 +161,21 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
           ? *base
           : campaign::makeScenario(*base, *topo, result.scenarios[result.totals.worst].seed,
                                    opts.shape, baseDir);
-  if (Status s = campaign::writeCampaignOutputs(o.outDir, info, result, worst); !s.isOk()) {
-    err << "ebb faults: " << s.toString() << "\n";
-    return kExitError;
+  if (o.writeOut) {
+    if (Status s = campaign::writeCampaignOutputs(o.outDir, info, result, worst); !s.isOk()) {
+      err << "ebb faults: " << s.toString() << "\n";
+      return kExitError;
+    }
   }
   const int jobs = o.replay ? 1 : opts.jobs;
   out << fmt::format("  time:       {:.1f} s on {} jobs, {:.0f} ms per scenario per job\n", seconds,
                      jobs,
                      1000.0 * seconds * jobs /
                          static_cast<double>(std::max<std::size_t>(1, result.scenarios.size())));
-  out << fmt::format("  wrote {0}/summary.json, {0}/scenarios.csv, {0}/worst_scenario.textproto\n",
-                     o.outDir);
+  if (o.writeOut) {
+    out << fmt::format(
+        "  wrote {0}/summary.json, {0}/scenarios.csv, {0}/worst_scenario.textproto\n", o.outDir);
+  }
   if (!o.emitConfig.empty()) out << "  wrote " << o.emitConfig << "\n";
   return result.totals.violations > 0 || result.totals.failedRuns > 0 ? kExitError : kExitOk;
 }
@@ -202,7 +209,10 @@ void addFaultsCommand(CLI::App& app, CommandAction& action) {
   cmd->add_option("--periods", opts->periods, "Length of each scenario, in check periods")
       ->check(CLI::Range(4, 100'000))
       ->capture_default_str();
-  cmd->add_option("--out", opts->outDir, "Output folder")->capture_default_str();
+  auto* outOpt = cmd->add_option("--out", opts->outDir,
+                                 "Output folder (with --replay-scenario: written only when given, "
+                                 "so a replay never overwrites its campaign's results)")
+                     ->capture_default_str();
   auto* replay = cmd->add_option("--replay-scenario", opts->replaySeed,
                                  "Run only the scenario of this seed (a seed from summary.json or "
                                  "scenarios.csv) and list its fault events")
@@ -212,8 +222,9 @@ void addFaultsCommand(CLI::App& app, CommandAction& action) {
                   "(`ebb replay FILE` runs it alone)")
       ->needs(replay);
   cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
-  cmd->callback([opts, replay, &action] {
+  cmd->callback([opts, replay, outOpt, &action] {
     opts->replay = replay->count() > 0;
+    opts->writeOut = !opts->replay || outOpt->count() > 0;
     if (opts->replay && opts->replaySeed == 0) {
       throw CLI::ValidationError("--replay-scenario", "a scenario seed is never 0");
     }

@@ -107,6 +107,23 @@ TEST(FaultsCommand, ReplaysOneScenarioAndEmitsItsConfig) {
       << aloneCsv << " vs " << row;
 }
 
+// Replaying one scenario without --out writes no folder: the default one is
+// where the campaign's results usually are (a probe lost them so).
+TEST(FaultsCommand, AReplayedScenarioWithoutOutLeavesTheDefaultFolderAlone) {
+  const auto dir = scratch("replay-no-out");
+  std::filesystem::create_directories(dir / "faults_out");
+  std::ofstream(dir / "faults_out" / "summary.json") << "{\"scenarios\":6}\n";
+  const std::string base = std::string(EBB_SOURCE_DIR) + "/configs/kary4x3.textproto";
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  const auto r = ebb({"faults", "--config", base, "--replay-scenario", "7", "--periods", "10"});
+  std::filesystem::current_path(cwd);
+  ASSERT_NE(r.code, tools::kExitUsage) << r.err;
+  EXPECT_NE(r.out.find("scenario seed 7 alone"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("wrote faults_out"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(dir / "faults_out" / "summary.json"), "{\"scenarios\":6}\n");
+}
+
 // The agents' re-homing and the pairs' reconnection after an event are
 // independent; each event's line lists them in time order, none before the
 // event. Seeds 1..12 of the 4-ary 3-tree include reconnections that come
