@@ -290,8 +290,10 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   std::optional<OracleBound> oracle;
   if (oracleMade) {
     oracle = std::move(*oracleMade);
+    // What the message puts on each link: its packets' flits, whole, as the
+    // agents' counters count it.
     emu.onSend([&](fabric::HostId src, fabric::HostId dst, std::int64_t bytes) {
-      oracle->offer(src, dst, bytes);
+      oracle->offer(src, dst, emCfg.messageFlits(bytes) * emCfg.flitBytes);
     });
   }
   std::vector<TimePs> latencies;  // of the messages created after the warm-up

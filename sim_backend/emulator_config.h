@@ -74,6 +74,10 @@ struct EmulatorConfig {
     return (bytes + flitBytes - 1) / flitBytes * cyclePs;
   }
   std::int64_t flitsOf(std::int64_t bytes) const { return (bytes + flitBytes - 1) / flitBytes; }
+  // A packet's bytes on the wire: its flits, whole.
+  std::uint64_t wireBytes(std::int64_t bytes) const {
+    return static_cast<std::uint64_t>(flitsOf(bytes) * flitBytes);
+  }
   // The flits a message of `bytes` occupies on a link: its packets' flits (a
   // packet's last flit is whole however few bytes it carries; an empty
   // message is one packet of one flit). Synthetic rates and offered and

@@ -187,7 +187,7 @@ void FabricEmulator::tryStart(std::uint32_t ch) {
   c.txInCh = pk.inCh;
   c.txVc = pk.vc;
   c.txBytes = pk.bytes;
-  c.counters.txBytes += pk.bytes;
+  c.counters.txBytes += cfg_.wireBytes(pk.bytes);
   c.counters.txPackets += 1;
   c.counters.busy += ser;
   ++stats_.packetHops;

@@ -21,6 +21,8 @@ namespace ebb::sim {
 
 // Counters of one link direction as a switch port exposes them.
 struct ChannelCounters {
+  // Bytes on the wire: whole flits (a packet's last flit counts whole, as it
+  // keeps the link busy), what PortXmitData counts on InfiniBand.
   std::uint64_t txBytes = 0;
   std::uint64_t txPackets = 0;
   TimePs busy = 0;        // time transmitting

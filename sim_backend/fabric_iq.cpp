@@ -220,7 +220,7 @@ void FabricEmulator::iqInject() {
           pk.inCh = ch;
           pk.vc = s.vc;
           pk.epoch = c.epoch;
-          c.counters.txBytes += static_cast<std::uint64_t>(pk.bytes);
+          c.counters.txBytes += cfg_.wireBytes(pk.bytes);
           c.counters.busy += static_cast<TimePs>(total) * cfg_.cyclePs;
           c.counters.txPackets += 1;
         }
@@ -323,7 +323,7 @@ void FabricEmulator::iqSend(std::uint32_t sw, std::uint32_t slot) {
     pk.inCh = out;
     pk.vc = outVc;
     pk.epoch = c.epoch;
-    c.counters.txBytes += static_cast<std::uint64_t>(pk.bytes);
+    c.counters.txBytes += cfg_.wireBytes(pk.bytes);
     c.counters.busy += cfg_.flitsOf(pk.bytes) * cfg_.cyclePs;
     c.counters.txPackets += 1;
   }

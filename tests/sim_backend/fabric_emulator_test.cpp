@@ -169,6 +169,27 @@ TEST(FabricEmulator, MultiPacketMessagePipelines) {
   EXPECT_EQ(r.emu.stats().packetsDelivered, 10u);
 }
 
+// The link counters count bytes on the wire: a packet's flits, whole. A
+// 1-byte message keeps each link it crosses as busy as a full flit does, and
+// the agents must read it so (a probe saw links gated off under load that
+// small messages carried). Both switch models.
+TEST(FabricEmulator, LinkCountersCountWholeFlits) {
+  EmulatorConfig iq;
+  iq.switchModel = SwitchModel::kInputQueued;
+  for (const EmulatorConfig& cfg : {EmulatorConfig{}, iq}) {
+    SCOPED_TRACE(cfg.switchModel == SwitchModel::kInputQueued ? "input-queued" : "output-queued");
+    Rig r(2, 2, cfg);
+    r.emu.sendMessage(HostId(0), HostId(3), 1);
+    r.emu.sendMessage(HostId(0), HostId(3), cfg.flitBytes + 1);
+    r.sched.runAll();
+    ASSERT_EQ(r.deliveries.size(), 2u);
+    const LinkId hostLink = r.topo.host(HostId(0)).link;
+    EXPECT_EQ(r.emu.counters(hostLink, Direction::kUp).txBytes,
+              static_cast<std::uint64_t>(3 * cfg.flitBytes));
+    EXPECT_EQ(r.emu.counters(hostLink, Direction::kUp).txPackets, 2u);
+  }
+}
+
 TEST(FabricEmulator, ConservesPacketsUnderHeavyLoadWithFiniteCredits) {
   EmulatorConfig cfg;
   Rig r(4, 3, cfg);
