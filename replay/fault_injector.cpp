@@ -206,6 +206,7 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
       ++restarts_;
     } else {
       rec.part += " (skipped: " + st.message() + ")";
+      rec.skipped = true;
     }
     beginRecord(std::move(rec));
     if (onEvent_) onEvent_(records_.size() - 1);
@@ -219,6 +220,7 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
     if (!up) {
       rec.part = fmt::format("minimal-tree up link of {} (skipped: {} is not in the tree now)",
                              s.name, s.name);
+      rec.skipped = true;
       beginRecord(std::move(rec));
       if (onEvent_) onEvent_(records_.size() - 1);
       return;
@@ -291,7 +293,7 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
 
 void FaultInjector::noteDetected(TimePs t) {
   for (FaultRecord& r : records_) {
-    if (r.detectedAt >= 0 || r.action == "restart-agent") continue;
+    if (r.detectedAt >= 0 || r.action == "restart-agent" || r.skipped) continue;
     const TimePs earliest = r.at + (r.action == "fail" ? def_.detectionPs : 0);
     if (t >= earliest) r.detectedAt = t;
   }

@@ -70,6 +70,7 @@ struct FaultRecord {
   std::string action;  // "fail", "repair", "restart-agent"
   std::string part;    // "link S1_0_0[3] - S0_0_1[1]", "switch S0_0_0", ...
   bool random = false;
+  bool skipped = false;  // nothing to do (said in `part`): never detected
   // When the agents heard of it (port down/up), -1 if never (repaired first,
   // or a restart).
   TimePs detectedAt = -1;

@@ -305,6 +305,26 @@ TEST(Faults, RepairIsDetectedAndLeavesEveryPairConnected) {
   expectRecovered(out.faults);
 }
 
+// An event with nothing to do (the switch's minimal-tree up link, while the
+// switch is out of the tree) is skipped: it is never "detected", not even by
+// a later event's re-homing (a probe saw the repair's time stamped on it).
+TEST(Faults, ASkippedEventIsNeverDetected) {
+  Fixture f(2, 3);
+  const RunSpec s = spec(
+      "workload { uniform { rate: 0.002 duration_cycles: 30000 } } "
+      "faults { event { at_cycles: 5000 action: FAIL scope: SWITCH level: 0 index: 0 } "
+      "event { at_cycles: 9000 action: FAIL level: 1 index: 0 minimal_tree_up: true } "
+      "event { at_cycles: 15000 action: REPAIR scope: SWITCH level: 0 index: 0 } }");
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
+  ASSERT_EQ(out.faults.events.size(), 3u);
+  const FaultRecord& skipped = out.faults.events[1];
+  EXPECT_TRUE(skipped.skipped);
+  EXPECT_NE(skipped.part.find("(skipped: S1_0_0 is not in the tree now)"), std::string::npos)
+      << skipped.part;
+  EXPECT_EQ(skipped.detectedAt, -1);
+  EXPECT_GE(out.faults.events[2].detectedAt, out.faults.events[2].at);  // the repair is
+}
+
 // Random faults: the same seed gives the same events, byte for byte.
 TEST(Faults, RandomFaultsAreDeterministicPerSeed) {
   Fixture f;
