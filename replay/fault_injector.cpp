@@ -363,4 +363,12 @@ std::vector<std::string> FaultInjector::cutOffHosts() const {
   return out;
 }
 
+std::vector<std::string> FaultInjector::cutOffNow() const {
+  std::vector<std::string> out;
+  for (fabric::HostId h : fabric::MinimalTree::build(topo_, truth_).cutOff)
+    out.push_back(topo_.host(h).name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace ebb::replay

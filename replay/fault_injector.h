@@ -52,6 +52,8 @@ class FaultInjector {
   std::vector<FaultRecord>& records() { return records_; }
   // Every host the surviving cables cut off at some point, ascending names.
   std::vector<std::string> cutOffHosts() const;
+  // The hosts the surviving cables cut off now, ascending names.
+  std::vector<std::string> cutOffNow() const;
   std::uint64_t agentRestarts() const { return restarts_; }
   // Events of the plan scheduled after the run ended: they never happened.
   std::uint64_t eventsNotReached() const { return events_.size() - eventsReached_; }

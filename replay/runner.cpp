@@ -421,21 +421,34 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   if (source.closedLoop()) {
     // Closed loop: run until every rank finished (bounded against deadlock).
     const TimePs limit = saturatingAdd(saturatingMul(100, end), kPsPerS);
+    // Ranks on hosts that faults left with no cable can never finish: said
+    // first, as the cause.
+    const auto cutOffNote = [&]() -> std::string {
+      if (!injector) return {};
+      const std::vector<std::string> cut = injector->cutOffNow();
+      if (cut.empty()) return {};
+      return fmt::format(
+          "faults cut off {} for good (no surviving cable reaches {}; a REPAIR "
+          "event would bring {} back), so the ranks there cannot finish; ",
+          fmt::join(cut, ", "), cut.size() == 1 ? "it" : "them", cut.size() == 1 ? "it" : "them");
+    };
     while (!source.done() && sched.now() < limit && !sched.stopped()) {
       sched.runUntil(std::max(sched.now() + period, nextSampleAt));
       // Caught at the first check period at which no rank can move again.
       if (std::string d = source.describeDeadlock(); !d.empty()) {
-        return Status(
-            ErrorCode::kInvalidArgument,
-            fmt::format("{}: at {:.1f} us: {}", spec.workloadName, toMicroseconds(sched.now()), d));
+        return Status(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: at {:.1f} us: {}{}", spec.workloadName,
+                                  toMicroseconds(sched.now()), cutOffNote(), d));
       }
     }
     if (monitor.failure().isOk() && !source.done()) {
+      const std::string cut = cutOffNote();
       return Status(ErrorCode::kInvalidArgument,
-                    fmt::format("{}: the replay did not finish within {} s of virtual time: a "
-                                "receive without a matching send? ({}; {})",
-                                spec.workloadName, toSeconds(limit), source.describeUnfinished(),
-                                emu.describeWaiting()));
+                    fmt::format("{}: the replay did not finish within {} s of virtual time: {}"
+                                "({}; {})",
+                                spec.workloadName, toSeconds(limit),
+                                cut.empty() ? "a receive without a matching send? " : cut,
+                                source.describeUnfinished(), emu.describeWaiting()));
     }
     end = std::max<TimePs>(sched.now(), 1);
   } else {

@@ -325,6 +325,22 @@ TEST(Faults, ASkippedEventIsNeverDetected) {
   EXPECT_GE(out.faults.events[2].detectedAt, out.faults.events[2].at);  // the repair is
 }
 
+// A closed-loop replay whose host a failure cuts off for good cannot finish:
+// the error names the cut-off host as the cause, not a missing send.
+TEST(Faults, AClosedLoopRunWithAHostCutOffForGoodNamesIt) {
+  Fixture f(2, 2);
+  const Result<RunSpec> s = specOf(
+      "workload { collective { op: \"allreduce\" bytes: 4096 ranks: 4 iterations: 5 "
+      "compute_us: 5 } } "
+      "faults { event { at_cycles: 3000 action: FAIL switch_name: \"S1_0\" port: 1 } }");
+  ASSERT_TRUE(s) << s.status().toString();
+  const Result<RunOutput> out = runEmulation(*s, f.topo, f.mt, true, {});
+  ASSERT_FALSE(out);
+  const std::string m = out.status().message();
+  EXPECT_NE(m.find("faults cut off H0 for good"), std::string::npos) << m;
+  EXPECT_EQ(m.find("a receive without a matching send"), std::string::npos) << m;
+}
+
 // Random faults: the same seed gives the same events, byte for byte.
 TEST(Faults, RandomFaultsAreDeterministicPerSeed) {
   Fixture f;
