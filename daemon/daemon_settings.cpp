@@ -8,6 +8,7 @@
 #include "daemon/metrics_server.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <tuple>
 
@@ -249,11 +250,12 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
   s.backend.readXmitWait = s.agent.gating && s.agent.thresholds.waitOn > 0;
   if (a.has_xmit_wait_tick_ns()) {
     const double t = a.xmit_wait_tick_ns();
-    if (!(t > 0 && t <= 1e9)) {
-      return invalidArgument(
-          fmt::format("agent.xmit_wait_tick_ns: {} breaks the rule 0 < tick <= 1e9 ns", t));
+    // The agent counts in picoseconds: a tick below one would be rounded.
+    if (!(t >= 0.001 && t <= 1e9)) {
+      return invalidArgument(fmt::format(
+          "agent.xmit_wait_tick_ns: {} breaks the rule 0.001 <= tick <= 1e9 ns (1 ps to 1 s)", t));
     }
-    s.backend.xmitWaitTickPs = std::max<TimePs>(1, static_cast<TimePs>(t * 1000.0));
+    s.backend.xmitWaitTickPs = std::llround(t * 1000.0);
   }
   if (!a.m_key().empty()) {
     auto k = parseGuidField("agent.m_key", a.m_key());

@@ -8,14 +8,15 @@
 namespace ebb::ib {
 
 Status TransportOptions::validate() const {
-  if (timeoutPs <= 0) return {ErrorCode::kInvalidArgument, "mad timeout: must be > 0"};
+  // Named as the config fields (agent.<name>) that set them.
+  if (timeoutPs <= 0) return {ErrorCode::kInvalidArgument, "mad_timeout_ms: must be > 0"};
   if (retries < 0 || retries > 20) {
     return {ErrorCode::kInvalidArgument,
-            fmt::format("mad retries: must be in 0..20 (is {})", retries)};
+            fmt::format("mad_retries: must be in 0..20 (is {})", retries)};
   }
   if (maxOutstanding < 1 || maxOutstanding > 256) {
     return {ErrorCode::kInvalidArgument,
-            fmt::format("max outstanding MADs: must be in 1..256 (is {})", maxOutstanding)};
+            fmt::format("max_outstanding: must be in 1..256 (is {})", maxOutstanding)};
   }
   return Status::ok();
 }

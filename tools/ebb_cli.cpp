@@ -44,7 +44,24 @@ int dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
   } catch (const CLI::ParseError& e) {
     // --help and --version are ParseErrors with exit code 0; CLI11 prints the
     // help of the chosen subcommand.
-    if (app.exit(e, out, err) == 0) return kExitOk;
+    if (e.get_exit_code() == 0) {
+      app.exit(e, out, err);
+      return kExitOk;
+    }
+    // A first word that is no command (a typo, an old name): CLI11 only says
+    // a subcommand is required. Name it and the commands.
+    if (argc > 1 && app.get_subcommands().empty()) {
+      const std::string first = argv[1];
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands({}))
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      err << (first.rfind('-', 0) == 0
+                  ? "'" + first + "' is not an option of ebb (before the command)"
+                  : "'" + first + "' is not an ebb command")
+          << "; the commands: " << names << "\n";
+    } else {
+      app.exit(e, out, err);
+    }
     err << "Run 'ebb --help' or 'ebb <command> --help'.\n";
     return kExitUsage;
   }

@@ -223,8 +223,15 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
   }
   const auto P = static_cast<std::uint32_t>(byRank.size());
   if (byRank.rbegin()->first != P - 1) {
-    return Status(ErrorCode::kParse, fmt::format("{}: ranks must be 0..{} (found rank {})", path,
-                                                 P - 1, byRank.rbegin()->first));
+    // Ranks 0..max with a gap: name the first rank no file holds (a file
+    // missing from the folder, or one that is not a trace).
+    std::uint32_t missing = 0;
+    while (byRank.count(missing))
+      ++missing;
+    return Status(ErrorCode::kParse,
+                  fmt::format("{}: no file holds rank {} (the files hold {} ranks, the highest "
+                              "{}: ranks must be 0..N-1, one file each)",
+                              path, missing, P, byRank.rbegin()->first));
   }
   MpiTrace t;
   t.ranks.resize(P);

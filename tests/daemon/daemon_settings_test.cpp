@@ -121,7 +121,8 @@ TEST(AgentSettings, WaitTriggerReadsPortXmitWait) {
   auto allOn = settings("gating { policy: ALL_ON wait_on: 0.1 }");
   ASSERT_TRUE(allOn) << allOn.status().toString();
   EXPECT_FALSE(allOn->backend.readXmitWait) << "nothing gated: nothing to read it for";
-  for (const char* bad : {"agent { xmit_wait_tick_ns: 0 }", "agent { xmit_wait_tick_ns: nan }"}) {
+  for (const char* bad : {"agent { xmit_wait_tick_ns: 0 }", "agent { xmit_wait_tick_ns: nan }",
+                          "agent { xmit_wait_tick_ns: 1e-300 }"}) {
     auto r = settings(bad);
     ASSERT_FALSE(r) << bad;
     EXPECT_NE(r.status().message().find("agent.xmit_wait_tick_ns"), std::string::npos)

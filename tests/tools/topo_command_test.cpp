@@ -411,6 +411,9 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
       {{"topo", "--k", "2", "--roots", "S0_0"},
        kExitUsage,
        {"--roots requires --from-ibnetdiscover"}},
+      // A word that is no command is named, with the commands.
+      {{"campaign"}, kExitUsage, {"'campaign' is not an ebb command; the commands: topo, replay"}},
+      {{"--bogus"}, kExitUsage, {"'--bogus' is not an option of ebb"}},
       // An empty value (an unset "$VAR") is not the option left out.
       {{"replay", "", "--out", scratch("never-out").string()},
        kExitUsage,

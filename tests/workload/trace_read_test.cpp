@@ -54,6 +54,20 @@ class TraceRead : public ::testing::Test {
   fs::path dir_;
 };
 
+// A folder missing one rank's file names that rank.
+TEST_F(TraceRead, AMissingRankFileIsNamed) {
+  const Status s =
+      simgrid({"0 init\n0 finalize\n", "1 init\n1 finalize\n", "2 init\n2 finalize\n"});
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  fs::remove(ti(1));
+  const Result<MpiTrace> t = readSimgridTrace((dir_ / "ti").string(), 1e9);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.status().message().find("no file holds rank 1 (the files hold 2 ranks, the highest "
+                                      "2"),
+            std::string::npos)
+      << t.status().toString();
+}
+
 // An endless line (/dev/zero given as a trace, a binary file) stops at the
 // line bound with the place, instead of filling memory.
 TEST_F(TraceRead, AnEndlessLineIsRefusedAtTheLineBound) {
