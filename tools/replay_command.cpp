@@ -188,7 +188,7 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   }
   Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
   if (!mt) {
-    err << "ebb replay: " << mt.status().toString() << "\n";
+    err << "ebb replay: " << where << ": " << mt.status().toString() << "\n";
     return kExitError;
   }
   if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
@@ -215,7 +215,7 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   report.set_workload(spec->workloadName);
   Result<RunOutput> gatedRun = runEmulation(*spec, *topo, *mt, true, progress("agents"));
   if (!gatedRun) {
-    err << "ebb replay: " << gatedRun.status().toString()
+    err << "ebb replay: " << where << ": " << gatedRun.status().toString()
         << givenOnCommandLine(o, gatedRun.status().message()) << "\n";
     return kExitError;
   }
@@ -225,7 +225,7 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   if (spec->baseline && spec->savesPower()) {
     Result<RunOutput> allOn = runEmulation(*spec, *topo, *mt, false, progress("all-on"));
     if (!allOn) {
-      err << "ebb replay: " << allOn.status().toString() << "\n";
+      err << "ebb replay: " << where << ": " << allOn.status().toString() << "\n";
       return kExitError;
     }
     baseline = std::move(*allOn);

@@ -88,7 +88,11 @@ int runTopo(const TopoOptions& o, std::ostream& out, std::ostream& err) {
   }
   Result<fabric::MinimalTree> mt = fabric::MinimalTree::build(*topo);
   if (!mt) {
-    err << "ebb topo: " << mt.status().toString() << "\n";
+    const std::string source = !o.ibnetdiscoverPath.empty() ? o.ibnetdiscoverPath
+                               : !o.configPath.empty()      ? o.configPath
+                               : !o.xgft.empty()            ? "--xgft " + o.xgft
+                                                            : "--k/--n";
+    err << "ebb topo: " << source << ": " << mt.status().toString() << "\n";
     return kExitError;
   }
   if (o.exportFormat == "ibsim") {
