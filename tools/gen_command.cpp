@@ -105,7 +105,10 @@ Status asGenOptions(const Status& s) {
       {"workload.motif.iterations", "--iterations"},
       {"workload.motif.cells", "--cells"},
       {"workload.motif.collectives", "--collectives"},
-      {"workload.motif.compute_us", "--compute-us"}};
+      {"workload.motif.compute_us", "--compute-us"},
+      // A rule over several fields: the options that set them.
+      {"workload.collective", "--collective/--algorithm/--ranks"},
+      {"workload.motif", "--motif/--ranks"}};
   std::string message = s.message();
   for (const auto& [field, option] : kFields) {
     const std::string f(field);
@@ -165,7 +168,7 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
   Result<std::vector<LoadedJob>> loaded =
       loadJobs(*jobs, static_cast<std::uint32_t>(tree.numHosts()), o.seed);
   if (!loaded) {
-    err << "ebb gen: " << loaded.status().toString() << "\n";
+    err << "ebb gen: " << asGenOptions(loaded.status()).toString() << "\n";
     return kExitError;
   }
   // The cost before the work: every send of the program is one message of the file.

@@ -411,6 +411,11 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
       {{"topo", "--k", "2", "--roots", "S0_0"},
        kExitUsage,
        {"--roots requires --from-ibnetdiscover"}},
+      // A rule over several of gen's options names those options.
+      {{"gen", "--pattern", "collective", "--collective", "alltoall", "--algorithm",
+        "socket-phased", "--k", "3", "--n", "2", "--out", genOut.string()},
+       kExitError,
+       {"--collective/--algorithm/--ranks: alltoall socket-phased: cores per node"}},
       // A word that is no command is named, with the commands.
       {{"campaign"}, kExitUsage, {"'campaign' is not an ebb command; the commands: topo, replay"}},
       {{"--bogus"}, kExitUsage, {"'--bogus' is not an option of ebb"}},
