@@ -342,9 +342,11 @@ Result<std::vector<double>> expandRange(const config::Range& r, const std::strin
   }
   // Tolerate rounding: 0.1..0.3 by 0.05 has 5 values.
   const double n = std::floor((r.to() - r.from()) / r.step() + 1e-9);
-  if (n + 1 > static_cast<double>(kMaxValues)) {
-    return invalidArgument(
-        fmt::format("{}: {} values is too many (at most {})", field, n + 1, kMaxValues));
+  if (!(n + 1 <= static_cast<double>(kMaxValues))) {  // inf too (from..to over a tiny step)
+    const std::string count =
+        std::isfinite(n) && n < 1e18 ? fmt::format("{:.0f}", n + 1) : std::string("over 10^18");
+    return invalidArgument(fmt::format("{}: from {} to {} by {} gives {} values, more than {}",
+                                       field, r.from(), r.to(), r.step(), count, kMaxValues));
   }
   for (int i = 0; i <= static_cast<int>(n); ++i)
     out.push_back(std::round((r.from() + i * r.step()) * 1e9) / 1e9);

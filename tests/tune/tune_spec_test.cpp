@@ -30,6 +30,10 @@ struct BadSpec {
 
 const BadSpec kBadSpecs[] = {
     {"EmptySearchSpace", "budget { latency_increase_pct: 5 }", "search_space", "empty grid"},
+    {"RangeOfTooManyValues",
+     "budget { latency_increase_pct: 5 } search_space { u_on { from: 0.1 to: 0.9 step: 1e-300 } "
+     "}",
+     "search_space.u_on", "gives over 10^18 values, more than"},
     {"UOnAboveOne",
      "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2, 1.5] } }",
      "search_space.u_on", "0 < U_on <= 1"},
