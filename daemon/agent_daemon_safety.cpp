@@ -159,8 +159,9 @@ void AgentDaemon::reportCutOff() {
     log_.notice(sched_.now(), "out_of_reach", name);
     err_ << fmt::format(
                 "ebb agent: {} is out of reach of the management port (failed links cut every "
-                "way to it); ebb reads the failed links again every {:g} s, backing off to {:g} "
-                "s, to see a repair no trap tells of\n",
+                "way to it that is up now; links being turned on may bring it back); ebb reads "
+                "the failed links again every {:g} s, backing off to {:g} s, to see a repair no "
+                "trap tells of\n",
                 name, toSeconds(reprobeBasePs()), toSeconds(16 * reprobeBasePs()))
          << std::flush;
   }
