@@ -101,6 +101,7 @@ class AgentDaemon {
   void checkSubnetManagerAtStart();
   void watchSubnetManager();
   void onSubnetManager(const ib::SubnetManagerState& st);
+  void rereadAfterOutage();
   // What every turn-off needs beyond the guard's proofs (SafetyGuard's gate).
   Status turnOffGate() const;
   // A re-enable not delivered, or delivered after all.

@@ -69,6 +69,7 @@ void AgentDaemon::onSubnetManager(const ib::SubnetManagerState& st) {
     // (counters go by LID); and the path to the switches works again.
     backend_->rereadLids([](std::size_t) {});
     backend_->retryPendingReenables();
+    rereadAfterOutage();
     return;
   }
   if (smWarned_) return;  // once per absence
@@ -111,6 +112,25 @@ void AgentDaemon::onReenable(const ib::ReenableEvent& e) {
 
 // Every 3 check periods at first (at least a link poll), doubling while a
 // round finds nothing, to 16 times that.
+// The management path was down (no master SM seen): the traps of what failed
+// or came back meanwhile went nowhere. Every watched switch's ports are read
+// again at once, so such a change is taken in now rather than when a counter
+// read fails or a re-probe comes round.
+void AgentDaemon::rereadAfterOutage() {
+  for (fabric::SwitchId sw : managed_) {
+    backend_->rereadPorts(sw, [this, sw](Result<std::vector<ib::PortChange>> r) {
+      if (stopping_ || !r || r->empty()) return;
+      std::string text;
+      for (const ib::PortChange& c : *r)
+        text += fmt::format(" [{}] {};", c.port.ibPortNumber(), c.what);
+      log_.notice(sched_.now(), "reread_after_outage", topo_.sw(sw).name + ":" + text);
+      out_ << fmt::format("{:.3f}s {} re-read after the management path came back:{}\n",
+                          toSeconds(sched_.now()), topo_.sw(sw).name, text)
+           << std::flush;
+    });
+  }
+}
+
 TimePs AgentDaemon::reprobeBasePs() const {
   return std::max(3 * s_.agent.checkPeriodPs, s_.backend.linkPollPs);
 }

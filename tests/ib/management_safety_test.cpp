@@ -7,8 +7,11 @@
 
 #include <csignal>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,6 +106,62 @@ TEST(ManagementSafety, ReenablesNotDeliveredStayPendingAndGoOutFirstWhenContactR
   const std::optional<int> status = sigterm(d, phys);
   ASSERT_TRUE(status) << "still running after SIGTERM";
   EXPECT_EQ(*status, 0) << d.out() << d.err();
+}
+
+// (1b) While the management port's cable is cut, a minimal-tree cable fails
+// elsewhere: its trap goes nowhere (no event plugin, and the SM is cut off
+// too). When the cable comes back, ebb reads every watched switch's ports
+// again at once, finds the failure and re-homes the tree around it.
+TEST(ManagementSafety, AFailureWhileTheManagementPathIsCutIsReadWhenItComesBack) {
+  IbsimFabric fab(irregular(), fabricOptions(false));
+  Daemon d(fab, onIrregular(fab, "lost_contact_ms: 60000 restore_timeout_ms: 5000", "outage"));
+  PhysicalLayer phys(fab, d, {.tree = &irregularTree()});
+  playUntilQuiet(d, phys, 25s);
+  ASSERT_FALSE(HasFatalFailure());
+  // A minimal-tree cable of a leaf away from H1's, up now.
+  const fabric::Topology& t = irregular();
+  const fabric::SwitchId h1Leaf = t.link(t.host(*t.findHost("H1")).link).upper.sw;
+  std::optional<PortName> cable;
+  fabric::LinkId cableLink;
+  for (fabric::SwitchId leaf : t.switchesAtLevel(t.depth() - 1)) {
+    if (leaf == h1Leaf || cable) continue;
+    for (std::uint16_t p : t.sw(leaf).upPorts) {
+      const fabric::LinkId l = t.sw(leaf).ports[p].link;
+      if (irregularTree().containsLink(l) && !phys.down().count(l)) {
+        cable = PortName{t.sw(leaf).name, p + 1};
+        cableLink = l;
+        break;
+      }
+    }
+  }
+  ASSERT_TRUE(cable.has_value());
+  phys.forgetTree();
+  fab.unlink("H1", 1);
+  ASSERT_TRUE(playUntil(d, phys, 10s, [&] {
+    return d.err().find("no master subnet manager") != std::string::npos;
+  })) << d.err();
+  phys.fail(*cable);
+  playUntil(d, phys, 1s, [] { return false; });
+  EXPECT_EQ(d.out().find("re-homed after " + t.describeLink(cableLink)), std::string::npos)
+      << "heard of the failure through a cut cable?\n"
+      << d.out();
+  fab.relink("H1", 1);
+  EXPECT_TRUE(playUntil(d, phys, 20s,
+                        [&] {
+                          return d.out().find("re-homed after " + t.describeLink(cableLink)) !=
+                                 std::string::npos;
+                        }))
+      << d.out() << d.err();
+  // Found by the re-read after the outage, at one end of the failed cable.
+  const fabric::PortId upper = t.link(cableLink).upper;
+  const std::string out = d.out();
+  EXPECT_TRUE(out.find(fmt::format("{} re-read after the management path came back: [{}]",
+                                   cable->first, cable->second)) != std::string::npos ||
+              out.find(fmt::format("{} re-read after the management path came back: [{}]",
+                                   t.sw(upper.sw).name, upper.ibPortNumber())) != std::string::npos)
+      << out;
+  const std::optional<int> status = sigterm(d, phys);
+  ASSERT_TRUE(status) << "still running after SIGTERM";
 }
 
 // (2) The minimal tree's root loses every cable it has up (the player Unlinks
