@@ -25,9 +25,12 @@ std::string csv(const std::vector<PeriodRow>& rows, int levelPairs) {
     s += fmt::format(",links_on_l{}_l{}", l, l + 1);
   s += "\n";
   for (const PeriodRow& r : rows) {
-    s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f},{},{:.6f},{:.0f},{}",
+    // No message delivered: no latency, an empty field (0 would read as one).
+    const std::string latency =
+        r.delivered == 0 ? std::string() : fmt::format("{:.3f}", r.meanLatencyCycles);
+    s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{:.6f},{:.0f},{}",
                      r.timeCycles, r.injectedRate, r.rising ? 1 : 0, r.offered, r.accepted,
-                     r.powerSwitchLinks, r.powerAllLinks, r.meanLatencyCycles, r.delivered,
+                     r.powerSwitchLinks, r.powerAllLinks, latency, r.delivered,
                      r.oraclePowerSwitchLinks, r.spanCycles, r.drain ? 1 : 0);
     for (double share : r.linksOnShare)
       s += fmt::format(",{:.4f}", share);

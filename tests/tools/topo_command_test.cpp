@@ -660,6 +660,36 @@ TEST(OptionRules, NoMessageMeansNothingToCompare) {
 // A folder where a result file goes (or a file where its folder goes) would
 // fail the set's move halfway and leave two runs mixed: refused before the
 // run, the folder left as it was.
+// A period with no message delivered has no latency: the field is empty,
+// never 0 (which would read as a measurement).
+TEST(OutputFolder, APeriodWithoutDeliveryHasNoLatencyInTheTimeseries) {
+  const auto dir = scratch("quiet-periods");
+  const CliRun r = ebb({"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2",
+                        "workload.uniform.rate=0.001", "workload.uniform.duration_cycles=100000",
+                        "report.skip_plots=true", "--out", dir.string(), "--quiet"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  std::ifstream in(dir / "timeseries.csv");
+  std::string line;
+  std::getline(in, line);  // header
+  int empty = 0, measured = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');)
+      f.push_back(x);
+    ASSERT_GE(f.size(), 9u) << line;
+    if (f[8] == "0") {
+      EXPECT_EQ(f[7], "") << line;
+      ++empty;
+    } else {
+      EXPECT_GT(std::stod(f[7]), 0.0) << line;
+      ++measured;
+    }
+  }
+  EXPECT_GT(empty, 0);
+  EXPECT_GT(measured, 0);
+}
+
 TEST(OutputFolder, SomethingInTheWayOfAResultIsRefusedBeforeTheRunChangingNothing) {
   const std::string src = EBB_SOURCE_DIR;
   const auto dir = scratch("in-the-way");
