@@ -34,12 +34,27 @@ void RecoveryMonitor::onUsability(fabric::LinkId link, fabric::Direction dir, bo
 void RecoveryMonitor::beforeFaultChange(std::size_t record) {
   lastEventAt_ = sched_.now();
   lastRecord_ = record;
-  if (brokenSince_) {  // a new fault while recovering: the bound starts again
-    deadline_ = lastEventAt_ + bound_;
+  if (brokenSince_) {
+    const bool repair = records_ && (*records_)[record].action == "repair";
+    if (repair) {
+      // Pairs broken before keep their deadline; those the repair makes
+      // connectable have the bound from now.
+      if (!beforeRepairs_) beforeRepairs_ = truth_;
+      repairDeadline_ = lastEventAt_ + bound_;
+    } else {  // a new failure while recovering: the bound starts again for all
+      deadline_ = lastEventAt_ + bound_;
+      beforeRepairs_.reset();
+    }
     openRecords_.push_back(record);
     markDisconnected(record);
     armDeadline();
   }
+}
+
+std::optional<fabric::HostPair> RecoveryMonitor::oldBrokenPair() {
+  if (beforeRepairs_) return conn_.findDisconnectedPair(usable_, *beforeRepairs_);
+  return truth_.empty() ? conn_.findDisconnectedPair(usable_)
+                        : conn_.findDisconnectedPair(usable_, truth_);
 }
 
 // Marks `record` as having disconnected a pair, remembering whether this
@@ -66,6 +81,7 @@ void RecoveryMonitor::check(const std::string& change) {
     if (brokenSince_) return;
     brokenSince_ = now;
     breakFrom_ = now;
+    beforeRepairs_.reset();
     violatedThisBreak_ = false;
     markedThisBreak_.clear();
     if (lastEventAt_ >= 0 && now <= lastEventAt_ + bound_) {
@@ -124,14 +140,27 @@ void RecoveryMonitor::armDeadline() {
   const TimePs due = deadline_;
   sched_.at(due, agent::Phase::kControl, [this, due] {
     if (!brokenSince_ || deadline_ != due) return;
-    const auto pair = truth_.empty() ? conn_.findDisconnectedPair(usable_)
-                                     : conn_.findDisconnectedPair(usable_, truth_);
-    if (!pair) return check({});
-    violation(
-        fmt::format("{} at {} ps: still disconnected {} ps after the last fault event "
-                    "(recovery bound {} ps); failed: {}",
-                    conn_.describe(*pair), sched_.now(), sched_.now() - lastEventAt_, bound_,
-                    truth_.describe(topo_)));
+    if (const auto old = oldBrokenPair()) {
+      return violation(fmt::format(
+          "{} at {} ps: still disconnected {} ps after the fault event that began its recovery "
+          "(recovery bound {} ps); failed: {}",
+          conn_.describe(*old), sched_.now(), sched_.now() - (deadline_ - bound_), bound_,
+          truth_.describe(topo_)));
+    }
+    if (!beforeRepairs_ || repairDeadline_ <= due) return check({});
+    // Only pairs a repair made connectable are left: their own deadline.
+    const TimePs repairDue = repairDeadline_;
+    sched_.at(repairDue, agent::Phase::kControl, [this, due, repairDue] {
+      if (!brokenSince_ || deadline_ != due || repairDeadline_ != repairDue) return;
+      const auto pair = truth_.empty() ? conn_.findDisconnectedPair(usable_)
+                                       : conn_.findDisconnectedPair(usable_, truth_);
+      if (!pair) return check({});
+      violation(fmt::format(
+          "{} at {} ps: still disconnected {} ps after the repair that made it connectable "
+          "(recovery bound {} ps); failed: {}",
+          conn_.describe(*pair), sched_.now(), sched_.now() - (repairDue - bound_), bound_,
+          truth_.describe(topo_)));
+    });
   });
 }
 
@@ -150,6 +179,11 @@ void RecoveryMonitor::violation(const std::string& what) {
 
 void RecoveryMonitor::onPeriod() {
   if (!brokenSince_ || sched_.now() <= deadline_) return;
+  // Within a repair's own bound, only pairs broken before it are overdue.
+  if (beforeRepairs_ && sched_.now() <= repairDeadline_) {
+    violations_ += conn_.countDisconnectedPairs(usable_, *beforeRepairs_);
+    return;
+  }
   violations_ += conn_.countDisconnectedPairs(usable_, truth_);
 }
 

@@ -78,6 +78,15 @@ class RecoveryMonitor {
   // it (later events during it restart the bound, not its length).
   TimePs breakFrom_ = 0;
   TimePs deadline_ = 0;
+  // A repair during a break removes no path: the pairs broken before it keep
+  // their deadline; only pairs it made connectable (with no path yet) get
+  // the bound from the repair. What failed before the break's first repair
+  // (since its last failure) tells the two apart: a pair connectable then
+  // was broken before.
+  std::optional<fabric::FaultSet> beforeRepairs_;
+  TimePs repairDeadline_ = 0;
+  // A pair broken before the repairs (or any, without them), if one is.
+  std::optional<fabric::HostPair> oldBrokenPair();
   std::vector<std::size_t> openRecords_;      // the events during this break
   std::vector<std::size_t> markedThisBreak_;  // ... that this break marked disconnected
   bool violatedThisBreak_ = false;

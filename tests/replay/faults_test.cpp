@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -407,6 +408,53 @@ TEST(Faults, ARestartedAgentDecidesAsBefore) {
                           }));  // it had decisions to make after the restart
   EXPECT_EQ(restarted.summary.relative_power_switch_links(),
             plain.summary.relative_power_switch_links());
+}
+
+// A repair during a recovery removes no path: the pairs a failure broke keep
+// the failure's deadline (a probe saw an unrelated repair push it back for
+// all, which could hide an overrun).
+TEST(Faults, ARepairDuringARecoveryKeepsTheFailuresDeadline) {
+  Fixture f(4, 2);
+  const fabric::SwitchId leaf0 = f.topo.switchesAtLevel(1).front();
+  const fabric::SwitchId leaf1 = f.topo.switchesAtLevel(1).back();
+  const fabric::LinkId up = f.topo.sw(leaf0).ports[*f.mt.upPort(leaf0)].link;
+  // A cable of the other leaf off the tree, failed before and repaired
+  // during the recovery: it changes nothing for leaf 0's pairs.
+  fabric::LinkId unrelated;
+  for (std::uint16_t p : f.topo.sw(leaf1).upPorts) {
+    const fabric::LinkId l = f.topo.sw(leaf1).ports[p].link;
+    if (!f.mt.containsLink(l)) unrelated = l;  // the last: a root leaf 0 still reaches
+  }
+  ASSERT_TRUE(unrelated.valid());
+  agent::VirtualScheduler sched;
+  fabric::FaultSet truth(f.topo);
+  std::vector<FaultRecord> records(3);
+  records[0].action = "fail";
+  records[1].action = "fail";
+  records[2].action = "repair";
+  RecoveryMonitor m(f.topo, fabric::LinkStates::onlyMinimalTree(f.topo, f.mt), sched, truth,
+                    &records, 100, true);
+  const auto event = [&](std::size_t r, const std::function<void()>& change) {
+    m.beforeFaultChange(r);
+    change();
+    m.onFaultEvent(r, true);
+  };
+  sched.at(5, agent::Phase::kNetwork, [&] { event(0, [&] { truth.failLink(unrelated); }); });
+  sched.at(10, agent::Phase::kNetwork, [&] {
+    event(1, [&] {
+      truth.failLink(up);
+      m.onUsability(up, fabric::Direction::kUp, false);
+      m.onUsability(up, fabric::Direction::kDown, false);
+    });
+  });
+  sched.at(60, agent::Phase::kNetwork,
+           [&] { event(2, [&] { truth.repairLink(f.topo, unrelated); }); });
+  sched.runUntil(400);
+  ASSERT_EQ(m.failure().code(), ErrorCode::kInternal) << "no violation";
+  EXPECT_NE(m.failure().message().find("after the fault event that began its recovery"),
+            std::string::npos)
+      << m.failure().message();
+  EXPECT_LE(sched.now(), 110);  // the failure's deadline, not the repair's (160)
 }
 
 // The monitor itself: a pair left disconnected past the bound is a violation,
