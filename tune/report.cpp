@@ -304,6 +304,13 @@ std::string formatTuneSummary(const TunePlan& plan, const TuneResult& r) {
   out += fmt::format(
       "  => recommended: {}: link power saved {:.1f}% ({} links), penalty {:+.2f}%\n", s.label,
       100 * x->saving, plan.allLinksObjective ? "all" : "switch", x->penaltyPct);
+  // The best within budget may save nothing (every gating setting broke it):
+  // said plainly, not left to read from "0.0%".
+  if (!(x->saving > 0)) {
+    out +=
+        "  ! no setting saves link power within the budget: the recommendation is to gate "
+        "nothing (widen the budget or the search space to find savings)\n";
+  }
   return out;
 }
 

@@ -133,7 +133,9 @@ std::vector<const SettingResult*> paretoFront(const std::vector<SettingResult>& 
     if (!s.failed) sorted.push_back(&s);
   }
   // By penalty, then the larger saving first: a point is on the front when it
-  // saves strictly more than every point with a smaller or equal penalty.
+  // saves strictly more than every point with a smaller or equal penalty, or
+  // ties the front's last point exactly (two settings that measure the same
+  // are both non-dominated).
   std::sort(sorted.begin(), sorted.end(), [](const SettingResult* a, const SettingResult* b) {
     if (a->penaltyPct != b->penaltyPct) return a->penaltyPct < b->penaltyPct;
     if (a->saving != b->saving) return a->saving > b->saving;
@@ -141,7 +143,10 @@ std::vector<const SettingResult*> paretoFront(const std::vector<SettingResult>& 
   });
   std::vector<const SettingResult*> front;
   for (const SettingResult* s : sorted) {
-    if (front.empty() || s->saving > front.back()->saving) front.push_back(s);
+    if (front.empty() || s->saving > front.back()->saving ||
+        (s->saving == front.back()->saving && s->penaltyPct == front.back()->penaltyPct)) {
+      front.push_back(s);
+    }
   }
   return front;
 }

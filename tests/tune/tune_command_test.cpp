@@ -243,6 +243,20 @@ TEST(TuneCommand, BadCommandLinesAndSpecsExitWithTheirCodes) {
   EXPECT_NE(r.err.find("budget.latency_increase_pct: must be >= 0"), std::string::npos) << r.err;
 }
 
+// Only the all-links-on setting within budget: the recommendation saves
+// nothing, and the summary says so rather than "saved 0.0%" alone.
+TEST(TuneCommand, ARecommendationThatSavesNothingSaysSo) {
+  const auto dir = scratch("saves-nothing");
+  const auto spec = writeSpec(dir, testing::tinyRampBase(0.02) +
+                                       "budget { latency_increase_pct: 5 } "
+                                       "search_space { policy: [ALL_ON] }");
+  const CliRun r = ebb({"tune", spec.string(), "--out", (dir / "out").string(), "--quiet"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("link power saved 0.0%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("! no setting saves link power within the budget"), std::string::npos)
+      << r.out;
+}
+
 // --merge of something that is no readable folder: a name too long for the
 // file system, a symlink to itself, a file. Refused before anything is
 // copied, never an uncaught std::filesystem exception.

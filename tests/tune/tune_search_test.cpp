@@ -42,6 +42,10 @@ TEST(TunePareto, KeepsOnlyPointsNoOtherBeatsOnSavingAndPenalty) {
       point(3, 0.30, 5.0), point(4, 0.30, 6.0),                       // 4: beaten by 3
       point(5, 0.05, 0.0)};                                           // 5: beaten by 0
   EXPECT_EQ(ids(paretoFront(pts)), (std::vector<std::size_t>{0, 1, 3}));
+  // Two settings that measure exactly the same are both non-dominated.
+  std::vector<SettingResult> tied = pts;
+  tied.push_back(point(6, 0.20, 1.0));
+  EXPECT_EQ(ids(paretoFront(tied)), (std::vector<std::size_t>{0, 1, 6, 3}));
 }
 
 TEST(TuneHalving, SurvivorsAreWholeParetoLayersThenSpreadAlongTheLast) {
