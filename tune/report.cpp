@@ -89,8 +89,9 @@ std::string runsCsv(const TunePlan& plan, const TuneResult& r) {
         csvField(x.broken), num(x.run.relative_power_switch_links()),
         num(x.run.relative_power_all_links()), num(x.run.mean_latency_cycles()),
         num(x.run.p99_latency_cycles()), num(x.baseline.mean_latency_cycles()),
-        num(x.baseline.p99_latency_cycles()), num(x.run.app_runtime_us()),
-        num(x.baseline.app_runtime_us()), x.run.link_transitions(),
+        num(x.baseline.p99_latency_cycles()),
+        x.appSlowdownPct ? num(x.run.app_runtime_us()) : "",  // closed-loop workloads only
+        x.appSlowdownPct ? num(x.baseline.app_runtime_us()) : "", x.run.link_transitions(),
         x.run.has_lpi() ? num(x.run.lpi().added_delay_ns_per_packet()) : "", x.hash,
         x.run.messages_generated(), x.run.messages_delivered(), x.run.faults().lost_messages(),
         x.baseline.messages_delivered());
@@ -186,8 +187,9 @@ std::string runsJson(const TunePlan& plan, const TuneResult& r) {
         x.broken.empty() ? "true" : "false", jsonQuote(x.broken), jsonQuote(x.hash),
         num(x.run.relative_power_switch_links()), num(x.run.mean_latency_cycles()),
         num(x.run.p99_latency_cycles()), num(x.baseline.mean_latency_cycles()),
-        num(x.baseline.p99_latency_cycles()), num(x.run.app_runtime_us()),
-        num(x.baseline.app_runtime_us()),
+        num(x.baseline.p99_latency_cycles()),
+        x.appSlowdownPct ? num(x.run.app_runtime_us()) : "null",
+        x.appSlowdownPct ? num(x.baseline.app_runtime_us()) : "null",
         x.run.has_lpi() ? num(x.run.lpi().added_delay_ns_per_packet()) : "null",
         num(x.run.relative_power_all_links()), x.run.link_transitions(), x.run.messages_generated(),
         x.run.messages_delivered(), x.run.faults().lost_messages(),
