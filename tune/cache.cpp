@@ -1,6 +1,7 @@
 #include "tune/cache.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -237,8 +238,15 @@ Result<std::size_t> RunCache::importFrom(const std::string& otherDir,
   fs::create_directories(dir_, ec);
   if (ec) return Status(ErrorCode::kIo, fmt::format("cannot create {}: {}", dir_, ec.message()));
   std::size_t copied = 0;
-  Result<std::vector<fs::path>> listed =
-      listRegularFiles(otherDir, false, [](const fs::path& p) { return p.extension() == ".json"; });
+  // Cached runs only: <32 hexadecimal digits>.json, the name a run's key gives
+  // it. A shard's other files (report.json of a replay, say) are no runs.
+  const auto isEntry = [](const fs::path& p) {
+    const std::string stem = p.stem().string();
+    return p.extension() == ".json" && stem.size() == 32 &&
+           std::all_of(stem.begin(), stem.end(),
+                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+  };
+  Result<std::vector<fs::path>> listed = listRegularFiles(otherDir, false, isEntry);
   if (!listed) return listed.status();
   for (const fs::path& src : *listed) {
     const fs::path dst = fs::path(dir_) / src.filename();

@@ -579,13 +579,23 @@ TEST(TuneCache, UnreadableFolderEntriesAreNamed) {
             std::string::npos)
       << key.status().message();
   fs::create_directories(dir / "other");
-  fs::create_symlink("x.json", dir / "other" / "x.json");
+  const std::string entry = "0123456789abcdef0123456789abcdef.json";
+  fs::create_symlink(entry, dir / "other" / entry);
   const RunCache cache((dir / "cache").string());
   Result<std::size_t> n = cache.importFrom((dir / "other").string());
   ASSERT_FALSE(n);
-  EXPECT_NE(n.status().message().find("cannot read " + (dir / "other" / "x.json").string()),
+  EXPECT_NE(n.status().message().find("cannot read " + (dir / "other" / entry).string()),
             std::string::npos)
       << n.status().message();
+  // A file that is no cached run by its name (a replay's report.json in a
+  // shard's folder) is left out, neither merged nor called corrupt.
+  fs::remove(dir / "other" / entry);
+  std::ofstream(dir / "other" / "report.json") << "{\"run\": {}}\n";
+  std::vector<std::string> corrupt;
+  n = cache.importFrom((dir / "other").string(), &corrupt);
+  ASSERT_TRUE(n) << n.status().toString();
+  EXPECT_EQ(*n, 0u);
+  EXPECT_TRUE(corrupt.empty());
 }
 
 // A corrupt cached run (half written) is named, never merged over a good
