@@ -57,18 +57,30 @@ inline void requireDecimalNumbers(CLI::App& app) {
     }
     return true;
   };
-  const CLI::Validator whole(
-      [digits](std::string& s) -> std::string {
-        const std::size_t sign = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
-        if (!digits(s, sign)) return "must be a whole number (is " + s + ")";
-        std::size_t zeros = sign;
-        while (zeros + 1 < s.size() && s[zeros] == '0')
-          ++zeros;
-        s.erase(sign, zeros - sign);
-        if (s[0] == '+') s.erase(0, 1);
-        return {};
-      },
-      "");
+  // Whole numbers: decimal digits, leading zeros dropped, and within the
+  // option's type (past it the option library clamps or fails vaguely).
+  const auto whole = [digits](bool isUnsigned) {
+    return CLI::Validator(
+        [digits, isUnsigned](std::string& s) -> std::string {
+          const std::size_t sign = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+          if (!digits(s, sign)) return "must be a whole number (is " + s + ")";
+          std::size_t zeros = sign;
+          while (zeros + 1 < s.size() && s[zeros] == '0')
+            ++zeros;
+          s.erase(sign, zeros - sign);
+          if (s[0] == '+') s.erase(0, 1);
+          long long v = 0;
+          unsigned long long u = 0;
+          const char* end = s.data() + s.size();
+          const bool fits = isUnsigned ? std::from_chars(s.data(), end, u).ec == std::errc()
+                                       : std::from_chars(s.data(), end, v).ec == std::errc();
+          if (!fits && isUnsigned && s[0] == '-')
+            return "must be a whole number >= 0 (is " + s + ")";
+          if (!fits) return "is out of range (is " + s + ")";
+          return {};
+        },
+        "");
+  };
   const CLI::Validator real(
       [digits](std::string& s) -> std::string {
         // [sign] digits [. digits] [e [sign] digits], at least one digit before the exponent.
@@ -102,7 +114,7 @@ inline void requireDecimalNumbers(CLI::App& app) {
     for (CLI::Option* o : a.get_options()) {
       const std::string type = o->get_type_name();
       if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) {
-        o->transform(whole);
+        o->transform(whole(type.rfind("UINT", 0) == 0));
       } else if (type.rfind("FLOAT", 0) == 0) {
         o->check(real);
       } else if (type.rfind("TEXT", 0) == 0 && o->get_expected_min() > 0) {

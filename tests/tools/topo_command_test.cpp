@@ -416,6 +416,10 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
         "socket-phased", "--k", "3", "--n", "2", "--out", genOut.string()},
        kExitError,
        {"--collective/--algorithm/--ranks: alltoall socket-phased: cores per node"}},
+      // Past 64 bits is out of range, never clamped to the largest value.
+      {{"gen", "--cycles", "9223372036854775808", "--out", genOut.string()},
+       kExitUsage,
+       {"--cycles: is out of range (is 9223372036854775808)"}},
       // A word that is no command is named, with the commands.
       {{"campaign"}, kExitUsage, {"'campaign' is not an ebb command; the commands: topo, replay"}},
       {{"--bogus"}, kExitUsage, {"'--bogus' is not an option of ebb"}},
