@@ -56,6 +56,12 @@ int AgentDaemon::run() {
     log_.topologyMismatch(sched_.now(), d);
   checkSubnetManagerAtStart();
   startAgents();
+  // SIGTERM restores from here on; the lines that follow (metrics, OpenSM
+  // events) tell a supervisor the daemon is up and stoppable.
+  signals_ = std::make_unique<boost::asio::signal_set>(io_, SIGINT, SIGTERM);
+  signals_->async_wait([this](const boost::system::error_code& ec, int sig) {
+    if (!ec) shutdown(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  });
   if (Status st = startMetrics(); !st.isOk()) {
     err_ << "ebb agent: " << st.toString() << "\n";
     return 1;
@@ -64,10 +70,6 @@ int AgentDaemon::run() {
     err_ << "ebb agent: " << st.toString() << "\n";
     return 1;
   }
-  signals_ = std::make_unique<boost::asio::signal_set>(io_, SIGINT, SIGTERM);
-  signals_->async_wait([this](const boost::system::error_code& ec, int sig) {
-    if (!ec) shutdown(sig == SIGTERM ? "SIGTERM" : "SIGINT");
-  });
   if (s_.runForPs > 0) {
     sched_.after(s_.runForPs, agent::Phase::kControl, [this] { shutdown("run_for_ms elapsed"); });
   }
@@ -89,10 +91,7 @@ int AgentDaemon::run() {
 }
 
 bool AgentDaemon::takeLock() {
-  const std::string path =
-      s_.lockFile.empty() ? defaultLockPath(s_.port, "/run/ebb", std::getenv("XDG_RUNTIME_DIR"),
-                                            std::getenv("IBSIM_SOCKNAME"))
-                          : s_.lockFile;
+  const std::string path = lockFileFor(s_.port, s_.lockFile);
   auto lock = InstanceLock::acquire(path);
   if (!lock) {
     err_ << "ebb agent: cannot start: " << lock.status().toString() << "\n";

@@ -15,8 +15,8 @@
 #include <map>
 #include <set>
 #include <string>
-#include <thread>
 
+#include "common/child_process.h"
 #include "daemon/gate_record.h"
 #include "fabric/minimal_tree.h"
 #include "tests/harness/ibsim_fabric.h"
@@ -36,16 +36,6 @@ DaemonConfig kary(const std::string& agentFields, const std::string& name) {
           .fabric = "kary_n_tree { k: 4 n: 3 }",
           .agentFields = agentFields,
           .name = name};
-}
-
-// Until `text` is in the daemon's stdout or it exits, up to `limit`.
-bool waitForOut(Daemon& d, const std::string& text, std::chrono::seconds limit) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end && d.proc().running()) {
-    if (d.out().find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(100ms);  // a real process: its output, not the emulator
-  }
-  return d.out().find(text) != std::string::npos;
 }
 
 TEST(CrashRestart, ARunAfterSigkillTakesBackWhatTheKilledRunDisabledAndRestoresIt) {
@@ -119,7 +109,7 @@ TEST(CrashRestart, ARunAfterSigkillTakesBackWhatTheKilledRunDisabledAndRestoresI
 
   // 3. The next run takes them back (not the operator's port) ...
   Daemon second(fab, kary("restore_timeout_ms: 3000", "second"));
-  ASSERT_TRUE(waitForOut(second, "ebb agent: 48", 60s)) << second.out() << second.err();
+  ASSERT_TRUE(waitForText(second.outPath(), "ebb agent: 48", 60s)) << second.out() << second.err();
   const std::string out = second.out();
   EXPECT_NE(out.find(fmt::format("took back {} gate(s) a previous run left", gated.size())),
             std::string::npos)
@@ -133,8 +123,9 @@ TEST(CrashRestart, ARunAfterSigkillTakesBackWhatTheKilledRunDisabledAndRestoresI
       << out;
   // ... and on SIGTERM re-enables them as its own: Polling at each end the
   // first run set (no link training here, so it ends at the timeout, 1).
-  ASSERT_TRUE(waitForOut(second, "metrics on http", 30s)) << second.out() << second.err();
-  std::this_thread::sleep_for(1s);  // its signal handler is set just after
+  // Printed once its SIGTERM handler is in place.
+  ASSERT_TRUE(waitForText(second.outPath(), "metrics on http", 30s))
+      << second.out() << second.err();
   second.proc().signal(SIGTERM);
   const std::optional<int> status = second.proc().wait(30s);
   ASSERT_TRUE(status.has_value()) << second.err();
