@@ -110,8 +110,6 @@ void AgentDaemon::onReenable(const ib::ReenableEvent& e) {
        << std::flush;
 }
 
-// Every 3 check periods at first (at least a link poll), doubling while a
-// round finds nothing, to 16 times that.
 // The management path was down (no master SM seen): the traps of what failed
 // or came back meanwhile went nowhere. Every watched switch's ports are read
 // again at once, so such a change is taken in now rather than when a counter
@@ -131,6 +129,8 @@ void AgentDaemon::rereadAfterOutage() {
   }
 }
 
+// Every 3 check periods at first (at least a link poll), doubling while a
+// round finds nothing, to 16 times that.
 TimePs AgentDaemon::reprobeBasePs() const {
   return std::max(3 * s_.agent.checkPeriodPs, s_.backend.linkPollPs);
 }

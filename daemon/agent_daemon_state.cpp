@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <set>
 
 #include "daemon/agent_daemon.h"
 #include "daemon/gate_record.h"
@@ -24,10 +24,7 @@ std::string describeGates(const std::vector<ib::HeldGate>& gates, const fabric::
 }  // namespace
 
 bool AgentDaemon::readState() {
-  statePath_ = !s_.stateFile.empty() ? s_.stateFile
-                                     : defaultStatePath(s_.port, "/var/lib/ebb", "/run/ebb",
-                                                        std::getenv("XDG_RUNTIME_DIR"),
-                                                        std::getenv("IBSIM_SOCKNAME"));
+  statePath_ = stateFileFor(s_.port, s_.stateFile);
   Result<GateRecord::Read> r = GateRecord::read(statePath_, topo_);
   if (!r) {
     err_ << "ebb agent: cannot start: " << r.status().toString() << "\n";
@@ -92,7 +89,7 @@ bool AgentDaemon::adoptState() {
   }
   // Written now, so a file that cannot be written stops the start, not the
   // first turn-off.
-  if (writeState().isOk() == false) {
+  if (!writeState().isOk()) {
     err_ << "ebb agent: cannot start: " << stateError_ << "\n";
     return false;
   }
@@ -103,12 +100,10 @@ bool AgentDaemon::adoptState() {
 // A failure refuses the Set about to go (the backend's hold), said once until
 // a write succeeds again.
 Status AgentDaemon::writeState() {
-  std::vector<ib::HeldGate> gates = backend_->heldGates();
-  for (const ib::HeldGate& g : carried_) {
-    if (std::find(gates.begin(), gates.end(), g) == gates.end()) gates.push_back(g);
-  }
-  std::sort(gates.begin(), gates.end());
-  const std::string text = GateRecord::render(gates, topo_);
+  std::set<ib::HeldGate> gates(carried_.begin(), carried_.end());
+  for (const ib::HeldGate& g : backend_->heldGates())
+    gates.insert(g);
+  const std::string text = GateRecord::render({gates.begin(), gates.end()}, topo_);
   if (text == stateText_ && stateError_.empty()) return Status::ok();
   Status st = GateRecord::write(statePath_, text);
   if (!st.isOk()) {

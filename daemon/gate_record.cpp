@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file_io.h"
 #include "common/guid.h"
 
 namespace ebb::daemon {
@@ -62,15 +63,20 @@ Result<GateRecord::Read> GateRecord::read(const std::string& path, const fabric:
   }
   Read out;
   std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    const std::vector<std::string> f = fieldsOf(line);
-    if (f.empty()) continue;
+  bool tooLong = false;
+  for (int n = 1;; ++n) {
     const auto bad = [&](const std::string& rule) {
       return invalidArgument(fmt::format(
           "agent.state_file {} line {}: {} (the file lists the ports a killed run left gated; "
           "mend the line, or remove the file and re-enable those ports by hand)",
           path, n, rule));
     };
+    if (!readBoundedLine(in, line, tooLong)) {
+      if (tooLong) return bad(lineTooLongRule("state file"));
+      break;
+    }
+    const std::vector<std::string> f = fieldsOf(line);
+    if (f.empty()) continue;
     const bool narrowed = f[0] == "width";
     if (f[0] != "disable" && !narrowed) {
       return bad(fmt::format("'{}' is not a kind of gate: disable or width", f[0]));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -115,6 +116,18 @@ std::string defaultStatePath(const ib::UmadPortSpec& port, const std::string& st
   if (writable(stateDir)) return stateDir + "/" + instanceName(port, ibsimSocket) + ".gates";
   std::string path = defaultLockPath(port, runDir, xdgRuntimeDir, ibsimSocket);
   return path.substr(0, path.size() - std::string(".lock").size()) + ".gates";
+}
+
+std::string lockFileFor(const ib::UmadPortSpec& port, const std::string& configured) {
+  if (!configured.empty()) return configured;
+  return defaultLockPath(port, "/run/ebb", std::getenv("XDG_RUNTIME_DIR"),
+                         std::getenv("IBSIM_SOCKNAME"));
+}
+
+std::string stateFileFor(const ib::UmadPortSpec& port, const std::string& configured) {
+  if (!configured.empty()) return configured;
+  return defaultStatePath(port, "/var/lib/ebb", "/run/ebb", std::getenv("XDG_RUNTIME_DIR"),
+                          std::getenv("IBSIM_SOCKNAME"));
 }
 
 }  // namespace ebb::daemon

@@ -50,4 +50,10 @@ std::string defaultStatePath(const ib::UmadPortSpec& port, const std::string& st
                              const std::string& runDir, const char* xdgRuntimeDir,
                              const char* ibsimSocket);
 
+// The files an agent on `port` uses: `configured` (agent.lock_file,
+// agent.state_file) when set, else the default above for this machine
+// (/run/ebb, /var/lib/ebb, $XDG_RUNTIME_DIR, $IBSIM_SOCKNAME).
+std::string lockFileFor(const ib::UmadPortSpec& port, const std::string& configured);
+std::string stateFileFor(const ib::UmadPortSpec& port, const std::string& configured);
+
 }  // namespace ebb::daemon

@@ -51,10 +51,14 @@ void RecoveryMonitor::beforeFaultChange(std::size_t record) {
   }
 }
 
-std::optional<fabric::HostPair> RecoveryMonitor::oldBrokenPair() {
-  if (beforeRepairs_) return conn_.findDisconnectedPair(usable_, *beforeRepairs_);
+std::optional<fabric::HostPair> RecoveryMonitor::brokenPair() {
   return truth_.empty() ? conn_.findDisconnectedPair(usable_)
                         : conn_.findDisconnectedPair(usable_, truth_);
+}
+
+std::optional<fabric::HostPair> RecoveryMonitor::oldBrokenPair() {
+  if (beforeRepairs_) return conn_.findDisconnectedPair(usable_, *beforeRepairs_);
+  return brokenPair();
 }
 
 // Marks `record` as having disconnected a pair, remembering whether this
@@ -74,8 +78,7 @@ void RecoveryMonitor::onFaultEvent(std::size_t record, bool changed) {
 
 void RecoveryMonitor::check(const std::string& change) {
   ++proofs_;
-  const auto pair = truth_.empty() ? conn_.findDisconnectedPair(usable_)
-                                   : conn_.findDisconnectedPair(usable_, truth_);
+  const auto pair = brokenPair();
   const TimePs now = sched_.now();
   if (pair) {
     if (brokenSince_) return;
@@ -148,19 +151,21 @@ void RecoveryMonitor::armDeadline() {
           truth_.describe(topo_)));
     }
     if (!beforeRepairs_ || repairDeadline_ <= due) return check({});
-    // Only pairs a repair made connectable are left: their own deadline.
-    const TimePs repairDue = repairDeadline_;
-    sched_.at(repairDue, agent::Phase::kControl, [this, due, repairDue] {
-      if (!brokenSince_ || deadline_ != due || repairDeadline_ != repairDue) return;
-      const auto pair = truth_.empty() ? conn_.findDisconnectedPair(usable_)
-                                       : conn_.findDisconnectedPair(usable_, truth_);
-      if (!pair) return check({});
-      violation(fmt::format(
-          "{} at {} ps: still disconnected {} ps after the repair that made it connectable "
-          "(recovery bound {} ps); failed: {}",
-          conn_.describe(*pair), sched_.now(), sched_.now() - (repairDue - bound_), bound_,
-          truth_.describe(topo_)));
-    });
+    armRepairDeadline(due);  // only pairs a repair made connectable are left
+  });
+}
+
+void RecoveryMonitor::armRepairDeadline(TimePs due) {
+  const TimePs repairDue = repairDeadline_;
+  sched_.at(repairDue, agent::Phase::kControl, [this, due, repairDue] {
+    if (!brokenSince_ || deadline_ != due || repairDeadline_ != repairDue) return;
+    const auto pair = brokenPair();
+    if (!pair) return check({});
+    violation(fmt::format(
+        "{} at {} ps: still disconnected {} ps after the repair that made it connectable "
+        "(recovery bound {} ps); failed: {}",
+        conn_.describe(*pair), sched_.now(), sched_.now() - (repairDue - bound_), bound_,
+        truth_.describe(topo_)));
   });
 }
 

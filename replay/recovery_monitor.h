@@ -56,7 +56,6 @@ class RecoveryMonitor {
   void check(const std::string& change);
   void violation(const std::string& what);
   void armDeadline();
-  bool overdue() const;
 
   const fabric::Topology& topo_;
   fabric::LinkStates usable_;
@@ -85,8 +84,12 @@ class RecoveryMonitor {
   // was broken before.
   std::optional<fabric::FaultSet> beforeRepairs_;
   TimePs repairDeadline_ = 0;
-  // A pair broken before the repairs (or any, without them), if one is.
+  // A connectable pair with no path, if one is.
+  std::optional<fabric::HostPair> brokenPair();
+  // One broken before the repairs (or any, without them).
   std::optional<fabric::HostPair> oldBrokenPair();
+  // At the repairs' deadline (the failure's, `due`, passed): any pair left.
+  void armRepairDeadline(TimePs due);
   std::vector<std::size_t> openRecords_;      // the events during this break
   std::vector<std::size_t> markedThisBreak_;  // ... that this break marked disconnected
   bool violatedThisBreak_ = false;

@@ -165,16 +165,8 @@ int checkConfig(const AgentOptions& o, std::ostream& out, std::ostream& err) {
       s->metricsListen.empty() ? "off" : "http://" + s->metricsListen + "/metrics",
       s->decisionLog.empty() ? "none" : s->decisionLog,
       s->osmEvents.empty() ? "none" : s->osmEvents,
-      s->lockFile.empty()
-          ? daemon::defaultLockPath(s->port, "/run/ebb", std::getenv("XDG_RUNTIME_DIR"),
-                                    std::getenv("IBSIM_SOCKNAME")) +
-                " (default)"
-          : s->lockFile,
-      s->stateFile.empty() ? daemon::defaultStatePath(s->port, "/var/lib/ebb", "/run/ebb",
-                                                      std::getenv("XDG_RUNTIME_DIR"),
-                                                      std::getenv("IBSIM_SOCKNAME")) +
-                                 " (default)"
-                           : s->stateFile);
+      daemon::lockFileFor(s->port, s->lockFile) + (s->lockFile.empty() ? " (default)" : ""),
+      daemon::stateFileFor(s->port, s->stateFile) + (s->stateFile.empty() ? " (default)" : ""));
   return kExitOk;
 }
 
