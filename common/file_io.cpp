@@ -118,7 +118,29 @@ Status checkOutputFile(const fs::path& path, std::string_view option,
   return probeWritable(dir, fmt::format("{} {}", option, path.string()));
 }
 
-Status prepareOutputFolder(const std::string& dir, std::string_view option) {
+CreatedFolders::~CreatedFolders() {
+  std::error_code ec;
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    if (!fs::is_directory(*it, ec) || !fs::is_empty(*it, ec)) return;
+    fs::remove(*it, ec);
+  }
+}
+
+std::error_code CreatedFolders::create(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> missing;  // innermost first
+  for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  fs::create_directories(dir, ec);
+  if (ec) return ec;
+  created_.insert(created_.end(), missing.rbegin(), missing.rend());
+  return ec;
+}
+
+Status prepareOutputFolder(const std::string& dir, std::string_view option,
+                           CreatedFolders* created) {
   if (dir.empty()) {
     return {ErrorCode::kInvalidArgument,
             fmt::format("{}: an empty folder name (give a folder, e.g. {} out)", option, option)};
@@ -129,7 +151,11 @@ Status prepareOutputFolder(const std::string& dir, std::string_view option) {
     return {ErrorCode::kInvalidArgument,
             fmt::format("{} {}: exists and is not a folder", option, dir)};
   }
-  fs::create_directories(path, ec);
+  if (created != nullptr) {
+    ec = created->create(path);
+  } else {
+    fs::create_directories(path, ec);
+  }
   if (ec) {
     return {ErrorCode::kIo,
             fmt::format("{} {}: cannot create the folder: {}", option, dir, ec.message())};

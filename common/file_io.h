@@ -39,11 +39,30 @@ bool readBoundedLine(std::istream& in, std::string& line, bool& tooLong,
 // not a text <what>".
 std::string lineTooLongRule(std::string_view what);
 
+// The folders a command created for its results, removed again (deepest
+// first, each only while empty) unless keep() is called: a run that fails
+// leaves no empty folder behind, and never touches a file in one.
+class CreatedFolders {
+ public:
+  CreatedFolders() = default;
+  CreatedFolders(const CreatedFolders&) = delete;
+  CreatedFolders& operator=(const CreatedFolders&) = delete;
+  ~CreatedFolders();
+  // Creates `dir` and any missing parent, remembering those it created.
+  std::error_code create(const std::filesystem::path& dir);
+  void keep() { created_.clear(); }
+
+ private:
+  std::vector<std::filesystem::path> created_;  // outermost first
+};
+
 // Before a run: the output folder `dir` (given as `option`, e.g. "--out") can
-// hold its results. Creates it if needed and proves it writable with a probe
-// file, so a bad folder is an error before the work, not after it. E_INVALID
-// for an empty name or a path that is a file; E_IO naming the path and why.
-Status prepareOutputFolder(const std::string& dir, std::string_view option);
+// hold its results. Creates it if needed (in `created`, when given) and
+// proves it writable with a probe file, so a bad folder is an error before
+// the work, not after it. E_INVALID for an empty name or a path that is a
+// file; E_IO naming the path and why.
+Status prepareOutputFolder(const std::string& dir, std::string_view option,
+                           CreatedFolders* created = nullptr);
 
 // Before a run that ends by writing the file `path` (given as `option`, e.g.
 // "--emit-config"): E_INVALID when it is one of `inputs` (the same file by

@@ -101,8 +101,9 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
   }
+  CreatedFolders created;  // removed again if the campaign fails
   if (o.writeOut) {
-    if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
+    if (Status s = prepareOutputFolder(o.outDir, "--out", &created); !s.isOk()) {
       err << "ebb faults: " << s.toString() << "\n";
       return kExitError;
     }
@@ -166,6 +167,7 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
       err << "ebb faults: " << s.toString() << "\n";
       return kExitError;
     }
+    created.keep();
   }
   const int jobs = o.replay ? 1 : opts.jobs;
   out << fmt::format("  time:       {:.1f} s on {} jobs, {:.0f} ms per scenario per job\n", seconds,

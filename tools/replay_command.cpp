@@ -191,7 +191,8 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb replay: " << where << ": " << mt.status().toString() << "\n";
     return kExitError;
   }
-  if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
+  CreatedFolders created;  // removed again if the run fails
+  if (Status s = prepareOutputFolder(o.outDir, "--out", &created); !s.isOk()) {
     err << "ebb replay: " << s.toString() << "\n";
     return kExitError;
   }
@@ -261,6 +262,7 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb replay: " << written.status().toString() << "\n";
     return kExitError;
   }
+  created.keep();
   // A plot that could not be drawn costs no result: warn, exit 0.
   const bool plotted = spec->plots && written->empty();
   if (!written->empty())

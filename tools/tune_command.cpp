@@ -58,17 +58,8 @@ int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb tune: " << plan.status().toString() << "\n";
     return kExitError;
   }
-  if (Status s = prepareOutputFolder(o.outDir, "--out"); !s.isOk()) {
-    err << "ebb tune: " << s.toString() << "\n";
-    return kExitError;
-  }
-  if (Status s = checkReplaceable(o.outDir, tune::tuneOutputNames()); !s.isOk()) {
-    err << "ebb tune: --out: " << s.toString() << "\n";
-    return kExitError;
-  }
-  const tune::RunCache cache((fs::path(o.outDir) / "cache").string());
-  // Every --merge folder is checked before any is merged: a bad one is
-  // refused with nothing copied.
+  // Every --merge folder is checked before --out is touched and before any
+  // is merged: a bad one is refused with nothing created or copied.
   std::vector<fs::path> froms;
   for (const std::string& dir : o.merge) {
     // A shard's --out folder, or its cache folder itself.
@@ -81,6 +72,22 @@ int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
       return kExitError;
     }
     froms.push_back(from);
+  }
+  // Removed again if the sweep fails with nothing in them (the cache keeps
+  // what was computed or merged, for the next try).
+  CreatedFolders created;
+  if (Status s = prepareOutputFolder(o.outDir, "--out", &created); !s.isOk()) {
+    err << "ebb tune: " << s.toString() << "\n";
+    return kExitError;
+  }
+  if (Status s = checkReplaceable(o.outDir, tune::tuneOutputNames()); !s.isOk()) {
+    err << "ebb tune: --out: " << s.toString() << "\n";
+    return kExitError;
+  }
+  const tune::RunCache cache((fs::path(o.outDir) / "cache").string());
+  if (std::error_code ec = created.create(cache.dir()); ec) {
+    err << fmt::format("ebb tune: --out: cannot create {}: {}\n", cache.dir(), ec.message());
+    return kExitError;
   }
   for (const fs::path& from : froms) {
     std::vector<std::string> corrupt;
@@ -110,6 +117,7 @@ int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb tune: " << result.status().toString() << "\n";
     return kExitError;
   }
+  created.keep();
   if (!result->complete) {
     out << fmt::format(
         "ebb tune: shard {}/{}: {} runs computed, {} found in {}, {} left to the other shards\n"

@@ -113,6 +113,29 @@ TEST(ReplayCli, AWorkloadWithoutMessagesSaysSo) {
   EXPECT_NE(out.find("! the workload created no message"), std::string::npos) << out;
 }
 
+// A run that fails midway (a closed loop whose host a failure cuts off)
+// leaves no empty --out folder behind, nor the parents it created for it.
+TEST(ReplayCli, AFailedRunLeavesNoFolderItCreated) {
+  const std::filesystem::path dir =
+      std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_failed_run";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path config = dir / "cut_off.textproto";
+  std::ofstream(config)
+      << "fabric { kary_n_tree { k: 2 n: 2 } } "
+         "workload { collective { op: \"allreduce\" bytes: 4096 ranks: 4 iterations: 5 "
+         "compute_us: 5 } } "
+         "faults { event { at_cycles: 3000 action: FAIL switch_name: \"S1_0\" port: 1 } }";
+  std::string out, err;
+  EXPECT_EQ(ebb({"replay", config.string().c_str(), "--out",
+                 (dir / "new" / "out").string().c_str(), "--quiet"},
+                &out, &err),
+            kExitError);
+  EXPECT_NE(err.find("faults cut off H0 for good"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "new"));
+  EXPECT_TRUE(std::filesystem::exists(config));
+}
+
 // `ebb gen --pattern collective`: the pairwise alltoall of 16 ranks, 3 times
 // with 50 us of compute before each: every ordered pair exactly 3 times with
 // the given size, in time order, the iterations at least the gap apart.

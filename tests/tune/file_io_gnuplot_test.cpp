@@ -57,6 +57,33 @@ TEST(FileIo, ErrorNamesThePath) {
   EXPECT_NE(s.message().find(path.string()), std::string::npos) << s.toString();
 }
 
+// The folders an output needed are removed again when the run fails, the
+// innermost first and only while empty; a folder that existed stays, and so
+// does one a result was written into, and every folder once kept.
+TEST(FileIo, CreatedFoldersGoAgainOnlyWhileEmpty) {
+  const fs::path dir = scratch("file-io-created");
+  {
+    CreatedFolders created;
+    ASSERT_TRUE(prepareOutputFolder((dir / "a" / "b" / "c").string(), "--out", &created).isOk());
+    EXPECT_TRUE(fs::is_directory(dir / "a" / "b" / "c"));
+  }
+  EXPECT_FALSE(fs::exists(dir / "a"));
+  EXPECT_TRUE(fs::is_directory(dir));
+  {
+    CreatedFolders created;
+    ASSERT_FALSE(created.create(dir / "x" / "y"));
+    ASSERT_TRUE(writeFile(dir / "x" / "result.txt", "kept\n").isOk());
+  }
+  EXPECT_FALSE(fs::exists(dir / "x" / "y"));
+  EXPECT_EQ(slurp(dir / "x" / "result.txt"), "kept\n");
+  {
+    CreatedFolders created;
+    ASSERT_FALSE(created.create(dir / "k"));
+    created.keep();
+  }
+  EXPECT_TRUE(fs::is_directory(dir / "k"));
+}
+
 TEST(Gnuplot, RendersPngAndSvgAndKeepsTheScript) {
   const fs::path dir = scratch("gnuplot");
   const Status s = renderGnuplot(

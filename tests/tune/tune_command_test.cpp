@@ -274,7 +274,16 @@ TEST(TuneCommand, AMergeFolderThatIsNotOneIsRefused) {
     EXPECT_EQ(r.code, kExitError) << bad << "\n" << r.err;
     EXPECT_NE(r.err.find("--merge: " + bad + ": not a folder of cached runs"), std::string::npos)
         << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "out")) << bad;
   }
+  // A folder with no runs merges none; the failed sweep leaves no empty
+  // --out (nor cache/) behind.
+  std::filesystem::create_directory(dir / "empty");
+  const CliRun r = ebb({"tune", spec.string(), "--out", (dir / "out" / "deeper").string(),
+                        "--merge", (dir / "empty").string(), "--quiet"});
+  EXPECT_EQ(r.code, kExitError) << r.err;
+  EXPECT_NE(r.err.find("is in none of the merged folders"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out"));
 }
 
 }  // namespace
