@@ -127,8 +127,8 @@ TEST(ReplayCli, AFailedRunLeavesNoFolderItCreated) {
          "compute_us: 5 } } "
          "faults { event { at_cycles: 3000 action: FAIL switch_name: \"S1_0\" port: 1 } }";
   std::string out, err;
-  EXPECT_EQ(ebb({"replay", config.string().c_str(), "--out",
-                 (dir / "new" / "out").string().c_str(), "--quiet"},
+  EXPECT_EQ(ebb({"replay", config.string().c_str(), "--out", (dir / "new" / "out").string().c_str(),
+                 "--quiet"},
                 &out, &err),
             kExitError);
   EXPECT_NE(err.find("faults cut off H0 for good"), std::string::npos) << err;
