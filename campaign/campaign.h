@@ -37,7 +37,7 @@ struct CampaignTotals {
   std::uint64_t scenariosWithViolations = 0;
   std::uint64_t physicallyCutPairs = 0;
   std::uint64_t scenariosWithCutPairs = 0;  // some pair cut off
-  std::uint64_t scenariosWithCutHosts = 0;  // some host cut off from every other
+  std::uint64_t scenariosWithCutHosts = 0;  // some host cut off from the main part
   TimePs maxRecoveryPs = 0;
   TimePs recoveryBoundPs = 0;  // the largest bound of any scenario
   std::uint64_t lostMessages = 0;

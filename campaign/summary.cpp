@@ -113,7 +113,7 @@ std::string summaryText(const CampaignInfo& info, const CampaignResult& result) 
       t.faultsInjected, t.faultsScheduled, t.repairsScheduled, t.agentRestarts);
   s += fmt::format(
       "  recovery:   longest {} (bound up to {}); {} host pairs physically cut off in {} "
-      "scenarios ({} with a host cut off from every other)\n",
+      "scenarios ({} with hosts cut off from the main part)\n",
       microseconds(t.maxRecoveryPs), microseconds(t.recoveryBoundPs), t.physicallyCutPairs,
       t.scenariosWithCutPairs, t.scenariosWithCutHosts);
   s += fmt::format(

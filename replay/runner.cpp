@@ -421,15 +421,16 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   if (source.closedLoop()) {
     // Closed loop: run until every rank finished (bounded against deadlock).
     const TimePs limit = saturatingAdd(saturatingMul(100, end), kPsPerS);
-    // Ranks on hosts that faults left with no cable can never finish: said
-    // first, as the cause.
+    // Ranks on hosts that faults cut off from the main part of the fabric
+    // (their cable, their leaf's every way up, or a split) can never finish:
+    // said first, as the cause.
     const auto cutOffNote = [&]() -> std::string {
       if (!injector) return {};
       const std::vector<std::string> cut = injector->cutOffNow();
       if (cut.empty()) return {};
       return fmt::format(
-          "faults cut off {} for good (no surviving cable reaches {}; a REPAIR "
-          "event would bring {} back), so the ranks there cannot finish; ",
+          "faults cut off {} for good (no surviving cable path joins {} to the main part of "
+          "the fabric; a REPAIR event would bring {} back), so the ranks there cannot finish; ",
           fmt::join(cut, ", "), cut.size() == 1 ? "it" : "them", cut.size() == 1 ? "it" : "them");
     };
     while (!source.done() && sched.now() < limit && !sched.stopped()) {

@@ -94,11 +94,12 @@ TEST(Campaign, WorstIsTheOneWithTheMostViolationsThenTheLongestRecovery) {
   EXPECT_EQ(t.firstError, "scenario 0 (seed 100): E_INTERNAL: boom");
 }
 
-// Pairs can be cut without any host cut off from every other (a fabric split
-// in parts): the two counts are kept apart.
+// Pairs can be cut without any host cut off from the main part (a failed
+// direction: its host still sends, or still receives): the two counts are
+// kept apart.
 TEST(Campaign, ScenariosWithCutPairsAndWithCutOffHostsAreCountedApart) {
   std::vector<ScenarioResult> s(3);
-  s[0].faults.physicallyCutPairs = 8;  // a part of the fabric split off
+  s[0].faults.physicallyCutPairs = 8;  // a host link lost its down direction
   s[1].faults.physicallyCutPairs = 6;  // a host lost its cable
   s[1].faults.cutOffHosts = {"H3"};
   const CampaignTotals t = aggregate(s);

@@ -153,6 +153,29 @@ TEST(Rehome, ALeafLosesEveryUpCableAndOnlyItsHostsAreCutOff) {
   EXPECT_FALSE(conn.findDisconnectedPair(after, f));
 }
 
+// Every root of a 2-ary 3-tree fails: two pods of four hosts, equal. The
+// tie-break picks the first pod's top switch (canonical order) as the root
+// of the main part; the other pod's hosts are the ones cut off, and the
+// pairs within each pod still connect.
+TEST(Rehome, AnEvenSplitCutsOffThePartTheTieBreakDidNotPick) {
+  const Topology t = KAryNTree::make(2, 3).value().build();
+  FaultSet f(t);
+  for (const char* root : {"S0_0_0", "S0_0_1", "S0_1_0", "S0_1_1"})
+    f.failSwitch(t, t.findSwitch(root).value());
+  const Rehomed r = MinimalTree::build(t, f);
+  ASSERT_TRUE(r.tree.root().valid());
+  EXPECT_EQ(t.sw(r.tree.root()).level, 1);
+  std::vector<HostId> secondPod;
+  for (HostId::rep_type h = 4; h < 8; ++h)
+    secondPod.push_back(HostId(h));
+  EXPECT_EQ(r.cutOff, secondPod);
+  EXPECT_EQ(r.outside, secondPod);
+  Connectivity conn(t);
+  EXPECT_EQ(conn.countCutPairs(f), 2u * 4 * 4);
+  EXPECT_TRUE(conn.connectable(HostId(4), HostId(7), f));
+  EXPECT_FALSE(conn.connectable(HostId(0), HostId(4), f));
+}
+
 TEST(Rehome, AHostLinkFailsAndThatHostIsCutOff) {
   const Topology t = KAryNTree::make(4, 3).value().build();
   FaultSet f(t);
