@@ -78,18 +78,59 @@ Result<std::unique_ptr<FaultInjector>> FaultInjector::create(const FaultsDef& de
 
 // A REPAIR names a part an earlier FAIL took (a typo in a port must not
 // leave the failed cable failed while the plan claims it was repaired).
-// Not checked where the plan cannot tell statically: random faults, or a
-// link named as a switch's minimal-tree up link (resolved when it happens).
+// A link named as a switch's minimal-tree up link is resolved as the run
+// will resolve it: the tree re-homed over what the plan failed so far (no
+// gating changes it). Not checked with random faults, which the plan cannot
+// follow ahead of the run.
 Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
                                    const fabric::Topology& topo, bool randomFaults) {
   if (randomFaults) return Status::ok();
   std::vector<std::uint8_t> failedDirs(topo.numLinks(), 0);  // bit 1 up, bit 2 down
   std::vector<std::uint8_t> failedSwitches(topo.numSwitches(), 0);
+  fabric::FaultSet truth(topo);                          // for minimal_tree_up
+  std::vector<LinkId> treeUpFailed(topo.numSwitches());  // as mtUpFailed_
   for (const Resolved& r : events) {  // in time order (faultsFromConfig sorted them)
     const FaultEventDef& e = r.def;
     if (e.action == FaultAction::kRestartAgent) continue;
-    if (e.scope != FaultScope::kSwitch && !r.link.valid()) return Status::ok();
     const bool fail = e.action == FaultAction::kFail;
+    LinkId link = r.link;
+    if (e.scope != FaultScope::kSwitch && !link.valid()) {
+      if (fail) {
+        const auto up = fabric::MinimalTree::build(topo, truth).tree.upPort(r.sw);
+        if (!up) continue;  // not in the tree then: the run skips it
+        link = topo.sw(r.sw).ports[*up].link;
+        treeUpFailed[r.sw.value()] = link;
+      } else {
+        link = treeUpFailed[r.sw.value()];
+        if (!link.valid()) {
+          return invalidArgument(fmt::format(
+              "{}: REPAIR of the minimal_tree_up link of {}, but no earlier minimal_tree_up "
+              "FAIL of {} took a link (a repair names the part a FAIL took)",
+              e.where, topo.sw(r.sw).name, topo.sw(r.sw).name));
+        }
+        treeUpFailed[r.sw.value()] = LinkId{};
+      }
+    }
+    if (e.scope == FaultScope::kSwitch) {
+      if (fail) {
+        truth.failSwitch(topo, r.sw);
+      } else {
+        truth.repairSwitch(topo, r.sw);
+      }
+    } else if (e.scope == FaultScope::kLink) {
+      if (fail) {
+        truth.failLink(link);
+      } else {
+        truth.repairLink(topo, link);
+      }
+    } else {
+      const Direction d = e.scope == FaultScope::kUpDirection ? Direction::kUp : Direction::kDown;
+      if (fail) {
+        truth.failLink(link, d);
+      } else {
+        truth.repairLink(topo, link, d);
+      }
+    }
     if (e.scope == FaultScope::kSwitch) {
       std::uint8_t& failed = failedSwitches[r.sw.value()];
       if (!fail && failed == 0) {
@@ -110,13 +151,13 @@ Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
     const std::uint8_t bits = e.scope == FaultScope::kUpDirection     ? 1
                               : e.scope == FaultScope::kDownDirection ? 2
                                                                       : 3;
-    std::uint8_t& failed = failedDirs[r.link.value()];
+    std::uint8_t& failed = failedDirs[link.value()];
     const auto part = [&] {
       return fmt::format("{}link {}",
                          bits == 1   ? "the up direction of "
                          : bits == 2 ? "the down direction of "
                                      : "",
-                         topo.describeLink(r.link));
+                         topo.describeLink(link));
     };
     if (fail) {
       if ((failed & bits) == bits) {
@@ -128,7 +169,7 @@ Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
       failed = static_cast<std::uint8_t>(failed | bits);
       continue;
     }
-    const fabric::Link& l = topo.link(r.link);
+    const fabric::Link& l = topo.link(link);
     const bool endFailed = failedSwitches[l.upper.sw.value()] != 0 ||
                            (!l.lowerIsHost && failedSwitches[l.lower.sw.value()] != 0);
     if ((failed & bits) == 0 && !endFailed) {
@@ -150,6 +191,7 @@ FaultInjector::FaultInjector(const FaultsDef& def, const fabric::Topology& topo,
       horizon_(horizon),
       truth_(topo),
       everCutOff_(topo.numHosts(), 0),
+      mtUpFailed_(topo.numSwitches()),
       rng_(def.random.seed) {}
 
 void FaultInjector::start() {
@@ -213,6 +255,21 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
     return;
   }
   const bool fail = action == FaultAction::kFail;
+  if (scope != FaultScope::kSwitch && !link.valid() && !fail) {
+    // minimal_tree_up: the link the latest such FAIL of the switch took.
+    link = mtUpFailed_[sw.value()];
+    mtUpFailed_[sw.value()] = LinkId{};
+    if (!link.valid()) {
+      rec.part = fmt::format(
+          "minimal-tree up link of {} (skipped: no minimal_tree_up FAIL of {} "
+          "took a link)",
+          s.name, s.name);
+      rec.skipped = true;
+      beginRecord(std::move(rec));
+      if (onEvent_) onEvent_(records_.size() - 1);
+      return;
+    }
+  }
   if (scope != FaultScope::kSwitch && !link.valid()) {
     // minimal_tree_up: the switch's up link in the tree over what survives now.
     const fabric::Rehomed now = fabric::MinimalTree::build(topo_, truth_);
@@ -226,6 +283,7 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
       return;
     }
     link = s.ports[*up].link;
+    mtUpFailed_[sw.value()] = link;
   }
   // The record and the monitor's notice come first: the emulator reports the
   // directions it takes away as it applies the change.

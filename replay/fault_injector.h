@@ -84,6 +84,9 @@ class FaultInjector {
   TimePs lastChangeAt_ = -1;
   std::vector<FaultRecord> records_;
   std::vector<std::uint8_t> everCutOff_;  // per host
+  // Per switch: the link its latest minimal_tree_up FAIL took, until a
+  // minimal_tree_up REPAIR of the switch repairs it.
+  std::vector<fabric::LinkId> mtUpFailed_;
   RestartFn restart_;
   EventFn onEvent_;
   EventFn beforeChange_;

@@ -54,15 +54,21 @@ Result<FaultEventDef> eventFromConfig(const config::FaultEventSpec& e, const std
   FaultTargetDef& t = d.target;
   t.switchName = e.switch_name();
   if (t.switchName.empty()) {
+    // A left-out field must not silently name switch 0 of level 0 (a root).
+    if (!e.has_level() || !e.has_index()) {
+      return invalidArgument(
+          fmt::format("{}: no switch named: give switch_name, or level and index (missing {})",
+                      where, !e.has_level() ? "level" : "index"));
+    }
     if (e.level() < 0)
       return invalidArgument(fmt::format("{}.level: must be >= 0 (is {})", where, e.level()));
     t.level = e.level();
     t.index = e.index();
-  } else if (e.level() != 0 || e.index() != 0) {
+  } else if (e.has_level() || e.has_index()) {
     return invalidArgument(
         fmt::format("{}: name the switch by switch_name or by level and index, not both", where));
   }
-  if (e.port() > 0xFFFF)
+  if (e.has_port() && (e.port() == 0 || e.port() > 0xFFFF))
     return invalidArgument(fmt::format("{}.port: must be 1..65535 (is {})", where, e.port()));
   t.port = static_cast<std::uint16_t>(e.port());
   t.minimalTreeUp = e.minimal_tree_up();

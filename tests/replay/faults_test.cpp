@@ -3,6 +3,7 @@
 // physically cut hosts are reported and not held against ebb, closed loops
 // retransmit what a failure lost, a restarted agent decides as before, and the
 // runner's own proof catches a pair left disconnected beyond the bound.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -594,6 +595,87 @@ TEST(Faults, BadFaultConfigsAreRejectedNamingTheField) {
                   "event { at_cycles: 20 action: REPAIR switch_name: \"S2_0_0\" port: 5 } "
                   "event { at_cycles: 30 action: REPAIR scope: SWITCH switch_name: \"S1_0_0\" }"),
             "");
+}
+
+// A switch is named by switch_name or by level and index: a left-out field
+// never silently names root S0_0_0; a port given as 0 is a value, refused.
+TEST(Faults, AnEventMustNameItsSwitchAndAPortZeroIsRefused) {
+  const auto error = [](const std::string& faults) {
+    const Result<RunSpec> s = specOf(std::string(kLowLoad) + "faults { " + faults + " }");
+    return s ? std::string() : s.status().message();
+  };
+  EXPECT_NE(error("event { port: 1 }")
+                .find("faults.event[0]: no switch named: give switch_name, "
+                      "or level and index (missing level)"),
+            std::string::npos);
+  EXPECT_NE(error("event { level: 2 port: 1 }").find("(missing index)"), std::string::npos);
+  EXPECT_NE(error("event { scope: SWITCH }").find("no switch named"), std::string::npos);
+  EXPECT_NE(error("event { action: RESTART_AGENT }").find("no switch named"), std::string::npos);
+  EXPECT_NE(error("event { switch_name: \"S2_0_0\" index: 0 port: 1 }").find("not both"),
+            std::string::npos);
+  EXPECT_NE(error("event { level: 2 index: 0 port: 0 }")
+                .find("faults.event[0].port: must be 1..65535 (is 0)"),
+            std::string::npos);
+  EXPECT_EQ(error("event { level: 0 index: 0 scope: SWITCH }"), "");
+}
+
+// minimal_tree_up is followed ahead of the run as the run resolves it (the
+// tree re-homed over what the plan failed so far): the events after it are
+// checked too, and its REPAIR repairs the link its FAIL took.
+TEST(Faults, MinimalTreeUpEventsAreFollowedAndTheirRepairRepairsWhatTheyTook) {
+  Fixture f;
+  const auto error = [&](const std::string& faults) {
+    auto s = specOf(std::string(kLowLoad) + "faults { " + faults + " }");
+    if (!s) return s.status().message();
+    agent::VirtualScheduler sched;
+    sim::FabricEmulator emu(f.topo, s->emulator, sched);
+    auto inj = FaultInjector::create(s->faults, f.topo, emu, 1000);
+    return inj ? std::string() : inj.status().message();
+  };
+  // The typo after an unrelated minimal_tree_up FAIL is still caught.
+  EXPECT_NE(error("event { at_cycles: 10 level: 2 index: 1 minimal_tree_up: true } "
+                  "event { at_cycles: 20 switch_name: \"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 30 action: REPAIR switch_name: \"S2_0_0\" port: 6 }")
+                .find("faults.event[2]: REPAIR of link"),
+            std::string::npos);
+  // The tree link of S2_0_0, failed as minimal_tree_up, then again by name
+  // from its other end: the same cable twice.
+  const fabric::SwitchId leaf = f.topo.findSwitch("S2_0_0").value();
+  const fabric::LinkId treeUp = f.topo.sw(leaf).ports[f.mt.upPort(leaf).value()].link;
+  const fabric::PortId upper = f.topo.link(treeUp).upper;
+  const std::string other =
+      fmt::format("switch_name: \"{}\" port: {}", f.topo.sw(upper.sw).name, upper.ibPortNumber());
+  EXPECT_NE(error("event { at_cycles: 10 switch_name: \"S2_0_0\" minimal_tree_up: true } "
+                  "event { at_cycles: 20 " +
+                  other + " }")
+                .find("faults.event[1]: FAIL of link " + f.topo.describeLink(treeUp) +
+                      ", which an earlier event failed"),
+            std::string::npos);
+  EXPECT_NE(error("event { at_cycles: 10 action: REPAIR switch_name: \"S2_0_0\" "
+                  "minimal_tree_up: true }")
+                .find("faults.event[0]: REPAIR of the minimal_tree_up link of S2_0_0, but no "
+                      "earlier minimal_tree_up FAIL of S2_0_0 took a link"),
+            std::string::npos);
+  EXPECT_NE(error("event { at_cycles: 10 switch_name: \"S2_0_0\" minimal_tree_up: true } "
+                  "event { at_cycles: 20 action: REPAIR switch_name: \"S2_0_0\" "
+                  "minimal_tree_up: true } "
+                  "event { at_cycles: 30 action: REPAIR " +
+                  other + " }")
+                .find("faults.event[2]: REPAIR of link"),
+            std::string::npos)
+      << "the minimal_tree_up REPAIR repaired the cable, so a REPAIR by name is one too many";
+  // Run: the REPAIR brings back exactly the cable the FAIL took.
+  const RunSpec s = spec(std::string(kLowLoad) +
+                         "faults { event { at_cycles: 5000 switch_name: \"S2_0_0\" "
+                         "minimal_tree_up: true } event { at_cycles: 15000 action: REPAIR "
+                         "switch_name: \"S2_0_0\" minimal_tree_up: true } }");
+  const Result<RunOutput> out = runEmulation(s, f.topo, f.mt, true, {});
+  ASSERT_TRUE(out) << out.status().toString();
+  ASSERT_EQ(out->faults.events.size(), 2u);
+  EXPECT_EQ(out->faults.events[0].part, "link " + f.topo.describeLink(treeUp));
+  EXPECT_EQ(out->faults.events[1].part, "link " + f.topo.describeLink(treeUp));
+  EXPECT_FALSE(out->faults.events[1].skipped);
+  EXPECT_EQ(out->faults.violations, 0u);
 }
 
 // An event after the run ended never happens, and the report says so.
