@@ -146,10 +146,13 @@ std::string configText(const config::Config& cfg) {
   return text;
 }
 
+std::set<std::string> campaignOutputNames() {
+  return {"summary.json", "scenarios.csv", "worst_scenario.textproto"};
+}
+
 Status writeCampaignOutputs(const std::string& dir, const CampaignInfo& info,
                             const CampaignResult& result, const config::Config& worstScenario) {
-  Result<OutputSet> set =
-      OutputSet::begin(dir, {"summary.json", "scenarios.csv", "worst_scenario.textproto"});
+  Result<OutputSet> set = OutputSet::begin(dir, campaignOutputNames());
   if (!set) return set.status();
   if (Status s = set->write("summary.json", summaryJson(info, result)); !s.isOk()) return s;
   if (Status s = set->write("scenarios.csv", scenariosCsv(result)); !s.isOk()) return s;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "campaign/campaign.h"
@@ -26,6 +27,9 @@ std::string scenariosCsv(const CampaignResult& result);
 std::string summaryText(const CampaignInfo& info, const CampaignResult& result);
 // A scenario's config as text (replays alone: `ebb replay FILE`).
 std::string configText(const config::Config& cfg);
+
+// The files writeCampaignOutputs writes (relative to its folder).
+std::set<std::string> campaignOutputNames();
 
 // Writes summary.json, scenarios.csv and worst_scenario.textproto (the
 // config of the worst scenario) into `dir`, creating it. E_IO names the file.

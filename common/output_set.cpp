@@ -100,11 +100,30 @@ Status finishInterruptedCommit(const fs::path& dir) {
   return rollForward(dir, commitDir, {});
 }
 
+Status checkHoldsOwnRun(const fs::path& dir, const std::set<std::string>& owned) {
+  std::vector<std::string> foreign;
+  for (const std::string& name : readManifest(dir / kManifest)) {
+    if (owned.count(name) == 0) foreign.push_back(name);
+  }
+  if (foreign.empty()) return Status::ok();
+  constexpr std::size_t kNamed = 4;
+  std::string names;
+  for (std::size_t i = 0; i < foreign.size() && i < kNamed; ++i)
+    names += (i == 0 ? "" : ", ") + foreign[i];
+  if (foreign.size() > kNamed) names += fmt::format(" and {} more", foreign.size() - kNamed);
+  return {ErrorCode::kInvalidArgument,
+          fmt::format("{}: holds the results of another ebb command ({}; listed in {}), which "
+                      "this run would remove: give another folder or move them away (nothing "
+                      "was changed in {})",
+                      dir.string(), names, (dir / kManifest).string(), dir.string())};
+}
+
 Result<OutputSet> OutputSet::begin(const fs::path& dir, std::set<std::string> owned) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return ioError(dir, "cannot create the folder", ec);
   if (Status s = finishInterruptedCommit(dir); !s.isOk()) return s;
+  if (Status s = checkHoldsOwnRun(dir, owned); !s.isOk()) return s;
   // The error_code forms throughout: a folder changing under us is no crash.
   for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {

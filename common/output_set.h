@@ -61,6 +61,12 @@ class OutputSet {
 // its run too, so such a folder costs no run.
 Status checkReplaceable(const std::filesystem::path& dir, const std::set<std::string>& names);
 
+// Whether `dir` holds no run of another command: every file its manifest
+// lists is one of `owned` (the names this command writes). Else E_INVALID
+// naming those files: replacing the run would remove another command's
+// results. OutputSet::begin checks it; a command checks it before its run too.
+Status checkHoldsOwnRun(const std::filesystem::path& dir, const std::set<std::string>& owned);
+
 // Completes a commit that was cut short in `dir` (nothing to do when none
 // was). Idempotent.
 Status finishInterruptedCommit(const std::filesystem::path& dir);

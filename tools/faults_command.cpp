@@ -14,6 +14,7 @@
 #include "campaign/campaign.h"
 #include "campaign/summary.h"
 #include "common/file_io.h"
+#include "common/output_set.h"
 #include "configs/config_loader.h"
 #include "fabric/minimal_tree.h"
 #include "replay/fabric_from_config.h"
@@ -105,6 +106,10 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
   if (o.writeOut) {
     if (Status s = prepareOutputFolder(o.outDir, "--out", &created); !s.isOk()) {
       err << "ebb faults: " << s.toString() << "\n";
+      return kExitError;
+    }
+    if (Status s = checkHoldsOwnRun(o.outDir, campaign::campaignOutputNames()); !s.isOk()) {
+      err << "ebb faults: --out: " << s.toString() << "\n";
       return kExitError;
     }
   }

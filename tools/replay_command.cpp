@@ -201,6 +201,10 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb replay: --out: " << s.toString() << "\n";
     return kExitError;
   }
+  if (Status s = checkHoldsOwnRun(o.outDir, reportOutputNames()); !s.isOk()) {
+    err << "ebb replay: --out: " << s.toString() << "\n";
+    return kExitError;
+  }
   const auto progress = [&](const char* what) -> ProgressFn {
     if (o.quiet) return {};
     const bool tty = ::isatty(2) != 0;

@@ -84,6 +84,10 @@ int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
     err << "ebb tune: --out: " << s.toString() << "\n";
     return kExitError;
   }
+  if (Status s = checkHoldsOwnRun(o.outDir, tune::tuneOutputNames()); !s.isOk()) {
+    err << "ebb tune: --out: " << s.toString() << "\n";
+    return kExitError;
+  }
   const tune::RunCache cache((fs::path(o.outDir) / "cache").string());
   if (std::error_code ec = created.create(cache.dir()); ec) {
     err << fmt::format("ebb tune: --out: cannot create {}: {}\n", cache.dir(), ec.message());

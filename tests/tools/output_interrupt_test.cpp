@@ -218,6 +218,45 @@ TEST(OutputCommit, AKillAfterTheManifestMovedKeepsTheNewRun) {
   EXPECT_FALSE(fs::exists(dir / ".ebb-commit"));
 }
 
+// A folder holding another command's run (a campaign's summary.json) is
+// refused by a replay, before its run and at OutputSet::begin: replacing the
+// run would remove the campaign's files. The campaign's own next run, and a
+// folder without a manifest, go ahead.
+TEST(OutputCommit, AnotherCommandsRunIsRefusedNotRemoved) {
+  const fs::path dir = fs::path(EBB_BINARY_DIR) / "test_scratch" / "output_foreign";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "summary.json") << "{}";
+  std::ofstream(dir / "scenarios.csv") << "seed\n";
+  std::ofstream(dir / ".ebb-run") << "scenarios.csv\nsummary.json\n";
+  const std::set<std::string> replay = {"report.json", "timeseries.csv"};
+  const Status s = checkHoldsOwnRun(dir, replay);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("holds the results of another ebb command (scenarios.csv, "
+                             "summary.json; listed in"),
+            std::string::npos)
+      << s.message();
+  EXPECT_FALSE(OutputSet::begin(dir, replay));
+  EXPECT_TRUE(checkHoldsOwnRun(dir, {"summary.json", "scenarios.csv", "x"}).isOk());
+  EXPECT_TRUE(checkHoldsOwnRun(dir / "nothing-here", replay).isOk());
+  // The command line says it before any work, and nothing is touched.
+  ChildProcess::Spec spec;
+  spec.argv = {kEbb.string(),
+               "replay",
+               "fabric.kary_n_tree.n=2",
+               "workload.uniform.duration_cycles=2000",
+               "--out",
+               dir.string(),
+               "--quiet"};
+  const fs::path log = dir.parent_path() / "output_foreign.stderr";
+  spec.stderrPath = log.string();
+  ChildProcess child(spec);
+  EXPECT_EQ(child.wait(120s), 1);
+  EXPECT_NE(readText(log).find("ebb replay: --out: E_INVALID"), std::string::npos) << readText(log);
+  EXPECT_EQ(readText(dir / "summary.json"), "{}");
+  EXPECT_FALSE(fs::exists(dir / "report.json"));
+}
+
 TEST(GenInterrupt, AGenCutOffMidwayLeavesTheEarlierFileWhole) {
   const fs::path dir = fs::path(EBB_BINARY_DIR) / "test_scratch" / "gen_interrupt";
   fs::remove_all(dir);
