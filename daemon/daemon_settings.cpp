@@ -84,9 +84,21 @@ Status checkDistinctFiles(const DaemonSettings& s) {
       const std::string& a = *files[i].second;
       const std::string& b = *files[j].second;
       if (a.empty() || b.empty()) continue;
+      // The same file by any spelling: absolute or relative, through `..`
+      // or a symbolic link, existing yet or not.
       std::error_code ec;
-      if (fs::path(a).lexically_normal() == fs::path(b).lexically_normal() ||
-          fs::equivalent(a, b, ec)) {
+      const auto resolved = [&ec](const std::string& p) {
+        fs::path abs = fs::absolute(p, ec);
+        // A link to a file not made yet: weakly_canonical stops before it.
+        for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(abs, ec)); ++hops) {
+          const fs::path target = fs::read_symlink(abs, ec);
+          if (ec) break;
+          abs = target.is_absolute() ? target : abs.parent_path() / target;
+        }
+        const fs::path canon = fs::weakly_canonical(abs, ec);
+        return (ec ? abs : canon).lexically_normal();
+      };
+      if (resolved(a) == resolved(b) || fs::equivalent(a, b, ec)) {
         return invalidArgument(
             fmt::format("agent.{}: {} is also agent.{}; each needs a file of its own",
                         files[j].first, b, files[i].first));
@@ -180,8 +192,33 @@ Result<DaemonSettings> buildDaemonSettings(const config::Config& cfg, const std:
         "lpi.mode: InfiniBand has no low-power idle; `ebb agent` gates whole links only (LPI is "
         "an emulator feature)");
   }
-  // Gating: the same policies and thresholds as in the emulator.
+  // Gating: the same policies and thresholds as in the emulator. Its timing
+  // fields are the emulator's (in cycles); on a real fabric the agent's own
+  // fields or the hardware set them: refused, not ignored.
   const auto& g = cfg.gating();
+  for (const auto& [field, present, instead] :
+       {std::tuple{"check_period_cycles", g.has_check_period_cycles(),
+                   "the agent's period is agent.check_period_ms"},
+        std::tuple{"turn_on_cycles", g.has_turn_on_cycles(),
+                   "a real link takes as long as it trains; agent.link_poll_ms and "
+                   "agent.restore_timeout_ms bound the wait"},
+        std::tuple{"turn_off_cycles", g.has_turn_off_cycles(),
+                   "a real link goes down when the Set is applied"},
+        std::tuple{"control_latency_cycles", g.control_latency_cycles() != 0,
+                   "real messages take the time they take"},
+        std::tuple{"in_band", g.has_in_band(),
+                   "the agent gates whole links in-band; its safety rule is agent.resilience"},
+        std::tuple{"start", g.start() != config::GatingSpec::START_UNSPECIFIED,
+                   "the agent starts from the links as it finds them"},
+        std::tuple{"max_check_periods", g.has_max_check_periods(),
+                   "the agent runs until stopped, or agent.run_for_ms"}}) {
+    if (present) {
+      return invalidArgument(
+          fmt::format("gating.{}: applies to the emulator only (ebb replay, tune and faults); {}: "
+                      "give the agent a config without it",
+                      field, instead));
+    }
+  }
   if (Status st = agent::checkGatingFields(g); !st.isOk()) return st;
   const agent::GatingChoice gating = agent::gatingFromConfig(g);
   s.agent.gating = gating.gating;

@@ -4,6 +4,8 @@
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "configs/config_loader.h"
 #include "daemon/daemon_settings.h"
 #include "fabric/kary_tree.h"
@@ -192,6 +194,36 @@ TEST_P(AgentSettingsBad, IsRefusedNamingTheFieldAndRule) {
       << s.status().toString();
 }
 
+// The agent's files are told apart as files, not as spellings: a relative
+// path (a config given by a relative path) and the absolute one, or a
+// symbolic link to a file not made yet, are the same file.
+TEST(AgentSettings, TheSameFileByAnotherSpellingIsRefused) {
+  namespace fs = std::filesystem;
+  config::Config cfg;
+  const std::string abs = (fs::current_path() / "ebb-settings-same.jsonl").string();
+  cfg.mutable_agent()->set_decision_log(abs);
+  cfg.mutable_agent()->set_state_file("ebb-settings-same.jsonl");
+  Result<DaemonSettings> r = buildDaemonSettings(cfg, "", tree());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("agent.state_file: ebb-settings-same.jsonl is also "
+                                      "agent.decision_log"),
+            std::string::npos)
+      << r.status().toString();
+  const fs::path dir = fs::temp_directory_path() / "ebb-settings-link";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::create_symlink("target.log", dir / "link.log");  // dangling: target.log not made yet
+  cfg.mutable_agent()->set_decision_log((dir / "target.log").string());
+  cfg.mutable_agent()->set_state_file((dir / "link.log").string());
+  r = buildDaemonSettings(cfg, "", tree());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("is also agent.decision_log"), std::string::npos)
+      << r.status().toString();
+  cfg.mutable_agent()->set_state_file((dir / "other.gates").string());
+  EXPECT_TRUE(buildDaemonSettings(cfg, "", tree())) << "distinct files are fine";
+  fs::remove_all(dir);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     All, AgentSettingsBad,
     ::testing::Values(
@@ -236,6 +268,17 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"agent { run_for_ms: 9223372036854775807 }", "agent.run_for_ms"},
         Bad{"agent { flap_hold_ms: 9223372036854775807 }", "agent.flap_hold_ms"},
         Bad{"gating { policy: DYNAMIC u_off: 0.05 }", "gating.u_off: applies to the STATIC"},
+        // The emulator's gating timing: refused, never silently dropped.
+        Bad{"gating { check_period_cycles: 0 }",
+            "gating.check_period_cycles: applies to the emulator only (ebb replay, tune and "
+            "faults); the agent's period is agent.check_period_ms"},
+        Bad{"gating { turn_on_cycles: -5 }", "gating.turn_on_cycles: applies to the emulator"},
+        Bad{"gating { turn_off_cycles: 10 }", "gating.turn_off_cycles: applies to the emulator"},
+        Bad{"gating { control_latency_cycles: 100 }", "gating.control_latency_cycles: applies"},
+        Bad{"gating { in_band { enabled: true management_switch: \"NOPE\" } }",
+            "gating.in_band: applies to the emulator only"},
+        Bad{"gating { start: FROM_ALL_ON }", "gating.start: applies to the emulator only"},
+        Bad{"gating { max_check_periods: 3 }", "gating.max_check_periods: applies"},
         // What the agent would refuse only once started: refused up front.
         Bad{"agent { metrics_listen: \"nonsense\" }",
             "agent.metrics_listen: 'nonsense': expected host:port, e.g. 127.0.0.1:9464"},
