@@ -54,6 +54,28 @@ std::string spaceFieldOf(const std::string& path) {
   return d != nullptr ? d->field : "field (" + path + ")";
 }
 
+// Why a config path cannot be a dimension of the search, or "" if it can.
+std::string notASetting(const std::string& path) {
+  const auto under = [&](const char* section) {
+    const std::string s = std::string(section) + ".";
+    return path == section || path.rfind(s, 0) == 0;
+  };
+  if (under("agent")) {
+    return "the emulator never reads agent.* (ebb agent's own settings): every setting would "
+           "run the same; sweep the emulator's counterpart (gating.check_period_cycles for "
+           "agent.check_period_ms)";
+  }
+  if (under("workload") || under("fabric") || under("faults") || path == "seed") {
+    return "every setting runs on the same fabric and workloads, or the search would "
+           "recommend a lighter workload or another fabric; give more workloads in the "
+           "spec's workload list, or run one tune per fabric";
+  }
+  if (under("report") || under("oracle") || path == "name") {
+    return "it changes what is reported, not what the fabric does; set it in base_config";
+  }
+  return {};
+}
+
 Status checkThresholdValues(const std::vector<double>& values, const char* field, bool isOff) {
   for (double v : values) {
     if (!isOff && !(v > 0 && v <= 1)) {
@@ -213,6 +235,10 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
     const config::FieldSweep& f = sp.field(i);
     const std::string where = fmt::format("search_space.field[{}] ({})", i, f.path());
     if (f.path().empty()) return invalidArgument(where + ": path: must name a config field");
+    // A setting is what the agents and the hardware are told; the fabric,
+    // the traffic and what is measured are the same for every setting.
+    if (const std::string why = notASetting(f.path()); !why.empty())
+      return invalidArgument(where + ": " + why);
     // A field the grid's policies or modes never read would collapse onto
     // one setting unasked, as the named dimensions' would.
     if (f.path() == "gating.u_off" && !anyStatic) {

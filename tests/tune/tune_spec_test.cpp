@@ -117,8 +117,30 @@ const BadSpec kBadSpecs[] = {
      "[\"1\"] } }",
      "search_space.field[0] (gating.bogus)", "no field 'bogus'"},
     {"FieldWithoutValues",
-     "budget { latency_increase_pct: 5 } search_space { field { path: \"seed\" } }",
-     "search_space.field[0] (seed)", "empty"},
+     "budget { latency_increase_pct: 5 } search_space { field { path: \"emulator.vcs\" } }",
+     "search_space.field[0] (emulator.vcs)", "empty"},
+    // What is no setting: the real agent's fields, the fabric, the traffic,
+    // what is reported.
+    {"FieldOfTheRealAgent",
+     "budget { latency_increase_pct: 5 } search_space { field { path: "
+     "\"agent.check_period_ms\" values: [\"5\", \"6\"] } }",
+     "search_space.field[0] (agent.check_period_ms)", "the emulator never reads agent.*"},
+    {"FieldOfTheWorkload",
+     "budget { latency_increase_pct: 5 } search_space { field { path: "
+     "\"workload.uniform.rate\" values: [\"0.1\", \"0.2\"] } }",
+     "search_space.field[0] (workload.uniform.rate)", "the same fabric and workloads"},
+    {"FieldOfTheFabric",
+     "budget { latency_increase_pct: 5 } search_space { field { path: "
+     "\"fabric.kary_n_tree.k\" values: [\"2\", \"4\"] } }",
+     "search_space.field[0] (fabric.kary_n_tree.k)", "one tune per fabric"},
+    {"FieldSeed",
+     "budget { latency_increase_pct: 5 } search_space { field { path: \"seed\" values: "
+     "[\"1\", \"2\"] } }",
+     "search_space.field[0] (seed)", "the same fabric and workloads"},
+    {"FieldOfTheReport",
+     "budget { latency_increase_pct: 5 } search_space { field { path: "
+     "\"report.skip_plots\" values: [\"true\", \"false\"] } }",
+     "search_space.field[0] (report.skip_plots)", "not what the fabric does"},
     {"FieldBadValue",
      "budget { latency_increase_pct: 5 } search_space { field { path: \"lpi.mode\" values: "
      "[\"SOMETIMES\"] } }",
@@ -181,9 +203,9 @@ const BadSpec kBadSpecs[] = {
      "\"gating.u_on\" values: [\"0.2\"] } }",
      "search_space.field[0] (gating.u_on)", "gating.u_on is swept twice"},
     {"FieldSweptTwiceByFields",
-     "budget { latency_increase_pct: 5 } search_space { field { path: \"seed\" values: [\"1\"] } "
-     "field { path: \"seed\" values: [\"2\"] } }",
-     "search_space.field[1] (seed)", "seed is swept twice"},
+     "budget { latency_increase_pct: 5 } search_space { field { path: \"emulator.vcs\" values: "
+     "[\"2\"] } field { path: \"emulator.vcs\" values: [\"3\"] } }",
+     "search_space.field[1] (emulator.vcs)", "emulator.vcs is swept twice"},
     // A search field the strategy never reads is refused, not ignored.
     {"EtaWithGrid",
      "budget { latency_increase_pct: 5 } search_space { u_on { values: [0.2, 0.3] } } search { "
