@@ -320,7 +320,7 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
       const Direction d = scope == FaultScope::kUpDirection ? Direction::kUp : Direction::kDown;
       rec.part = fmt::format("{} direction of link {}", d == Direction::kUp ? "up" : "down",
                              topo_.describeLink(link));
-      if (emu_.routesAroundGated()) {
+      if (wholeLinkFaults_) {
         // Whole-link gating models InfiniBand, where a link trains both ways
         // or not at all: a dead direction takes the link down, for the
         // emulator, the agents and the proof of connectivity alike.

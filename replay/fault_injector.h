@@ -33,6 +33,10 @@ class FaultInjector {
                                                        const fabric::Topology& topo,
                                                        sim::FabricEmulator& emu, TimePs horizon);
 
+  // InfiniBand's links train both ways or not at all (the in-band model):
+  // a dead direction takes its whole link down. Set for the gated run and
+  // its all-on baseline alike, so both see the same faults.
+  void setWholeLinkFaults(bool on) { wholeLinkFaults_ = on; }
   // Restarting an agent (RESTART_AGENT events); without it they are recorded as skipped.
   void setRestart(RestartFn fn) { restart_ = std::move(fn); }
   // Before a fault or repair is applied to the emulator (its record exists),
@@ -91,6 +95,7 @@ class FaultInjector {
   EventFn onEvent_;
   EventFn beforeChange_;
   std::mt19937_64 rng_;
+  bool wholeLinkFaults_ = false;
   std::uint32_t randomFailed_ = 0;  // random failures not yet repaired
   std::uint64_t restarts_ = 0;
   // Emulator counters when the current record began.

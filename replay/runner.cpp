@@ -256,6 +256,9 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     if (!injectorMade) return injectorMade.status();
   }
   std::unique_ptr<FaultInjector> injector = std::move(*injectorMade);
+  // The in-band model is the fabric's, not the agents': the all-on baseline
+  // of an in-band run fails whole links too.
+  if (injector) injector->setWholeLinkFaults(spec.inBand.enabled);
   const fabric::FaultSet noFaults(topo);
   const TimePs recoveryBound = emCfg.faultDetectionPs + emCfg.turnOnPs + spec.agent.checkPeriodPs +
                                spec.faults.recoverySlackPs;

@@ -189,6 +189,14 @@ TEST(Faults, InBandADeadDirectionTakesItsWholeLinkDown) {
       << out.faults.events[0].part;
   EXPECT_NE(out.faults.events[2].part.find("(the whole link: in-band)"), std::string::npos);
   expectRecovered(out.faults);
+  // The all-on baseline runs on the same fabric: its dead directions take
+  // whole links too, so the comparison charges gating nothing of the faults.
+  const Result<RunOutput> base = runEmulation(s, f.topo, f.mt, false, {});
+  ASSERT_TRUE(base) << base.status().toString();
+  ASSERT_EQ(base->faults.events.size(), 3u);
+  EXPECT_NE(base->faults.events[0].part.find("(the whole link: in-band)"), std::string::npos)
+      << base->faults.events[0].part;
+  EXPECT_NE(base->faults.events[2].part.find("(the whole link: in-band)"), std::string::npos);
 }
 
 // In-band, a switch that comes back from a failure has its links up again
