@@ -417,7 +417,6 @@ std::vector<std::string> FaultInjector::cutOffHosts() const {
   for (std::size_t h = 0; h < everCutOff_.size(); ++h)
     if (everCutOff_[h])
       out.push_back(topo_.host(fabric::HostId(static_cast<std::uint32_t>(h))).name);
-  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -425,7 +424,6 @@ std::vector<std::string> FaultInjector::cutOffNow() const {
   std::vector<std::string> out;
   for (fabric::HostId h : fabric::MinimalTree::build(topo_, truth_).cutOff)
     out.push_back(topo_.host(h).name);
-  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -97,7 +97,7 @@ struct FaultOutcome {
   std::string firstViolation;  // time, pair and links of the first one
   // Ordered host pairs the surviving cables could not connect, at the worst moment.
   std::uint64_t physicallyCutPairs = 0;
-  std::vector<std::string> cutOffHosts;  // every host cut off at some point, ascending
+  std::vector<std::string> cutOffHosts;  // every host cut off at some point, in host order
   TimePs recoveryBoundPs = 0;
   TimePs maxRecoveryPs = 0;
   std::uint64_t lostMessages = 0;           // dropped and never delivered
