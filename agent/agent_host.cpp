@@ -167,6 +167,14 @@ void AgentHost::rehome() {
   cutOff_ = std::move(r.cutOff);
   rec.cutOff = cutOff_;
   rec.restored = fabric::linksToRestore(conn_, topo_, guard_.states(), faults_, tree_);
+  // In-band, the gates a fault left where a further failure could not be
+  // recovered from are lifted too (the guard re-gates at the ends it proves).
+  const std::vector<fabric::LinkId> more = guard_.linksForResilience(rec.restored);
+  if (!more.empty()) {
+    rec.restored.insert(rec.restored.end(), more.begin(), more.end());
+    std::sort(rec.restored.begin(), rec.restored.end());
+    rec.restored.erase(std::unique(rec.restored.begin(), rec.restored.end()), rec.restored.end());
+  }
   for (fabric::LinkId link : rec.restored)
     restoreLink(link, rec.cause);
   ++recoveries_;

@@ -98,11 +98,28 @@ Status SafetyGuard::checkManagementReach(fabric::LinkId without) {
 // The end to disable: reachable once the link is off and allow-listed, the
 // lower end first (it keeps the upper switch's ports for the tree); with
 // kSingleLink, the first end after which the single-failure proof holds.
+void SafetyGuard::assumeFaults(const fabric::LinkStates& states) {
+  assumed_ = faults_;
+  if (faults_.empty()) return;
+  const std::vector<char>& seen = reach_.reachNow(view(states));
+  for (std::size_t i = 0; i < topo_.numSwitches(); ++i) {
+    const fabric::SwitchId s(static_cast<std::uint32_t>(i));
+    if (seen[i] || faults_.switchFailed(s)) continue;
+    for (const fabric::Port& p : topo_.sw(s).ports) {
+      if (p.role != fabric::PortRole::kUnused && faults_.linkFailed(p.link)) {
+        assumed_.failSwitch(topo_, s);
+        break;
+      }
+    }
+  }
+}
+
 Status SafetyGuard::chooseGate(fabric::LinkId link) {
   trial_ = states_;
   trial_.setLink(link, false);
   const fabric::Link& L = topo_.link(link);
-  const fabric::InBandView now = view(states_);
+  assumeFaults(states_);
+  const fabric::InBandView now = assumedView(states_, gate_);
   std::string why;
   for (fabric::PortId end : {L.lower, L.upper}) {
     const fabric::SwitchId s = end.sw;
@@ -118,7 +135,7 @@ Status SafetyGuard::chooseGate(fabric::LinkId link) {
     const fabric::SwitchId before = gate_[link.value()];
     gate_[link.value()] = s;
     if (inBand_->resilience == Resilience::kNone) return Status::ok();
-    const auto gap = reach_.singleFailureGap(view(trial_), &now, conn_);
+    const auto gap = reach_.singleFailureGap(assumedView(trial_, gate_), &now, conn_);
     if (!gap) return Status::ok();
     gate_[link.value()] = before;
     why += fmt::format("{}disabled at {}: {}", why.empty() ? "" : "; ", name, *gap);
@@ -128,6 +145,19 @@ Status SafetyGuard::chooseGate(fabric::LinkId link) {
                       inBand_->resilience == Resilience::kNone ? ", no end can be disabled"
                                                                : " (single-failure resilience)",
                       why)};
+}
+
+std::vector<fabric::LinkId> SafetyGuard::linksForResilience(
+    const std::vector<fabric::LinkId>& turningOn) {
+  if (!inBand_ || inBand_->resilience != Resilience::kSingleLink) return {};
+  trial_ = states_;
+  std::vector<fabric::SwitchId> gates = gate_;
+  for (fabric::LinkId l : turningOn) {
+    trial_.setLink(l, true);
+    gates[l.value()] = {};
+  }
+  assumeFaults(trial_);
+  return reach_.linksForSingleFailure(assumedView(trial_, gates), conn_);
 }
 
 Status RateLimits::validate() const {

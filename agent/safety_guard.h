@@ -52,6 +52,11 @@ class SafetyGuard {
   // with Resilience::kSingleLink, proves that after any one link failure
   // recovery in-band reconnects every pair the surviving cables connect.
   void setInBand(InBandControl control);
+  // In-band with Resilience::kSingleLink: the links ebb gated to turn on
+  // again, besides `turningOn` (a re-homing's), so that a further single
+  // failure can still be recovered from in-band (InBandReach::
+  // linksForSingleFailure). Empty otherwise.
+  std::vector<fabric::LinkId> linksForResilience(const std::vector<fabric::LinkId>& turningOn);
   // The end chosen for `link` by the last checkTurnOffLink() that passed (or
   // told by setGate): the port to disable, and the only one that can bring
   // the link back. nullopt when not in-band or not known.
@@ -94,6 +99,7 @@ class SafetyGuard {
   fabric::LinkStates states_;
   fabric::Connectivity conn_;
   fabric::FaultSet faults_;
+  fabric::FaultSet assumed_;
   std::optional<fabric::HostPair> disconnectedPair() {
     return faults_.empty() ? conn_.findDisconnectedPair(states_)
                            : conn_.findDisconnectedPair(states_, faults_);
@@ -107,6 +113,15 @@ class SafetyGuard {
   Status chooseGate(fabric::LinkId link);
   fabric::InBandView view(const fabric::LinkStates& states) const {
     return {&states, &faults_, &gate_, &inBand_->controllable, inBand_->root};
+  }
+  // The faults the single-failure proof assumes (assumed_): faults_, and
+  // every switch that failures put out of reach (not reached over the links
+  // on in `states`, with a failed link of its own). ebb cannot tell such a
+  // switch from a dead one, so the proof counts on none of its gates.
+  void assumeFaults(const fabric::LinkStates& states);
+  fabric::InBandView assumedView(const fabric::LinkStates& states,
+                                 const std::vector<fabric::SwitchId>& gates) const {
+    return {&states, &assumed_, &gates, &inBand_->controllable, inBand_->root};
   }
   void forgetOffsBefore(TimePs now);
   std::optional<InBandControl> inBand_;

@@ -69,11 +69,15 @@ void AgentDaemon::finishRecovery(TimePs since, std::uint64_t number,
                                  const std::string& cause) {
   const fabric::LinkStates now = backend_->linkStates();
   const std::vector<fabric::LinkId> gated = backend_->gatedLinks();
+  // A re-enable that never reached its switch (its end out of reach) leaves
+  // the link listed as gated too: that one is no turn-off, it timed out.
+  const std::vector<fabric::LinkId> pending = backend_->pendingReenables();
   const bool laterRehoming = counters_.rehomings > number;
   std::vector<std::string> timedOut, superseded;
   for (fabric::LinkId l : links) {
     if (now.isFullyOn(l)) continue;
-    const bool offAgain = std::find(gated.begin(), gated.end(), l) != gated.end();
+    const bool offAgain = std::find(gated.begin(), gated.end(), l) != gated.end() &&
+                          std::find(pending.begin(), pending.end(), l) == pending.end();
     (laterRehoming || offAgain ? superseded : timedOut).push_back(topo_.describeLink(l));
   }
   const double tookMs = toMilliseconds(sched_.now() - since);

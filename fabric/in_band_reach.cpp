@@ -151,6 +151,47 @@ std::optional<std::string> InBandReach::gapAfter(const InBandView& v, const InBa
                      pair ? conn.describe(*pair) : fmt::format("{} pairs apart", stranded));
 }
 
+std::vector<LinkId> InBandReach::linksForSingleFailure(const InBandView& v, Connectivity& conn) {
+  LinkStates states = *v.states;
+  std::vector<SwitchId> gates = *v.gate;
+  InBandView w = v;
+  w.states = &states;
+  w.gate = &gates;
+  const std::vector<char> reachable = reachNow(w);
+  std::vector<LinkId> out;
+  // Lifts the gates a recovery after `failed` leaves that ebb can lift now:
+  // its own, and only where a Set reaches; false if there is none.
+  const auto lift = [&](LinkId failed) {
+    recover(w, failed);
+    bool lifted = false;
+    for (LinkId l : std::vector<LinkId>(left_)) {
+      const SwitchId gate = gates[l.value()];
+      if (!gate.valid() || !controllable(w, gate) || !reachable[gate.value()]) continue;
+      states.setLink(l, true);
+      gates[l.value()] = SwitchId{};
+      out.push_back(l);
+      lifted = true;
+    }
+    return lifted;
+  };
+  // A shortfall nothing can lift now (a gate on a switch out of reach) must
+  // not hide one behind it that something can: every failure is looked at.
+  for (std::size_t round = 0; round <= topo_.numLinks(); ++round) {
+    bool lifted = gapAfter(w, nullptr, LinkId{}, conn) && lift(LinkId{});
+    if (!lifted) {
+      for (LinkId f : bridges(w)) {
+        if (gapAfter(w, nullptr, f, conn) && lift(f)) {
+          lifted = true;
+          break;
+        }
+      }
+    }
+    if (!lifted) break;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::optional<std::string> InBandReach::singleFailureGap(const InBandView& v,
                                                          const InBandView* baseline,
                                                          Connectivity& conn) {

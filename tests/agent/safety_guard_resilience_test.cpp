@@ -17,6 +17,7 @@
 #include "fabric/in_band_reach.h"
 #include "fabric/kary_tree.h"
 #include "fabric/minimal_tree.h"
+#include "fabric/recovery.h"
 #include "fabric/topology_builder.h"
 
 namespace ebb::agent {
@@ -189,6 +190,128 @@ TEST(SingleLinkResilience, RandomOrdersOnAnIrregularFabricKeepEveryFailureRecove
     std::size_t offSingle = 0, offNone = 0;
     randomOrders(t, *t.findSwitch(root), offSingle, offNone);
     EXPECT_GT(offSingle, 0u) << root;
+  }
+}
+
+// Brute force with faults: for no further failure and for every switch link
+// still on, recovery in-band connects every pair the surviving cables do.
+std::string gapWithFaults(const fabric::Topology& topo, const SafetyGuard& g,
+                          const fabric::FaultSet& faults, SwitchId root) {
+  std::vector<SwitchId> gate(topo.numLinks());
+  for (std::size_t i = 0; i < topo.numLinks(); ++i) {
+    if (auto e = g.gateEnd(LinkId(static_cast<std::uint32_t>(i)))) gate[i] = e->sw;
+  }
+  const std::vector<char> all;
+  const fabric::InBandView v{&g.states(), &faults, &gate, &all, root};
+  fabric::InBandReach reach(topo);
+  fabric::Connectivity conn(topo);
+  if (const auto pair = conn.findDisconnectedPair(reach.recover(v), faults))
+    return "with no further failure: " + conn.describe(*pair);
+  for (std::size_t i = 0; i < topo.numLinks(); ++i) {
+    const LinkId f(static_cast<std::uint32_t>(i));
+    if (!topo.isSwitchLink(f) || !g.states().isFullyOn(f) || !faults.cableUsable(f)) continue;
+    fabric::FaultSet more = faults;
+    more.failLink(f);
+    const auto pair = conn.findDisconnectedPair(reach.recover(v, f), more);
+    if (pair) return "if " + topo.describeLink(f) + " fails: " + conn.describe(*pair);
+  }
+  return {};
+}
+
+// A fault can leave the gates where the next single failure strands a leaf:
+// leaf1 hangs on its tree cable, one spare gated at the spine end, the other
+// at leaf1. That spine dies: only the spare gated at leaf1 is left, and if
+// the tree cable fails next nothing ebb reaches can bring it back. The
+// re-homing lifts that gate (linksForResilience), and then every further
+// single failure is recoverable again.
+TEST(SingleLinkResilience, AFaultThatLeavesALeafOneFailureFromStrandedLiftsItsGate) {
+  const fabric::Topology t = leafSpine(4, 3, 3);
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(t).value();
+  const SwitchId root = *t.findSwitch("leaf0");
+  const SwitchId leaf1 = *t.findSwitch("leaf1");
+  const LinkId spare[] = {upLink(t, "leaf1", "spine1"), upLink(t, "leaf1", "spine2")};
+  SafetyGuard g(t, mt, fabric::LinkStates::allOn(t));
+  g.setInBand({root, {}, Resilience::kSingleLink});
+  for (LinkId l : spare)
+    ASSERT_TRUE(tryTurnOff(g, l));
+  // One spare at its spine's end, the other at leaf1 (the guard's rule).
+  const bool firstAtSpine = g.gateEnd(spare[0])->sw != leaf1;
+  const LinkId atSpine = firstAtSpine ? spare[0] : spare[1];
+  const LinkId atLeaf = firstAtSpine ? spare[1] : spare[0];
+  ASSERT_NE(g.gateEnd(atSpine)->sw, leaf1);
+  ASSERT_EQ(g.gateEnd(atLeaf)->sw, leaf1);
+  EXPECT_TRUE(g.linksForResilience({}).empty()) << "intact: nothing to lift";
+  fabric::FaultSet faults(t);
+  faults.failSwitch(t, g.gateEnd(atSpine)->sw);
+  g.setFaults(faults);
+  EXPECT_NE(gapWithFaults(t, g, faults, root).find("fails"), std::string::npos)
+      << "the precondition: one more failure would strand leaf1";
+  const std::vector<LinkId> lift = g.linksForResilience({});
+  ASSERT_EQ(lift, std::vector<LinkId>{atLeaf});
+  g.recordOn(atLeaf, Direction::kUp);
+  g.recordOn(atLeaf, Direction::kDown);
+  EXPECT_EQ(gapWithFaults(t, g, faults, root), "");
+  EXPECT_TRUE(g.linksForResilience({}).empty());
+  // The same when ebb does not know the spine died: only its links that
+  // were on fail, and it is out of reach, its gates with it.
+  SafetyGuard dark(t, mt, fabric::LinkStates::allOn(t));
+  dark.setInBand({root, {}, Resilience::kSingleLink});
+  for (LinkId l : spare)
+    ASSERT_TRUE(tryTurnOff(dark, l));
+  const SwitchId spine = dark.gateEnd(atSpine)->sw;
+  fabric::FaultSet cut(t);
+  for (const fabric::Port& p : t.sw(spine).ports) {
+    if (p.link.valid() && dark.states().isFullyOn(p.link)) cut.failLink(p.link);
+  }
+  dark.setFaults(cut);
+  EXPECT_EQ(dark.linksForResilience({}), std::vector<LinkId>{atLeaf});
+  // Resilience NONE asks for nothing.
+  SafetyGuard none(t, mt, fabric::LinkStates::allOn(t));
+  none.setInBand({root, {}, Resilience::kNone});
+  for (LinkId l : spare)
+    ASSERT_TRUE(tryTurnOff(none, l));
+  none.setFaults(faults);
+  EXPECT_TRUE(none.linksForResilience({}).empty());
+}
+
+// Random faults on random gatings: after each fault, the links the re-homing
+// turns on plus those linksForResilience lifts leave every further single
+// failure recoverable, unless what is left is not ebb's to bring back.
+TEST(SingleLinkResilience, AfterRandomFaultsTheLiftedGatesKeepTheNextFailureRecoverable) {
+  for (const auto& [k, n] : {std::pair{3, 3}, std::pair{4, 2}, std::pair{2, 4}}) {
+    const fabric::Topology t = fabric::KAryNTree::make(k, n).value().build();
+    const fabric::MinimalTree mt = fabric::MinimalTree::build(t).value();
+    const SwitchId root = t.leafOf(fabric::HostId(0));
+    for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+      std::mt19937 rng(seed);
+      SafetyGuard g(t, mt, fabric::LinkStates::allOn(t));
+      g.setInBand({root, {}, Resilience::kSingleLink});
+      std::vector<LinkId> links;
+      for (std::uint32_t i = 0; i < t.numLinks(); ++i)
+        if (t.isSwitchLink(LinkId(i)) && !mt.containsLink(LinkId(i))) links.push_back(LinkId(i));
+      std::shuffle(links.begin(), links.end(), rng);
+      for (LinkId l : links)
+        tryTurnOff(g, l);
+      // One switch other than the management leaf fails.
+      SwitchId dead;
+      do {
+        dead = SwitchId(static_cast<std::uint32_t>(rng() % t.numSwitches()));
+      } while (dead == root);
+      fabric::FaultSet faults(t);
+      faults.failSwitch(t, dead);
+      g.setFaults(faults);
+      const fabric::Rehomed r = fabric::MinimalTree::build(t, faults);
+      const std::vector<LinkId> restore = fabric::linksToRestore(t, g.states(), faults, r.tree);
+      std::vector<LinkId> on = restore;
+      for (LinkId l : g.linksForResilience(restore))
+        on.push_back(l);
+      for (LinkId l : on) {
+        g.recordOn(l, Direction::kUp);
+        g.recordOn(l, Direction::kDown);
+      }
+      EXPECT_EQ(gapWithFaults(t, g, faults, root), "")
+          << k << "-ary " << n << "-tree, seed " << seed << ", " << t.sw(dead).name << " failed";
+    }
   }
 }
 

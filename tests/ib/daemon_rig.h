@@ -177,6 +177,12 @@ class PhysicalLayer {
   void forgetTree() { o_.tree = nullptr; }
 
   const std::set<fabric::LinkId>& down() const { return down_; }  // ebb's, unlinked
+  // The port ebb's Disabled Set for `l` went to (the link's gate), if any.
+  std::optional<PortName> disabledAt(fabric::LinkId l) const {
+    const auto it = unlinkedAt_.find(l);
+    if (it == unlinkedAt_.end()) return std::nullopt;
+    return it->second;
+  }
   const std::set<fabric::LinkId>& failed() const { return failed_; }
   const std::set<fabric::LinkId>& everDisabled() const { return everDisabled_; }
   std::set<fabric::LinkId> cut() const;  // down() and failed()

@@ -310,6 +310,82 @@ TEST(Resilience, TheTreeRootSwitchFailsWholeAndEveryPairComesBack) {
   EXPECT_EQ(d.err().find("failed safe"), std::string::npos) << d.err();
 }
 
+// (2b') Two single failures seconds apart. A leaf hangs on its tree cable,
+// one spare disabled at its spine's end, another at the leaf itself. That
+// spine fails whole: the leaf is still reached, but if its tree cable failed
+// next, nothing ebb reaches could bring back the spare disabled at the leaf.
+// The re-homing after the spine's failure lifts that gate (the guard may
+// disable it again, at the spine's end); the tree cable then fails, and
+// every pair comes back.
+TEST(Resilience, TwoFailuresSecondsApartLeaveNoLeafStranded) {
+  IbsimFabric fab(irregular(), fabricOptions(true));
+  Daemon d(fab, onIrregular(fab,
+                            "osm_events: \"osm-events.sock\" mad_retries: 1 lost_contact_ms: 600 "
+                            "restore_timeout_ms: 3000",
+                            "twice"));
+  ASSERT_TRUE(waitForText(d.outPath(), "OpenSM events on", 20s)) << d.out() << d.err();
+  PhysicalLayer phys(fab, d, {.tree = &tree()});
+  gateUntilQuiet(d, phys);
+  ASSERT_FALSE(HasFatalFailure());
+  const auto leaf = hangingLeaf(phys);
+  ASSERT_TRUE(leaf) << "ebb disabled: " << describe(phys.down()) << "\n" << d.out() << d.err();
+  const fabric::Switch& lsw = irregular().sw(*leaf);
+  // Of the leaf's spares, which are disabled at the leaf itself, and a spine
+  // holding one disabled at its own end.
+  const auto gatedAtLeaf = [&] {
+    std::vector<fabric::LinkId> out;
+    for (std::uint16_t p : lsw.upPorts) {
+      const fabric::LinkId l = lsw.ports[p].link;
+      const auto at = phys.disabledAt(l);
+      if (phys.down().count(l) && at && at->first == lsw.name) out.push_back(l);
+    }
+    return out;
+  };
+  std::optional<fabric::SwitchId> spine;
+  for (std::uint16_t p : lsw.upPorts) {
+    const fabric::LinkId l = lsw.ports[p].link;
+    const auto at = phys.disabledAt(l);
+    if (phys.down().count(l) && at && at->first != lsw.name) spine = irregular().link(l).upper.sw;
+  }
+  ASSERT_TRUE(spine) << lsw.name << ": no spare disabled at its spine's end";
+  ASSERT_FALSE(gatedAtLeaf().empty()) << lsw.name << ": no spare disabled at the leaf";
+  // The first failure: that spine, whole (the links ebb disabled at it die
+  // unseen).
+  phys.forgetTree();
+  const fabric::Switch& ssw = irregular().sw(*spine);
+  for (std::uint16_t p = 0; p < ssw.ports.size(); ++p) {
+    const fabric::LinkId l = ssw.ports[p].link;
+    if (!l.valid()) continue;
+    if (phys.down().count(l)) {
+      phys.die(l);
+    } else {
+      phys.fail(nameOf(*spine, p));
+    }
+  }
+  EXPECT_EQ(playUntilAllPairs(fab, d, phys, 20s), "")
+      << ssw.name << " failed\n"
+      << readWholeFile(d.logPath()) << d.out() << d.err();
+  // ebb lifts the gate at the leaf (whatever it disables again, it
+  // disables at the spine's end).
+  const auto deadline = Clock::now() + 10s;
+  while (!gatedAtLeaf().empty() && Clock::now() < deadline && d.proc().running())
+    phys.play(d.next(200ms));
+  ASSERT_TRUE(gatedAtLeaf().empty()) << lsw.name << " still has a spare disabled at itself: "
+                                     << irregular().describeLink(gatedAtLeaf().front()) << "\n"
+                                     << readWholeFile(d.logPath()) << d.out() << d.err();
+  // The second failure: the leaf's tree cable.
+  phys.fail(treeUpPort(*leaf));
+  const auto t0 = Clock::now();
+  const std::string broken = playUntilAllPairs(fab, d, phys, 20s);
+  report("second_failure_recovery_ms",
+         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0));
+  EXPECT_EQ(broken, "") << lsw.name << " lost its tree cable after " << ssw.name
+                        << "; still disabled: " << describe(phys.down()) << "\n"
+                        << readWholeFile(d.logPath()) << d.out() << d.err();
+  const Shutdown s = sigterm(d, phys, 15s);
+  EXPECT_TRUE(s.status) << "still running 15 s after SIGTERM";
+}
+
 // (2c) The minimal tree's root C1 fails whole where a cable to it has a
 // parallel twin: ebb hears of the first cable, turns on its twin (to the
 // same dead switch), and the rest of the fabric behind C1 is out of reach, so
