@@ -50,6 +50,19 @@ Result<JobDef> jobFromTrace(const config::TraceSpec& t, const std::string& baseD
         field));
   }
   j.ranks = t.ranks();
+  // What a format does not read is refused, not ignored.
+  if (t.has_flops_per_s() && j.format != config::TraceSpec::SIMGRID_TI) {
+    return invalidArgument(fmt::format(
+        "{}.flops_per_s: applies to simgrid-ti traces only (their compute is in flops; this "
+        "trace is {}, its compute is in time)",
+        field, formatName(j.format)));
+  }
+  if (!t.collectives().empty() && j.format == config::TraceSpec::AMG_CSV) {
+    return invalidArgument(fmt::format(
+        "{}.collectives: applies to simgrid-ti and otf2 traces only (an amg-csv trace lists "
+        "point-to-point messages)",
+        field));
+  }
   if (t.has_flops_per_s()) {
     if (!(t.flops_per_s() > 0) || !std::isfinite(t.flops_per_s())) {
       return invalidArgument(

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iterator>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -40,6 +41,18 @@ Result<JobDef> jobFromMotif(const config::MotifSpec& m, const std::string& field
   }
   if (m.has_flops_per_cell()) p.flopsPerCell = m.flops_per_cell();
   if (m.has_flops_per_s()) p.flopsPerS = m.flops_per_s();
+  // A motif's own parameters on another motif would be ignored: refused.
+  using workload::Motif;
+  for (const auto& [present, name, owner, owners] :
+       {std::tuple{m.has_levels(), "levels", Motif::kMultigrid, "multigrid"},
+        std::tuple{m.has_z_blocks(), "z_blocks", Motif::kSweep3d, "sweep3d"},
+        std::tuple{m.has_octants_in_flight(), "octants_in_flight", Motif::kSweep3d, "sweep3d"},
+        std::tuple{m.has_migrate_every(), "migrate_every", Motif::kParticles, "particles"}}) {
+    if (present && p.motif != owner) {
+      return invalidArgument(fmt::format("{}.{}: applies to the {} motif only (this is {})", field,
+                                         name, owners, m.name()));
+    }
+  }
   if (m.has_levels()) p.levels = m.levels();
   if (m.has_z_blocks()) p.zBlocks = m.z_blocks();
   if (m.has_octants_in_flight()) p.octantsInFlight = m.octants_in_flight();
