@@ -112,8 +112,9 @@ Status checkOutputFile(const fs::path& path, std::string_view option,
   }
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec)) {
-    return {ErrorCode::kIo, fmt::format("{} {}: its folder {} does not exist", option,
-                                        path.string(), dir.string())};
+    return {ErrorCode::kIo,
+            fmt::format("{} {}: its folder {} {}", option, path.string(), dir.string(),
+                        fs::exists(dir, ec) ? "is not a folder" : "does not exist")};
   }
   return probeWritable(dir, fmt::format("{} {}", option, path.string()));
 }

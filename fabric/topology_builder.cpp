@@ -89,6 +89,7 @@ void TopologyBuilder::setKAry(int k, int n, std::vector<KAryLabel> labels) {
 Status TopologyBuilder::setRoots(const std::vector<std::string>& roots, const std::string& field) {
   roots_.clear();
   for (const std::string& r : roots) {
+    if (r.empty()) return invalidArgument(fmt::format("{}: an empty switch name", field));
     // A root named by GUID has its 0x (a name may look like hex digits).
     const bool prefixed = r.size() > 2 && r[0] == '0' && (r[1] == 'x' || r[1] == 'X');
     const std::optional<std::uint64_t> guid = prefixed ? parseGuid(r) : std::nullopt;

@@ -58,8 +58,18 @@ Result<fabric::Topology> loadTopology(const TopoOptions& o) {
                  : "the fabric is as big as the file"));
     }
   }
-  if (!o.ibnetdiscoverPath.empty())
-    return fabric::readIbnetdiscoverFile(o.ibnetdiscoverPath, o.roots, "--roots");
+  if (!o.ibnetdiscoverPath.empty()) {
+    // Split here, not by the parser: it would drop an empty name ("a,,b").
+    std::vector<std::string> roots;
+    for (const std::string& given : o.roots) {
+      std::size_t from = 0;
+      for (std::size_t comma; (comma = given.find(',', from)) != std::string::npos;
+           from = comma + 1)
+        roots.push_back(given.substr(from, comma - from));
+      roots.push_back(given.substr(from));
+    }
+    return fabric::readIbnetdiscoverFile(o.ibnetdiscoverPath, roots, "--roots");
+  }
   if (!o.configPath.empty()) {
     Result<config::Config> cfg = config::loadConfigFile(o.configPath);
     if (!cfg) return cfg.status();
@@ -146,7 +156,6 @@ void addTopoCommand(CLI::App& app, CommandAction& action) {
                   "--from-ibnetdiscover: the top-level switches by name or GUID (0x...), "
                   "comma-separated, when the hosts cannot tell (a leaf switch without hosts); "
                   "default: levels count up from the switches with hosts")
-      ->delimiter(',')
       ->needs(ibnd);
   config->excludes(k)->excludes(n)->excludes(ibnd)->excludes(xgft);
   ibnd->excludes(k)->excludes(n)->excludes(xgft);

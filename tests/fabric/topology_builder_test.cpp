@@ -79,6 +79,7 @@ TEST(TopologyBuilder, BadRootsAreNamed) {
       {{"spine9"}, ErrorCode::kInvalidArgument, "f: \"spine9\" names no switch of the fabric"},
       {{"h0"}, ErrorCode::kInvalidArgument, "f: \"h0\" is a host, not a switch"},
       {{"spine0", "0x10"}, ErrorCode::kInvalidArgument, "f: switch spine0 is given twice"},
+      {{"spine0", ""}, ErrorCode::kInvalidArgument, "f: an empty switch name"},
       {{"leaf0"},
        ErrorCode::kNotFatTree,
        "switch leaf0 has hosts at level 0 (level 0: the given roots), but switch leaf1 is at "

@@ -76,6 +76,15 @@ TEST(TopoCommand, ExportIbsimReadsBackAsTheSameFabric) {
   EXPECT_EQ(unknown.code, kExitError);
   EXPECT_NE(unknown.err.find("--roots: \"S9\" names no switch of the fabric"), std::string::npos)
       << unknown.err;
+  // Given twice, or in pieces, the list is the same; an empty name is a slip.
+  CliRun pieces =
+      ebb({"topo", "--from-ibnetdiscover", path.string(), "--roots", "S0_0_0,S0_0_1,S0_0_2,S0_1_0",
+           "--roots", "S0_1_1,S0_1_2,S0_2_0,S0_2_1,S0_2_2"});
+  ASSERT_EQ(pieces.code, kExitOk) << pieces.err;
+  EXPECT_EQ(tail(pieces.out), tail(direct.out));
+  CliRun empty = ebb({"topo", "--from-ibnetdiscover", path.string(), "--roots", "S0_0_0,,S0_0_1"});
+  EXPECT_EQ(empty.code, kExitError);
+  EXPECT_NE(empty.err.find("--roots: an empty switch name"), std::string::npos) << empty.err;
 }
 
 TEST(TopoCommand, ExportDotHighlightsTheMinimalTree) {
@@ -733,6 +742,8 @@ TEST(OutputFolder, ABadOutFolderIsRefusedBeforeTheRun) {
       // gen checks its file before the closed-loop run it would lose.
       {{"gen", "--pattern", "motif", "--k", "2", "--n", "2", "--out", "/nonexistent-ebb/m.txt"},
        "--out /nonexistent-ebb/m.txt: its folder /nonexistent-ebb does not exist"},
+      {{"gen", "--pattern", "uniform", "--k", "2", "--n", "2", "--out", (file / "m.txt").string()},
+       "its folder " + file.string() + " is not a folder"},
   };
   for (const Case& c : cases) {
     const CliRun r = ebb(c.args);
