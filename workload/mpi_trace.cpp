@@ -95,8 +95,32 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
     if (!got) break;
     ++lineNo;
     if (line.empty() || line[0] == '#') continue;
-    if (lineNo == 1 && line.rfind("rank,", 0) == 0) continue;  // header
     const auto f = splitCsv(line);
+    // A header (line 1 not starting with a number) must name the columns as
+    // they are read, by position: a reordered one would be read wrongly.
+    const auto word = [](const std::string& field) {  // trimmed, lower case
+      std::string c;
+      for (const char ch : field) {
+        const auto u = static_cast<unsigned char>(ch);
+        if (!std::isspace(u)) c += static_cast<char>(std::tolower(u));
+      }
+      return c;
+    };
+    if (lineNo == 1 && !word(f[0]).empty() &&
+        !std::isdigit(static_cast<unsigned char>(word(f[0])[0]))) {
+      static const char* const kColumns[] = {"rank", "op",    "t_enter_s", "t_exit_s",
+                                             "peer", "bytes", "tag",       "request"};
+      bool same = f.size() == std::size(kColumns);
+      for (std::size_t i = 0; same && i < f.size(); ++i)
+        same = word(f[i]) == kColumns[i];
+      if (!same) {
+        return bad(fmt::format(
+            "header '{}': expected the columns rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request "
+            "in this order (they are read by position)",
+            line));
+      }
+      continue;
+    }
     if (f.size() != 8) {
       return bad(fmt::format(
           "{} fields: expected rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request", f.size()));
@@ -195,8 +219,38 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
     lastExit[r.rank] = std::max(lastExit[r.rank], r.exit);
   }
   if (Status s = checkSendsMatchReceives(t, path); !s.isOk()) return s;
+  if (Status s = checkReceivesHoldTheirSends(t, path); !s.isOk()) return s;
   t.countOps();
   return t;
+}
+
+Status checkReceivesHoldTheirSends(const MpiTrace& t, const std::string& tracePath) {
+  using Key = std::tuple<std::uint32_t, std::uint32_t, std::int32_t>;
+  std::map<Key, std::vector<const MpiOp*>> sends, recvs;  // in program order
+  for (std::size_t r = 0; r < t.ranks.size(); ++r) {
+    const auto rank = static_cast<std::uint32_t>(r);
+    for (const MpiOp& op : t.ranks[r]) {
+      if (isSend(op.kind)) sends[{rank, op.peer, op.tag}].push_back(&op);
+      if (isRecv(op.kind)) recvs[{op.peer, rank, op.tag}].push_back(&op);
+    }
+  }
+  for (const auto& [key, posted] : recvs) {
+    const auto it = sends.find(key);
+    if (it == sends.end()) continue;
+    const auto& [src, dst, tag] = key;
+    for (std::size_t k = 0; k < posted.size() && k < it->second.size(); ++k) {
+      const MpiOp& recv = *posted[k];
+      const MpiOp& send = *it->second[k];
+      if (recv.bytes >= send.bytes) continue;
+      return Status(ErrorCode::kParse,
+                    fmt::format("{}:{}: this receive on rank {} from rank {} (tag {}) takes {} "
+                                "bytes, less than the {} bytes of its matching send ({}:{}): "
+                                "MPI would fail it (MPI_ERR_TRUNCATE)",
+                                t.fileOf(dst, tracePath), recv.line, dst, src, tag, recv.bytes,
+                                send.bytes, t.fileOf(src, tracePath), send.line));
+    }
+  }
+  return Status::ok();
 }
 
 Status checkSendsMatchReceives(const MpiTrace& t, const std::string& tracePath) {

@@ -64,5 +64,9 @@ Result<MpiTrace> readAmgCsv(const std::string& path);
 // truncated trace breaks this. E_PARSE "<file>:<line>: ..." naming the first
 // operation left over, in the file of its rank (fileOf(rank, tracePath)).
 Status checkSendsMatchReceives(const MpiTrace& t, const std::string& tracePath);
+// A receive smaller than the send it matches (in program order per source,
+// destination and tag) would fail in MPI (MPI_ERR_TRUNCATE): E_PARSE naming
+// both lines. For formats whose receives carry their buffer size.
+Status checkReceivesHoldTheirSends(const MpiTrace& t, const std::string& tracePath);
 
 }  // namespace ebb::workload

@@ -147,5 +147,42 @@ TEST_F(TraceRead, AmgWaitallCompletesOnlyOutstandingRequests) {
   EXPECT_TRUE(s.isOk()) << s.toString();
 }
 
+// A receive smaller than its matching send would fail in MPI: refused
+// naming both lines. A larger one is legal (MPI receives what was sent).
+TEST_F(TraceRead, AmgReceiveSmallerThanItsSendIsRefused) {
+  Status s = amg("0,send,0,0.1,1,1024,7,\n1,recv,0,0.1,0,512,7,\n");
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("t.csv:3: this receive on rank 1 from rank 0 (tag 7) takes 512 "
+                             "bytes, less than the 1024 bytes of its matching send"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("t.csv:2): MPI would fail it (MPI_ERR_TRUNCATE)"), std::string::npos)
+      << s.message();
+  EXPECT_TRUE(amg("0,send,0,0.1,1,1024,7,\n1,recv,0,0.1,0,2048,7,\n").isOk());
+}
+
+// An AMG CSV is read by position: a header naming other columns, or the
+// same in another order, is refused on line 1; the right one in any case
+// and spacing, or none at all, is read.
+TEST_F(TraceRead, AmgHeaderMustNameTheColumnsInOrder) {
+  const fs::path p = dir_ / "h.csv";
+  const std::string rows = "0,send,0,0.1,1,64,0,\n1,recv,0,0.1,0,64,0,\n";
+  const auto read = [&](const std::string& header) {
+    std::ofstream(p) << header << rows;
+    Result<MpiTrace> t = readAmgCsv(p.string());
+    return t ? Status::ok() : t.status();
+  };
+  const Status swapped = read("rank,op,t_exit_s,t_enter_s,peer,bytes,tag,request\n");
+  ASSERT_FALSE(swapped.isOk());
+  EXPECT_NE(swapped.message().find(p.string() + ":1: header 'rank,op,t_exit_s,t_enter_s,"),
+            std::string::npos)
+      << swapped.message();
+  EXPECT_NE(swapped.message().find("in this order (they are read by position)"), std::string::npos);
+  EXPECT_FALSE(read("a,b,c,d,e,f,g,h\n").isOk());
+  EXPECT_FALSE(read("rank,op,t_enter_s,t_exit_s,peer,bytes,tag\n").isOk());
+  EXPECT_TRUE(read("Rank, Op, T_enter_s, T_exit_s, Peer, Bytes, Tag, Request\r\n").isOk());
+  EXPECT_TRUE(read("").isOk());
+}
+
 }  // namespace
 }  // namespace ebb::workload
