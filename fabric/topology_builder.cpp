@@ -173,16 +173,26 @@ Status TopologyBuilder::assignLevels(std::vector<int>& level) {
     }
   }
   if (!roots_.empty()) return levelsFromRoots(level, hasHosts);
+  // Per switch above the hosts: its port on the cable its height came by.
+  std::vector<PortId> via(ns);
   while (!queue.empty()) {
     std::uint32_t s = queue.front();
     queue.pop_front();
     for (const PortId& peer : peers_[s]) {
       if (peer.sw.valid() && height[peer.sw.value()] < 0) {
         height[peer.sw.value()] = height[s] + 1;
+        via[peer.sw.value()] = peer;
         queue.push_back(peer.sw.value());
       }
     }
   }
+  // "S0_0[1] - S1_0[3]": the cable through which switch s got its height.
+  const auto cameBy = [&](std::uint32_t s) {
+    const PortId mine = via[s];
+    const PortId below = peers_[s][mine.index];
+    return fmt::format("{}[{}] - {}[{}]", topo_.switches_[s].name, mine.ibPortNumber(),
+                       topo_.switches_[below.sw.value()].name, below.ibPortNumber());
+  };
   int maxHeight = 0;
   for (std::size_t s = 0; s < ns; ++s) {
     if (height[s] < 0) {
@@ -202,10 +212,14 @@ Status TopologyBuilder::assignLevels(std::vector<int>& level) {
             "each other ({}[{}] - {}[{}])",
             sa.name, sb.name, sa.name, c.a.ibPortNumber(), sb.name, c.b.ibPortNumber()));
       }
+      // Each end's level comes from its shortest way down to hosts: a cable
+      // that skips a level shows up as the cable it made look lateral.
       return notFatTree(fmt::format(
-          "cable {}[{}] - {}[{}] joins two switches of the same level ({} hops above the hosts): "
-          "a cycle within a level, or hosts at different depths",
-          sa.name, c.a.ibPortNumber(), sb.name, c.b.ibPortNumber(), height[a]));
+          "cable {}[{}] - {}[{}] joins two switches of the same level ({} hop{} above the "
+          "hosts: {} by cable {}, {} by cable {}): a cycle within a level, hosts at different "
+          "depths, or one of those cables skips a level",
+          sa.name, c.a.ibPortNumber(), sb.name, c.b.ibPortNumber(), height[a],
+          height[a] == 1 ? "" : "s", sa.name, cameBy(a), sb.name, cameBy(b)));
     }
   }
   for (std::size_t s = 0; s < ns; ++s) {

@@ -312,7 +312,16 @@ std::vector<BadCase> badCases() {
                "Switch 3 \"l\"\n[1]\t\"r1\"[1]\n[2]\t\"r2\"[1]\n[3]\t\"h\"[1]\n"
                "Hca 1 \"h\"\n[1]\t\"l\"[3]\n",
                ErrorCode::kNotFatTree,
-               "t.txt: cable r1[2] - r2[2] joins two switches of the same level"});
+               "t.txt: cable r1[2] - r2[2] joins two switches of the same level (1 hop above "
+               "the hosts: r1 by cable r1[1] - l[1], r2 by cable r2[1] - l[2])"});
+  // A cable that skips a level (leaf straight to a root) makes a good cable
+  // look lateral: the message names the cable each end's level came by.
+  v.push_back({"SkipLevel",
+               "Switch 2 \"top\"\n[1]\t\"mid\"[2]\n[2]\t\"l\"[3]\n"
+               "Switch 2 \"mid\"\n[1]\t\"l\"[1]\n[2]\t\"top\"[1]\n"
+               "Switch 3 \"l\"\n[1]\t\"mid\"[1]\n[2]\t\"h\"[1]\n[3]\t\"top\"[2]\n"
+               "Hca 1 \"h\"\n[1]\t\"l\"[2]\n",
+               ErrorCode::kNotFatTree, "top by cable top[2] - l[3]"});
   return v;
 }
 
