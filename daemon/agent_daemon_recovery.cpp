@@ -69,9 +69,10 @@ void AgentDaemon::finishRecovery(TimePs since, std::uint64_t number,
                                  const std::string& cause) {
   const fabric::LinkStates now = backend_->linkStates();
   const std::vector<fabric::LinkId> gated = backend_->gatedLinks();
-  // A re-enable that never reached its switch (its end out of reach) leaves
-  // the link listed as gated too: that one is no turn-off, it timed out.
-  const std::vector<fabric::LinkId> pending = backend_->pendingReenables();
+  // A re-enable that has not reached its switch (its end out of reach, still
+  // tried or pending) leaves the link listed as gated too: that one is no
+  // turn-off, it timed out.
+  const std::vector<fabric::LinkId> pending = backend_->reenablesNotDelivered();
   const bool laterRehoming = counters_.rehomings > number;
   std::vector<std::string> timedOut, superseded;
   for (fabric::LinkId l : links) {

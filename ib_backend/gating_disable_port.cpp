@@ -190,8 +190,10 @@ void DisablePortGating::turnOn(LinkId l, Done<LinkPowerState> done) {
     // if it fails, the link becomes a pending re-enable (keepReenabling).
     return b_.later<LinkPowerState>(std::move(done), LinkPowerState::kTurningOn);
   }
+  b_.rec(l).reenabling = true;
   enableLink(l, b_.sched_.now() + b_.opts_.restoreTimeoutPs,
              [this, l, done = std::move(done)](Result<LinkPowerState> r) {
+               b_.rec(l).reenabling = false;
                // Not delivered: the link stays pending and is tried again
                // (ib_reenable.cpp); the agent hears of the failure now.
                if (!r) b_.keepReenabling(l, r.status());

@@ -221,6 +221,10 @@ class IbBackend final : public agent::Backend {
   using ReenableObserver = std::function<void(const ReenableEvent&)>;
   void setReenableObserver(ReenableObserver o) { reenableObserver_ = std::move(o); }
   std::vector<fabric::LinkId> pendingReenables() const;
+  // Those, and the links whose re-enable is still under way (waiting for
+  // its end to come in reach, or its Set on the wire): none of them is off
+  // on purpose.
+  std::vector<fabric::LinkId> reenablesNotDelivered() const;
   // Tries the pending re-enables now (contact came back): every one, or
   // those to set at switch `at`.
   void retryPendingReenables(std::optional<fabric::SwitchId> at = std::nullopt);
@@ -301,6 +305,7 @@ class IbBackend final : public agent::Backend {
     bool enabling = false;     // set Polling, waiting for LinkUp
     bool pendingGate = false;  // being re-enabled to reach a dark switch
     bool pollingSet = false;   // a Set Polling on the wire
+    bool reenabling = false;   // a turn-on's re-enable under way, not delivered yet
     // kReduceWidth: the link is at reduced width (by this run or found so).
     std::optional<Narrowed> narrowed;
     bool widthBusy = false;  // a width Set on the wire

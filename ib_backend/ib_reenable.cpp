@@ -22,6 +22,15 @@ std::vector<LinkId> IbBackend::pendingReenables() const {
   return out;
 }
 
+std::vector<LinkId> IbBackend::reenablesNotDelivered() const {
+  std::vector<LinkId> out = pendingReenables();
+  for (std::size_t l = 0; l < links_.size(); ++l) {
+    const LinkId id(static_cast<std::uint32_t>(l));
+    if ((links_[l].reenabling || links_[l].pollingSet) && !pending_.count(id)) out.push_back(id);
+  }
+  return out;
+}
+
 void IbBackend::keepReenabling(LinkId l, const Status& why) {
   if (opts_.dryRun || restoring_ || rec(l).absent) return;
   // Only a link ebb holds down can be brought back by ebb; a switch that is

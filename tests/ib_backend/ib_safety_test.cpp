@@ -89,6 +89,31 @@ TEST(IbSafety, AReenableNotDeliveredStaysPendingIsRetriedWithBackoffAndGoesOutFi
   EXPECT_EQ(rig.fab.phys(other), PhysState::kDisabled);
 }
 
+// A re-enable still under way (its Set unanswered, its end out of reach)
+// is not delivered, before it becomes pending as after: a recovery's
+// deadline must not take the link for one turned off again on purpose.
+TEST(IbSafety, AReenableUnderWayIsNotDeliveredBeforeItIsPending) {
+  Rig rig(shortRestore());
+  ASSERT_TRUE(rig.init().isOk());
+  const PortId p = nonMtUpPorts(leafAt(2)).front();
+  ASSERT_TRUE(rig.set(p, false));
+  rig.fab.dead = true;
+  bool answered = false;
+  rig.backend->applyLinkState(p, true, [&](Result<LinkPowerState>) { answered = true; });
+  rig.sched.runUntil(rig.sched.now() + 1 * kMs);
+  ASSERT_FALSE(answered);
+  EXPECT_TRUE(rig.backend->pendingReenables().empty());
+  EXPECT_EQ(rig.backend->reenablesNotDelivered(), std::vector<LinkId>{linkAt(p)});
+  rig.sched.runUntil(rig.sched.now() + 1'000 * kMs);
+  ASSERT_TRUE(answered);
+  EXPECT_EQ(rig.backend->pendingReenables(), std::vector<LinkId>{linkAt(p)});
+  EXPECT_EQ(rig.backend->reenablesNotDelivered(), std::vector<LinkId>{linkAt(p)});
+  rig.fab.dead = false;
+  rig.sched.runUntil(rig.sched.now() + 10'000 * kMs);
+  EXPECT_EQ(rig.fab.phys(p), PhysState::kPolling);
+  EXPECT_TRUE(rig.backend->reenablesNotDelivered().empty());
+}
+
 // Both up cables of a leaf fail: it is cut off. They are repaired and no
 // trap tells: only a re-probe (from the spine ends, in reach) sees it.
 TEST(IbSafety, ARepairNoTrapToldOfIsFoundByAReprobe) {
