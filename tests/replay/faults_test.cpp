@@ -517,17 +517,22 @@ TEST(Faults, MonitorCountsPairsLeftDisconnectedBeyondTheBound) {
   EXPECT_NE(m.failure().message().find("gating broke connectivity"), std::string::npos);
 }
 
+// The error of a fault plan (`faults` inside faults { }) on the fixture's
+// fabric: its config's, or its injector's once the plan is resolved; "" if
+// none.
+std::string faultPlanError(const Fixture& f, const std::string& faults) {
+  auto s = specOf(std::string(kLowLoad) + "faults { " + faults + " }");
+  if (!s) return s.status().message();
+  agent::VirtualScheduler sched;
+  sim::FabricEmulator emu(f.topo, s->emulator, sched);
+  auto inj = FaultInjector::create(s->faults, f.topo, emu, 1000);
+  return inj ? std::string() : inj.status().message();
+}
+
 // Bad fault configs name the event and the rule.
 TEST(Faults, BadFaultConfigsAreRejectedNamingTheField) {
   Fixture f;
-  const auto error = [&](const std::string& faults) -> std::string {
-    auto s = specOf(std::string(kLowLoad) + "faults { " + faults + " }");
-    if (!s) return s.status().message();
-    agent::VirtualScheduler sched;
-    sim::FabricEmulator emu(f.topo, s->emulator, sched);
-    auto inj = FaultInjector::create(s->faults, f.topo, emu, 1000);
-    return inj ? std::string() : inj.status().message();
-  };
+  const auto error = [&](const std::string& faults) { return faultPlanError(f, faults); };
   EXPECT_NE(error("event { switch_name: \"nope\" port: 1 }").find("faults.event[0].switch_name"),
             std::string::npos);
   EXPECT_NE(error("event { level: 2 index: 0 port: 99 }").find("faults.event[0].port"),
@@ -632,14 +637,7 @@ TEST(Faults, AnEventMustNameItsSwitchAndAPortZeroIsRefused) {
 // checked too, and its REPAIR repairs the link its FAIL took.
 TEST(Faults, MinimalTreeUpEventsAreFollowedAndTheirRepairRepairsWhatTheyTook) {
   Fixture f;
-  const auto error = [&](const std::string& faults) {
-    auto s = specOf(std::string(kLowLoad) + "faults { " + faults + " }");
-    if (!s) return s.status().message();
-    agent::VirtualScheduler sched;
-    sim::FabricEmulator emu(f.topo, s->emulator, sched);
-    auto inj = FaultInjector::create(s->faults, f.topo, emu, 1000);
-    return inj ? std::string() : inj.status().message();
-  };
+  const auto error = [&](const std::string& faults) { return faultPlanError(f, faults); };
   // The typo after an unrelated minimal_tree_up FAIL is still caught.
   EXPECT_NE(error("event { at_cycles: 10 level: 2 index: 1 minimal_tree_up: true } "
                   "event { at_cycles: 20 switch_name: \"S2_0_0\" port: 5 } "
