@@ -170,6 +170,7 @@ void AgentHost::rehome() {
   // In-band, the gates a fault left where a further failure could not be
   // recovered from are lifted too (the guard re-gates at the ends it proves).
   const std::vector<fabric::LinkId> more = guard_.linksForResilience(rec.restored);
+  rec.forResilience = more.size();
   if (!more.empty()) {
     rec.restored.insert(rec.restored.end(), more.begin(), more.end());
     std::sort(rec.restored.begin(), rec.restored.end());

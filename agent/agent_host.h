@@ -30,7 +30,10 @@ class AgentHost final : public BackendCallback {
     std::string cause;  // the port events that led to it
     bool treeChanged = false;
     std::vector<fabric::LinkId> restored;  // links turned on at once
-    std::vector<fabric::HostId> cutOff;    // hosts the surviving cables cannot connect
+    // Of those, the gates lifted to keep single-failure resilience
+    // (SafetyGuard::linksForResilience), not needed by the pairs now.
+    std::size_t forResilience = 0;
+    std::vector<fabric::HostId> cutOff;  // hosts the surviving cables cannot connect
   };
   using RecoveryHook = std::function<void(const Recovery&)>;
   // A failed-safe agent starting again (AgentConfig::resumeAfterFailSafePs):

@@ -23,9 +23,12 @@ void AgentDaemon::onRehome(const agent::AgentHost::Recovery& r) {
     hosts.push_back(topo_.host(h).name);
   log_.rehome(r.at, r.cause, r.treeChanged, links, hosts);
   if (!r.restored.empty()) watchRecovery(r.at, counters_.rehomings, r.restored, r.cause);
-  out_ << fmt::format("{:.3f}s re-homed after {}: {}{} link(s) turned on at once{}\n",
+  out_ << fmt::format("{:.3f}s re-homed after {}: {}{} link(s) turned on at once{}{}\n",
                       toSeconds(r.at), r.cause, r.treeChanged ? "new minimal tree, " : "",
                       links.size(),
+                      r.forResilience == 0
+                          ? ""
+                          : fmt::format(" ({} to keep single-failure resilience)", r.forResilience),
                       hosts.empty() ? "" : fmt::format("; {} host(s) cut off", hosts.size()))
        << std::flush;
 }

@@ -159,28 +159,37 @@ std::vector<LinkId> InBandReach::linksForSingleFailure(const InBandView& v, Conn
   w.gate = &gates;
   const std::vector<char> reachable = reachNow(w);
   std::vector<LinkId> out;
-  // Lifts the gates a recovery after `failed` leaves that ebb can lift now:
-  // its own, and only where a Set reaches; false if there is none.
-  const auto lift = [&](LinkId failed) {
+  // Lifts one gate a recovery after `failed` leaves that ebb can lift now
+  // (its own, where a Set reaches): first one whose other end that recovery
+  // reaches, so the recovery crosses it into what it could not reach; false
+  // if there is none. One at a time: a recovery usually needs one way in.
+  const auto liftOne = [&](LinkId failed) {
     recover(w, failed);
-    bool lifted = false;
-    for (LinkId l : std::vector<LinkId>(left_)) {
+    std::optional<LinkId> pick;
+    for (LinkId l : left_) {
       const SwitchId gate = gates[l.value()];
       if (!gate.valid() || !controllable(w, gate) || !reachable[gate.value()]) continue;
-      states.setLink(l, true);
-      gates[l.value()] = SwitchId{};
-      out.push_back(l);
-      lifted = true;
+      const Link& L = topo_.link(l);
+      const SwitchId other = L.lower.sw == gate ? L.upper.sw : L.lower.sw;
+      if (seen_[other.value()]) {
+        pick = l;
+        break;
+      }
+      if (!pick) pick = l;
     }
-    return lifted;
+    if (!pick) return false;
+    states.setLink(*pick, true);
+    gates[pick->value()] = SwitchId{};
+    out.push_back(*pick);
+    return true;
   };
   // A shortfall nothing can lift now (a gate on a switch out of reach) must
   // not hide one behind it that something can: every failure is looked at.
   for (std::size_t round = 0; round <= topo_.numLinks(); ++round) {
-    bool lifted = gapAfter(w, nullptr, LinkId{}, conn) && lift(LinkId{});
+    bool lifted = gapAfter(w, nullptr, LinkId{}, conn) && liftOne(LinkId{});
     if (!lifted) {
       for (LinkId f : bridges(w)) {
-        if (gapAfter(w, nullptr, f, conn) && lift(f)) {
+        if (gapAfter(w, nullptr, f, conn) && liftOne(f)) {
           lifted = true;
           break;
         }

@@ -56,10 +56,10 @@ class InBandReach {
   // The links ebb gated to re-enable so that singleFailureGap(v, nullptr)
   // holds again (a fault can leave the gates where a further failure could
   // not be recovered from): for the first failure (none, then each bridge)
-  // whose recovery falls short, every link ebb gated that the recovery leaves
-  // disabled and whose gate a Set reaches now; again until none falls short
-  // or nothing more can be done. Works on copies of v's states and gates.
-  // Ascending.
+  // whose recovery falls short, one link ebb gated that the recovery leaves
+  // disabled and whose gate a Set reaches now (one whose other end the
+  // recovery reaches, if any); again until none falls short or nothing more
+  // can be done. Works on copies of v's states and gates. Ascending.
   std::vector<LinkId> linksForSingleFailure(const InBandView& v, Connectivity& conn);
 
   // Switch links that are on, usable and reached from the root, whose loss

@@ -183,6 +183,12 @@ void DisablePortGating::turnOn(LinkId l, Done<LinkPowerState> done) {
     b_.retryReenableNow(l);
     return b_.later<LinkPowerState>(std::move(done), LinkPowerState::kTurningOn);
   }
+  if (!b_.rec(l).disabledEnd && b_.rec(l).up && !b_.rec(l).absent) {
+    // Already up, and no end held down by ebb: brought back meanwhile by a
+    // hop of another re-enable (enableLink, reachOut). A Polling Set on an
+    // up port would only bounce the link.
+    return b_.later<LinkPowerState>(std::move(done), LinkPowerState::kOn);
+  }
   if (b_.rec(l).pollingSet || b_.rec(l).enabling) {
     // A Polling Set already on the wire, or landed and waiting for LinkUp
     // (a recovery's turn-on, then a fail-safe's or another re-homing's):
@@ -268,7 +274,9 @@ void DisablePortGating::enableLink(LinkId l, TimePs deadline, Done<LinkPowerStat
         Status(ErrorCode::kUnavailable, fmt::format("link {}: the end to re-enable is out of reach",
                                                     b_.topo_.describeLink(l))));
   }
-  if (const std::optional<LinkId> m = firstHopTo(end->sw, l); m && !b_.rec(*m).pendingGate) {
+  if (const std::optional<LinkId> m = firstHopTo(end->sw, l);
+      m && !b_.rec(*m).pendingGate && !b_.rec(*m).reenabling && !b_.rec(*m).pollingSet &&
+      !b_.rec(*m).enabling) {
     b_.rec(*m).pendingGate = true;
     enableLink(*m, deadline,
                [this, m = *m](Result<LinkPowerState>) { b_.rec(m).pendingGate = false; });
@@ -285,7 +293,9 @@ std::vector<LinkId> DisablePortGating::reachOut(const std::function<void(LinkId)
   for (std::uint32_t s = 0; s < b_.topo_.numSwitches(); ++s) {
     if (b_.sw_[s].reachable) continue;
     const std::optional<LinkId> m = firstHopTo(fabric::SwitchId(s), LinkId());
-    if (!m || b_.rec(*m).pendingGate || std::find(set.begin(), set.end(), *m) != set.end()) {
+    // One Set per link: not one its own re-enable already sends.
+    if (!m || b_.rec(*m).pendingGate || b_.rec(*m).reenabling || b_.rec(*m).pollingSet ||
+        b_.rec(*m).enabling || std::find(set.begin(), set.end(), *m) != set.end()) {
       continue;
     }
     b_.rec(*m).pendingGate = true;

@@ -373,6 +373,7 @@ TEST(Resilience, TwoFailuresSecondsApartLeaveNoLeafStranded) {
   ASSERT_TRUE(gatedAtLeaf().empty()) << lsw.name << " still has a spare disabled at itself: "
                                      << irregular().describeLink(gatedAtLeaf().front()) << "\n"
                                      << readWholeFile(d.logPath()) << d.out() << d.err();
+  EXPECT_NE(d.out().find("to keep single-failure resilience)"), std::string::npos) << d.out();
   // The second failure: the leaf's tree cable.
   phys.fail(treeUpPort(*leaf));
   const auto t0 = Clock::now();
