@@ -537,8 +537,12 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
   OTF2_GlobalDefReaderCallbacks_Delete(dcb);
   OTF2_Reader_CloseGlobalDefReader(reader, gdr);
   if (defStatus != OTF2_SUCCESS || rd.locations.empty()) {
-    return Status(ErrorCode::kParse, fmt::format("{}: unreadable definitions ({})", anchor,
-                                                 OTF2_Error_GetDescription(defStatus)));
+    // The global definitions are the anchor's <name>.def beside it: named,
+    // as a broken event file is.
+    const std::string defFile = std::filesystem::path(anchor).replace_extension(".def").string();
+    return Status(ErrorCode::kParse,
+                  fmt::format("{}: unreadable global definitions ({}; the archive of {})", defFile,
+                              OTF2_Error_GetDescription(defStatus), anchor));
   }
   if (rd.clockResolutionZero) {
     return Status(ErrorCode::kParse,

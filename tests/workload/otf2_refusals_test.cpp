@@ -30,6 +30,26 @@ TEST(Otf2Refusals, OneSidedCommunicationIsRefusedNotDropped) {
   std::filesystem::remove_all(dir);
 }
 
+// Broken global definitions are named by their file (<anchor>.def), not by
+// the anchor, as a broken event file is.
+TEST(Otf2Refusals, BrokenGlobalDefinitionsAreNamedByTheirFile) {
+  const auto dir = testing::otf2ScratchDir("defs");
+  testing::Otf2Archive a;
+  a.world = {0, 1};
+  a.locations = {{0, 0, {}}, {1, 1, {}}};
+  const std::string anchor = testing::writeOtf2Archive(dir, a);
+  const std::filesystem::path defs = std::filesystem::path(anchor).replace_extension(".def");
+  ASSERT_TRUE(std::filesystem::exists(defs)) << defs;
+  std::filesystem::resize_file(defs, 20);
+  auto t = readOtf2Trace(anchor);
+  ASSERT_FALSE(t) << "truncated global definitions were read";
+  EXPECT_EQ(t.status().code(), ErrorCode::kParse);
+  EXPECT_NE(t.status().message().find(defs.string() + ": unreadable global definitions ("),
+            std::string::npos)
+      << t.status().message();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ebb::workload
 #endif
