@@ -171,10 +171,9 @@ void AgentHost::rehome() {
   // recovered from are lifted too (the guard re-gates at the ends it proves).
   const std::vector<fabric::LinkId> more = guard_.linksForResilience(rec.restored);
   rec.forResilience = more.size();
-  if (!more.empty()) {
+  if (!more.empty()) {  // none of them among the restored: those count as on
     rec.restored.insert(rec.restored.end(), more.begin(), more.end());
     std::sort(rec.restored.begin(), rec.restored.end());
-    rec.restored.erase(std::unique(rec.restored.begin(), rec.restored.end()), rec.restored.end());
   }
   for (fabric::LinkId link : rec.restored)
     restoreLink(link, rec.cause);

@@ -118,6 +118,17 @@ Status checkHoldsOwnRun(const fs::path& dir, const std::set<std::string>& owned)
                       dir.string(), names, (dir / kManifest).string(), dir.string())};
 }
 
+std::string prepareRunFolder(const std::string& dir, const std::set<std::string>& names,
+                             CreatedFolders& created) {
+  if (Status s = prepareOutputFolder(dir, "--out", &created); !s.isOk()) return s.toString();
+  // A folder (or file) in the way of a result, or another command's run:
+  // said now, not after the run.
+  for (Status s : {checkReplaceable(dir, names), checkHoldsOwnRun(dir, names)}) {
+    if (!s.isOk()) return "--out: " + s.toString();
+  }
+  return {};
+}
+
 Result<OutputSet> OutputSet::begin(const fs::path& dir, std::set<std::string> owned) {
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/file_io.h"
 #include "common/status.h"
 
 namespace ebb {
@@ -66,6 +67,13 @@ Status checkReplaceable(const std::filesystem::path& dir, const std::set<std::st
 // naming those files: replacing the run would remove another command's
 // results. OutputSet::begin checks it; a command checks it before its run too.
 Status checkHoldsOwnRun(const std::filesystem::path& dir, const std::set<std::string>& owned);
+
+// Before a run that writes the set `names` into the --out folder `dir`:
+// prepareOutputFolder (creating it in `created`), then checkReplaceable and
+// checkHoldsOwnRun. "" when the run may go ahead, else the error as a
+// command prints it after its name ("--out: E_IO: out/report.json: ...").
+std::string prepareRunFolder(const std::string& dir, const std::set<std::string>& names,
+                             CreatedFolders& created);
 
 // Completes a commit that was cut short in `dir` (nothing to do when none
 // was). Idempotent.

@@ -79,26 +79,30 @@ Status checkDistinctFiles(const DaemonSettings& s) {
                                                               {"osm_events", &s.osmEvents},
                                                               {"lock_file", &s.lockFile},
                                                               {"state_file", &s.stateFile}};
+  // Each file as a file, by any spelling: absolute or relative, through
+  // `..` or a symbolic link, existing yet or not.
+  std::error_code ec;
+  const auto resolve = [&ec](const std::string& p) {
+    fs::path abs = fs::absolute(p, ec);
+    // A link to a file not made yet: weakly_canonical stops before it.
+    for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(abs, ec)); ++hops) {
+      const fs::path target = fs::read_symlink(abs, ec);
+      if (ec) break;
+      abs = target.is_absolute() ? target : abs.parent_path() / target;
+    }
+    const fs::path canon = fs::weakly_canonical(abs, ec);
+    return (ec ? abs : canon).lexically_normal();
+  };
+  fs::path resolved[std::size(files)];
+  for (std::size_t i = 0; i < std::size(files); ++i) {
+    if (!files[i].second->empty()) resolved[i] = resolve(*files[i].second);
+  }
   for (std::size_t i = 0; i < std::size(files); ++i) {
     for (std::size_t j = i + 1; j < std::size(files); ++j) {
       const std::string& a = *files[i].second;
       const std::string& b = *files[j].second;
       if (a.empty() || b.empty()) continue;
-      // The same file by any spelling: absolute or relative, through `..`
-      // or a symbolic link, existing yet or not.
-      std::error_code ec;
-      const auto resolved = [&ec](const std::string& p) {
-        fs::path abs = fs::absolute(p, ec);
-        // A link to a file not made yet: weakly_canonical stops before it.
-        for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(abs, ec)); ++hops) {
-          const fs::path target = fs::read_symlink(abs, ec);
-          if (ec) break;
-          abs = target.is_absolute() ? target : abs.parent_path() / target;
-        }
-        const fs::path canon = fs::weakly_canonical(abs, ec);
-        return (ec ? abs : canon).lexically_normal();
-      };
-      if (resolved(a) == resolved(b) || fs::equivalent(a, b, ec)) {
+      if (resolved[i] == resolved[j] || fs::equivalent(a, b, ec)) {
         return invalidArgument(
             fmt::format("agent.{}: {} is also agent.{}; each needs a file of its own",
                         files[j].first, b, files[i].first));

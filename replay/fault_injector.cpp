@@ -29,6 +29,39 @@ const char* actionName(FaultAction a) {
   return "?";
 }
 
+// A fail or repair of `scope` (the switch `sw`, or `link`, whole or one
+// direction) recorded in `faults`: the one place the plan check and the
+// run both keep what failed.
+void recordFault(fabric::FaultSet& faults, const fabric::Topology& topo, FaultScope scope,
+                 bool fail, SwitchId sw, LinkId link) {
+  switch (scope) {
+    case FaultScope::kSwitch:
+      if (fail) {
+        faults.failSwitch(topo, sw);
+      } else {
+        faults.repairSwitch(topo, sw);
+      }
+      return;
+    case FaultScope::kLink:
+      if (fail) {
+        faults.failLink(link);
+      } else {
+        faults.repairLink(topo, link);
+      }
+      return;
+    case FaultScope::kUpDirection:
+    case FaultScope::kDownDirection: {
+      const Direction d = scope == FaultScope::kUpDirection ? Direction::kUp : Direction::kDown;
+      if (fail) {
+        faults.failLink(link, d);
+      } else {
+        faults.repairLink(topo, link, d);
+      }
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<FaultInjector>> FaultInjector::create(const FaultsDef& def,
@@ -111,26 +144,7 @@ Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
         treeUpFailed[r.sw.value()] = LinkId{};
       }
     }
-    if (e.scope == FaultScope::kSwitch) {
-      if (fail) {
-        truth.failSwitch(topo, r.sw);
-      } else {
-        truth.repairSwitch(topo, r.sw);
-      }
-    } else if (e.scope == FaultScope::kLink) {
-      if (fail) {
-        truth.failLink(link);
-      } else {
-        truth.repairLink(topo, link);
-      }
-    } else {
-      const Direction d = e.scope == FaultScope::kUpDirection ? Direction::kUp : Direction::kDown;
-      if (fail) {
-        truth.failLink(link, d);
-      } else {
-        truth.repairLink(topo, link, d);
-      }
-    }
+    recordFault(truth, topo, e.scope, fail, r.sw, link);
     if (e.scope == FaultScope::kSwitch) {
       std::uint8_t& failed = failedSwitches[r.sw.value()];
       if (!fail && failed == 0) {
@@ -290,11 +304,10 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
   std::function<void()> change;
   // Both directions of the link, failed or repaired.
   const auto wholeLink = [this, fail, link] {
+    recordFault(truth_, topo_, FaultScope::kLink, fail, {}, link);
     if (fail) {
-      truth_.failLink(link);
       emu_.failLink(link);
     } else {
-      truth_.repairLink(topo_, link);
       emu_.repairLink(link);
     }
   };
@@ -302,11 +315,10 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
     case FaultScope::kSwitch:
       rec.part = "switch " + s.name;
       change = [this, fail, sw] {
+        recordFault(truth_, topo_, FaultScope::kSwitch, fail, sw, {});
         if (fail) {
-          truth_.failSwitch(topo_, sw);
           emu_.failSwitch(sw);
         } else {
-          truth_.repairSwitch(topo_, sw);
           emu_.repairSwitch(sw);
         }
       };
@@ -328,12 +340,11 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
         change = wholeLink;
         break;
       }
-      change = [this, fail, link, d] {
+      change = [this, fail, link, d, scope] {
+        recordFault(truth_, topo_, scope, fail, {}, link);
         if (fail) {
-          truth_.failLink(link, d);
           emu_.failDirection(link, d);
         } else {
-          truth_.repairLink(topo_, link, d);
           emu_.repairDirection(link, d);
         }
       };

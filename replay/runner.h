@@ -26,8 +26,8 @@ struct PeriodRow {
   double powerSwitchLinks = 0;       // relative power over the period
   double powerAllLinks = 0;
   double oraclePowerSwitchLinks = 0;  // the oracle bound's (replay/oracle.h)
-  double meanLatencyCycles =
-      0;  // of messages delivered in the period (0 if none; timeseries.csv leaves it empty)
+  // Of messages delivered in the period (0 if none; timeseries.csv leaves it empty).
+  double meanLatencyCycles = 0;
   std::uint64_t delivered = 0;
   bool drain = false;  // after the workload's end, while the network empties
 };

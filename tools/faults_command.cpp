@@ -104,12 +104,9 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
   }
   CreatedFolders created;  // removed again if the campaign fails
   if (o.writeOut) {
-    if (Status s = prepareOutputFolder(o.outDir, "--out", &created); !s.isOk()) {
-      err << "ebb faults: " << s.toString() << "\n";
-      return kExitError;
-    }
-    if (Status s = checkHoldsOwnRun(o.outDir, campaign::campaignOutputNames()); !s.isOk()) {
-      err << "ebb faults: --out: " << s.toString() << "\n";
+    if (const std::string e = prepareRunFolder(o.outDir, campaign::campaignOutputNames(), created);
+        !e.empty()) {
+      err << "ebb faults: " << e << "\n";
       return kExitError;
     }
   }

@@ -192,17 +192,8 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     return kExitError;
   }
   CreatedFolders created;  // removed again if the run fails
-  if (Status s = prepareOutputFolder(o.outDir, "--out", &created); !s.isOk()) {
-    err << "ebb replay: " << s.toString() << "\n";
-    return kExitError;
-  }
-  // A folder (or file) in the way of a result: said now, not after the run.
-  if (Status s = checkReplaceable(o.outDir, reportOutputNames()); !s.isOk()) {
-    err << "ebb replay: --out: " << s.toString() << "\n";
-    return kExitError;
-  }
-  if (Status s = checkHoldsOwnRun(o.outDir, reportOutputNames()); !s.isOk()) {
-    err << "ebb replay: --out: " << s.toString() << "\n";
+  if (const std::string e = prepareRunFolder(o.outDir, reportOutputNames(), created); !e.empty()) {
+    err << "ebb replay: " << e << "\n";
     return kExitError;
   }
   const auto progress = [&](const char* what) -> ProgressFn {

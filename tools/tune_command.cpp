@@ -76,16 +76,9 @@ int runTuneCommand(const TuneOptions& o, std::ostream& out, std::ostream& err) {
   // Removed again if the sweep fails with nothing in them (the cache keeps
   // what was computed or merged, for the next try).
   CreatedFolders created;
-  if (Status s = prepareOutputFolder(o.outDir, "--out", &created); !s.isOk()) {
-    err << "ebb tune: " << s.toString() << "\n";
-    return kExitError;
-  }
-  if (Status s = checkReplaceable(o.outDir, tune::tuneOutputNames()); !s.isOk()) {
-    err << "ebb tune: --out: " << s.toString() << "\n";
-    return kExitError;
-  }
-  if (Status s = checkHoldsOwnRun(o.outDir, tune::tuneOutputNames()); !s.isOk()) {
-    err << "ebb tune: --out: " << s.toString() << "\n";
+  if (const std::string e = prepareRunFolder(o.outDir, tune::tuneOutputNames(), created);
+      !e.empty()) {
+    err << "ebb tune: " << e << "\n";
     return kExitError;
   }
   const tune::RunCache cache((fs::path(o.outDir) / "cache").string());

@@ -730,6 +730,8 @@ TEST(OutputFolder, ABadOutFolderIsRefusedBeforeTheRun) {
   const std::string src = EBB_SOURCE_DIR;
   const auto file = scratch("a-file");
   std::ofstream(file) << "not a folder\n";
+  const auto blocked = scratch("blocked-out");
+  std::filesystem::create_directories(blocked / "summary.json");
   struct Case {
     std::vector<std::string> args;
     std::string says;
@@ -744,6 +746,10 @@ TEST(OutputFolder, ABadOutFolderIsRefusedBeforeTheRun) {
        "--out /nonexistent-ebb/m.txt: its folder /nonexistent-ebb does not exist"},
       {{"gen", "--pattern", "uniform", "--k", "2", "--n", "2", "--out", (file / "m.txt").string()},
        "its folder " + file.string() + " is not a folder"},
+      // A folder where a campaign's result goes: refused before the campaign.
+      {{"faults", "--config", src + "/configs/faults_random.textproto", "--scenarios", "1",
+        "--quiet", "--out", blocked.string()},
+       "faults: --out: E_IO: " + (blocked / "summary.json").string() + ": is a folder"},
   };
   for (const Case& c : cases) {
     const CliRun r = ebb(c.args);
