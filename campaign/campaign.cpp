@@ -1,4 +1,5 @@
 #include "campaign/campaign.h"
+#include "common/plural.h"
 
 #include <algorithm>
 #include <atomic>
@@ -150,9 +151,9 @@ Status checkCampaignBase(const config::Config& base, const fabric::Topology& top
                          std::uint64_t seed, const ScenarioShape& shape,
                          const std::string& baseDir) {
   if (topo.numHosts() < 2) {
-    return invalidArgument(fmt::format(
-        "fabric: {} host{}: a fault campaign needs at least 2 (it keeps host pairs connected)",
-        topo.numHosts(), topo.numHosts() == 1 ? "" : "s"));
+    return invalidArgument(
+        fmt::format("fabric: {}: a fault campaign needs at least 2 (it keeps host pairs connected)",
+                    counted(topo.numHosts(), "host", "hosts")));
   }
   // The base's own settings (gating, emulator, fault timing), on a scenario.
   const config::Config first = makeScenario(base, topo, seed, shape, baseDir);

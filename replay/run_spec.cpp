@@ -517,6 +517,14 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
                             std::pair{"workload.alonso_ramp.high", high}}) {
       if (Status st = workload::checkOfferedLoad(field, v); !st.isOk()) return st;
     }
+    // The ramp climbs from low to its peak and back (the paper's Figure 4 and
+    // power_vs_rate.png split it there): a "peak" below the start is a typo.
+    if (low > high) {
+      return invalidArgument(fmt::format(
+          "workload.alonso_ramp.low: {} is above high ({}): the ramp goes low -> high -> low "
+          "(for a valley use rate_points)",
+          low, high));
+    }
     if (scale <= 0 || !std::isfinite(scale)) {
       return invalidArgument(
           fmt::format("workload.alonso_ramp.time_scale: must be > 0 (is {})", scale));

@@ -3,6 +3,7 @@
 // input VCs' states, and what waits in the buffers.
 #include <fmt/format.h>
 
+#include "common/plural.h"
 #include "sim_backend/fabric_emulator.h"
 
 namespace ebb::sim {
@@ -103,7 +104,8 @@ std::string FabricEmulator::iqDescribeWaiting(std::size_t maxLines) const {
   }
   if (flits == 0) return {};
   std::string out =
-      fmt::format("{} flits wait in the input buffers of {} switches", flits, switches);
+      fmt::format("{} wait in the input buffers of {}", counted(flits, "flit", "flits"),
+                  counted(switches, "switch", "switches"));
   std::size_t lines = 0;
   for (std::uint32_t ch = 0; ch < channels_.size() && lines < maxLines; ++ch) {
     if (iqPorts_[ch].receiver == iq::kNone) continue;

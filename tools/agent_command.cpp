@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/fs_util.h"
+#include "common/plural.h"
 #include "configs/config_loader.h"
 #include "configs/overrides.h"
 #include "daemon/agent_daemon.h"
@@ -149,7 +150,7 @@ int checkConfig(const AgentOptions& o, std::ostream& out, std::ostream& err) {
   out << fmt::format(
       "ebb agent: {}: config OK\n"
       "  fabric:        {} switches, {} links\n"
-      "  allow-listed:  {} switches{}\n"
+      "  allow-listed:  {}{}\n"
       "  mode:          {}\n"
       "  policy:        {}; check period {} ms\n"
       "  on SIGTERM:    {} (restore_timeout_ms {})\n"
@@ -158,8 +159,8 @@ int checkConfig(const AgentOptions& o, std::ostream& out, std::ostream& err) {
       "  OpenSM events: {}\n"
       "  lock file:     {}\n"
       "  state file:    {}\n",
-      o.configPath, topo->numSwitches(), topo->numLinks(), allowed, allowList, mode, s->policyName,
-      s->agent.checkPeriodPs / kPsPerMs,
+      o.configPath, topo->numSwitches(), topo->numLinks(), counted(allowed, "switch", "switches"),
+      allowList, mode, s->policyName, s->agent.checkPeriodPs / kPsPerMs,
       s->keepStateOnExit ? "keeps links as they are" : "re-enables every link it disabled",
       s->backend.restoreTimeoutPs / kPsPerMs,
       s->metricsListen.empty() ? "off" : "http://" + s->metricsListen + "/metrics",

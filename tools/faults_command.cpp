@@ -15,6 +15,7 @@
 #include "campaign/summary.h"
 #include "common/file_io.h"
 #include "common/output_set.h"
+#include "common/plural.h"
 #include "configs/config_loader.h"
 #include "fabric/minimal_tree.h"
 #include "replay/fabric_from_config.h"
@@ -112,7 +113,8 @@ int runFaults(const FaultsOptions& o, std::ostream& out, std::ostream& err) {
   }
   campaign::CampaignInfo info;
   info.config = o.configPath;
-  info.fabric = fmt::format("{} ({} hosts, {} switches)", shape.shape, shape.hosts, shape.switches);
+  info.fabric = fmt::format("{} ({}, {})", shape.shape, counted(shape.hosts, "host", "hosts"),
+                            counted(shape.switches, "switch", "switches"));
   info.seed = o.seed;
   info.periods = o.periods;
   const auto start = std::chrono::steady_clock::now();

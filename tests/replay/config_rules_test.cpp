@@ -143,6 +143,21 @@ TEST(ConfigRules, UnitConversionsNeverWrap) {
     expectRejected(c);
 }
 
+// The ramp climbs from low to high and back; a start above its peak (given or
+// the default 0.6) is refused, an equal pair is a flat load.
+TEST(ConfigRules, ARampStartsAtOrBelowItsPeak) {
+  const Rejected cases[] = {
+      {"workload { alonso_ramp { low: 0.5 high: 0.2 } }", "workload.alonso_ramp.low",
+       "is above high"},
+      {"workload { alonso_ramp { low: 0.7 } }", "workload.alonso_ramp.low", "above high (0.6)"},
+  };
+  for (const Rejected& c : cases)
+    expectRejected(c);
+  EXPECT_EQ(accepted("workload { alonso_ramp { low: 0.2 high: 0.2 time_scale: 0.01 } }")
+                .workload.rate.max(),
+            0.2);
+}
+
 TEST(ConfigRules, FieldsThatDoNotApplyAreRefused) {
   const Rejected cases[] = {
       {"gating { policy: DYNAMIC u_off: 0.05 }", "gating.u_off", "STATIC policy only"},

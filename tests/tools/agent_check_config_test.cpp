@@ -49,7 +49,7 @@ TEST(AgentCheckConfig, AllowListedIsActiveAndDryRunSaysSo) {
   testing::CliRun r = testing::ebb({"agent", "--check-config", "--config", cfg});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   // Named, with its GUID: a mistyped GUID that names another switch shows.
-  EXPECT_NE(r.out.find(fmt::format("allow-listed:  1 switches: S0_0_0 ({})", firstSwitchGuid())),
+  EXPECT_NE(r.out.find(fmt::format("allow-listed:  1 switch: S0_0_0 ({})", firstSwitchGuid())),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("mode:          active"), std::string::npos) << r.out;
