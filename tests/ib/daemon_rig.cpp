@@ -327,8 +327,11 @@ void PhysicalLayer::play(const std::vector<Decision>& ds) {
 }
 
 void PhysicalLayer::fail(const PortName& at) {
-  fab_.unlink(at.first, at.second);
-  failed_.insert(d_.linkOf(at.first, at.second));
+  const fabric::LinkId l = d_.linkOf(at.first, at.second);
+  // A cable ebb disabled is unlinked already: it dies where it lies (a later
+  // Polling must not bring a dead cable back).
+  if (down_.erase(l) == 0) fab_.unlink(at.first, at.second);
+  failed_.insert(l);
 }
 
 std::set<fabric::LinkId> PhysicalLayer::cut() const {

@@ -165,7 +165,8 @@ class PhysicalLayer {
   PhysicalLayer(IbsimFabric& fab, const Daemon& d, Options o) : fab_(fab), d_(d), o_(o) {}
 
   void play(const std::vector<Decision>& ds);
-  // A cable fails without ebb: Unlinked at `at`, never played back.
+  // A cable fails without ebb: Unlinked at `at` (if ebb had not disabled it
+  // already), never played back, whatever ebb sets later.
   void fail(const PortName& at);
   // A cable ebb disabled dies where it lies: a later Polling never brings it
   // back, and nothing reports it (no trap: it was down already).
