@@ -1,5 +1,4 @@
 #include "campaign/campaign.h"
-#include "common/plural.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/plural.h"
 #include "fabric/minimal_tree.h"
 #include "replay/fabric_from_config.h"
 #include "replay/run_spec.h"
@@ -18,6 +18,10 @@
 namespace ebb::campaign {
 
 namespace {
+
+// A scenario's message budget unless the base sets workload.max_messages:
+// scenarios are short runs (seconds each at the default shape).
+constexpr std::uint64_t kScenarioMessages = 10'000'000;
 
 using Clock = std::chrono::steady_clock;
 
@@ -155,10 +159,33 @@ Status checkCampaignBase(const config::Config& base, const fabric::Topology& top
         fmt::format("fabric: {}: a fault campaign needs at least 2 (it keeps host pairs connected)",
                     counted(topo.numHosts(), "host", "hosts")));
   }
+  // The campaign draws every scenario's failures: a random process of the
+  // base's own would be dropped without a word.
+  if (base.has_faults() && base.faults().has_random()) {
+    return invalidArgument(
+        "faults.random: a fault campaign draws each scenario's failures itself; leave "
+        "faults.random out of the base config (ebb replay runs it)");
+  }
   // The base's own settings (gating, emulator, fault timing), on a scenario.
   const config::Config first = makeScenario(base, topo, seed, shape, baseDir);
-  if (Result<replay::RunSpec> spec = replay::buildRunSpec(first, baseDir); !spec) {
-    return spec.status();
+  Result<replay::RunSpec> spec = replay::buildRunSpec(first, baseDir);
+  if (!spec) return spec.status();
+  // The cost before the work: scenarios are short runs, so the base's check
+  // period sets their length (--periods of them).
+  const std::uint64_t limit =
+      base.workload().has_max_messages() ? spec->maxMessages : kScenarioMessages;
+  // At most: every period at the highest load drawn.
+  const double cycles =
+      static_cast<double>(scenarioPeriods(shape)) * static_cast<double>(checkPeriodCycles(base));
+  const double messages =
+      shape.maxRate * cycles * static_cast<double>(topo.numHosts()) /
+      static_cast<double>(spec->emulator.messageFlits(spec->workload.messageBytes));
+  if (messages > static_cast<double>(limit)) {
+    return invalidArgument(fmt::format(
+        "faults: a scenario of {} check periods of {} cycles makes up to {:.3g} messages, more "
+        "than the limit of {} per scenario: shorten gating.check_period_cycles or --periods, or "
+        "raise workload.max_messages in the base deliberately",
+        scenarioPeriods(shape), checkPeriodCycles(base), messages, limit));
   }
   return Status::ok();
 }

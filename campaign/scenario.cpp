@@ -295,7 +295,7 @@ config::Config makeScenario(const config::Config& base, const fabric::Topology& 
                             const std::string& baseDir) {
   Draw d(seed);
   const std::int64_t period = checkPeriodCycles(base);
-  const std::int64_t horizon = period * std::max(shape.periods, 4);
+  const std::int64_t horizon = period * scenarioPeriods(shape);
   config::Config c = base;
   c.set_name(fmt::format("faults scenario {}", seed));
   c.set_seed(seed);
@@ -313,6 +313,7 @@ config::Config makeScenario(const config::Config& base, const fabric::Topology& 
   const config::WorkloadSpec baseLoad = base.workload();
   w.Clear();
   if (baseLoad.has_message_bytes()) w.set_message_bytes(baseLoad.message_bytes());
+  if (baseLoad.has_max_messages()) w.set_max_messages(baseLoad.max_messages());
   if (baseLoad.has_message_bytes_min()) w.set_message_bytes_min(baseLoad.message_bytes_min());
   if (baseLoad.has_message_bytes_max()) w.set_message_bytes_max(baseLoad.message_bytes_max());
   w.set_arrivals(baseLoad.arrivals());

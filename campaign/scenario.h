@@ -40,4 +40,10 @@ config::Config makeScenario(const config::Config& base, const fabric::Topology& 
 // The check period of `base` in cycles (its default when unset).
 std::int64_t checkPeriodCycles(const config::Config& base);
 
+// A scenario's length in check periods (shape.periods, at least 4: room for
+// a failure, its repair and the run's last period).
+inline int scenarioPeriods(const ScenarioShape& shape) {
+  return shape.periods < 4 ? 4 : shape.periods;
+}
+
 }  // namespace ebb::campaign

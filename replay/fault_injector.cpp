@@ -106,6 +106,20 @@ Result<std::unique_ptr<FaultInjector>> FaultInjector::create(const FaultsDef& de
     inj->events_.push_back(std::move(r));
   }
   if (Status st = checkRepairs(inj->events_, topo, def.random.enabled()); !st.isOk()) return st;
+  // The cost before the work: every arrival is an event, a record and a
+  // connectivity proof (an mtbf_us typo of ns for us would fill the memory).
+  if (const RandomFaultsDef& rd = def.random; rd.enabled()) {
+    const TimePs span = std::max<TimePs>(0, rd.endAt(horizon) - rd.startPs);
+    const double arrivals = static_cast<double>(span) / static_cast<double>(rd.mtbfPs);
+    if (arrivals > static_cast<double>(rd.maxArrivals)) {
+      return invalidArgument(fmt::format(
+          "faults.random.mtbf_us: {:g} us over the {:g} us of random faults draws about {:.3g} "
+          "failures, more than the limit of {}: raise mtbf_us (it is in microseconds), shorten "
+          "the span (start_cycles, end_cycles), or raise faults.random.max_arrivals deliberately",
+          static_cast<double>(rd.mtbfPs) / 1e6, static_cast<double>(span) / 1e6, arrivals,
+          rd.maxArrivals));
+    }
+  }
   return inj;
 }
 
@@ -173,7 +187,18 @@ Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
                                      : "",
                          topo.describeLink(link));
     };
+    const fabric::Link& l = topo.link(link);
+    const bool upperFailed = failedSwitches[l.upper.sw.value()] != 0;
+    const bool endFailed =
+        upperFailed || (!l.lowerIsHost && failedSwitches[l.lower.sw.value()] != 0);
     if (fail) {
+      // The switch took its links with it: the cable is down already.
+      if (endFailed) {
+        return invalidArgument(fmt::format(
+            "{}: FAIL of {}, whose switch {} an earlier event failed and none repaired (its "
+            "links failed with it)",
+            e.where, part(), topo.sw(upperFailed ? l.upper.sw : l.lower.sw).name));
+      }
       if ((failed & bits) == bits) {
         return invalidArgument(
             fmt::format("{}: FAIL of {}, which an earlier event failed and none repaired (a "
@@ -183,9 +208,6 @@ Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
       failed = static_cast<std::uint8_t>(failed | bits);
       continue;
     }
-    const fabric::Link& l = topo.link(link);
-    const bool endFailed = failedSwitches[l.upper.sw.value()] != 0 ||
-                           (!l.lowerIsHost && failedSwitches[l.lower.sw.value()] != 0);
     if ((failed & bits) == 0 && !endFailed) {
       return invalidArgument(
           fmt::format("{}: REPAIR of {}, which no earlier event failed (a repair names the part "
@@ -373,7 +395,7 @@ void FaultInjector::noteDetected(TimePs t) {
 void FaultInjector::randomArrival() {
   agent::VirtualScheduler& sched = emu_.scheduler();
   const RandomFaultsDef& rd = def_.random;
-  const TimePs end = rd.endPs > 0 ? rd.endPs : horizon_;
+  const TimePs end = rd.endAt(horizon_);
   if (sched.now() > end) return;
   if (randomFailed_ < rd.maxFailed) {
     std::uniform_real_distribution<double> u(0.0, 1.0);

@@ -162,6 +162,9 @@ Result<FaultsDef> faultsFromConfig(const config::FaultsSpec& spec, TimePs cycleP
       return invalidArgument("faults.random.max_failed: must be > 0 (is 0)");
     d.maxFailed = r.has_max_failed() ? r.max_failed() : 1;
     d.seed = r.has_seed() ? r.seed() : seed;
+    if (r.has_max_arrivals() && r.max_arrivals() == 0)
+      return invalidArgument("faults.random.max_arrivals: must be > 0 (is 0)");
+    if (r.has_max_arrivals()) d.maxArrivals = r.max_arrivals();
   }
   return f;
 }

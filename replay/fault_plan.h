@@ -44,7 +44,10 @@ struct RandomFaultsDef {
   TimePs endPs = 0;  // 0: the workload's horizon
   std::uint32_t maxFailed = 1;
   std::uint64_t seed = 1;
+  std::uint64_t maxArrivals = 100'000;  // the cost guard (faults.random.max_arrivals)
   bool enabled() const { return mtbfPs > 0; }
+  // When arrivals stop: endPs, or the workload's horizon.
+  TimePs endAt(TimePs horizon) const { return endPs > 0 ? endPs : horizon; }
 };
 
 struct FaultsDef {

@@ -143,9 +143,7 @@ Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
                     spec.workloadName, hosts));
   }
   // The cost before the work: the messages the rate profile makes here.
-  const double messages =
-      spec.workload.rate.integral() / static_cast<double>(emu.config().cyclePs) * hosts /
-      static_cast<double>(emu.config().messageFlits(spec.workload.messageBytes));
+  const double messages = syntheticMessages(spec, hosts);
   if (messages > static_cast<double>(spec.maxMessages)) {
     return invalidArgument(fmt::format(
         "workload: about {:.3g} messages on {} hosts ({}), more than the limit of {}: shorten "
@@ -157,6 +155,12 @@ Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
       workload::resolveHotspot(spec.workload.hotspot, emu.topology(), spec.workload.seed);
   if (!hot) return hot.status();
   return std::unique_ptr<WorkloadSource>(std::make_unique<SyntheticSource>(emu, spec.workload));
+}
+
+double syntheticMessages(const RunSpec& spec, std::size_t hosts) {
+  return spec.workload.rate.integral() / static_cast<double>(spec.emulator.cyclePs) *
+         static_cast<double>(hosts) /
+         static_cast<double>(spec.emulator.messageFlits(spec.workload.messageBytes));
 }
 
 }  // namespace ebb::replay

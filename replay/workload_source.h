@@ -71,4 +71,8 @@ class WorkloadSource {
 Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
                                                            sim::FabricEmulator& emu);
 
+// The messages a synthetic spec's rate profile makes on `hosts` hosts (its
+// cost before the work; checked against spec.maxMessages).
+double syntheticMessages(const RunSpec& spec, std::size_t hosts);
+
 }  // namespace ebb::replay

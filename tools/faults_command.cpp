@@ -204,14 +204,15 @@ void addFaultsCommand(CLI::App& app, CommandAction& action) {
                   "are replaced by each scenario's")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--scenarios", opts->scenarios, "How many scenarios")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}))
-      ->capture_default_str();
-  cmd->add_option("--seed", opts->seed, "The campaign's seed (scenario i's seed derives from it)")
-      ->check(wholeNumber())
-      ->capture_default_str();
-  cmd->add_option("--jobs", opts->jobs, "Scenarios in parallel (default: every core)")
-      ->check(wholeNumberAboveZero());
+  auto* scenarios = cmd->add_option("--scenarios", opts->scenarios, "How many scenarios")
+                        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}))
+                        ->capture_default_str();
+  auto* seed = cmd->add_option("--seed", opts->seed,
+                               "The campaign's seed (scenario i's seed derives from it)")
+                   ->check(wholeNumber())
+                   ->capture_default_str();
+  auto* jobs = cmd->add_option("--jobs", opts->jobs, "Scenarios in parallel (default: every core)")
+                   ->check(wholeNumberAboveZero());
   cmd->add_option("--periods", opts->periods, "Length of each scenario, in check periods")
       ->check(CLI::Range(4, 100'000))
       ->capture_default_str();
@@ -223,6 +224,10 @@ void addFaultsCommand(CLI::App& app, CommandAction& action) {
                                  "Run only the scenario of this seed (a seed from summary.json or "
                                  "scenarios.csv) and list its fault events")
                      ->check(wholeNumber());
+  // One scenario, by its own seed: a campaign's count, seed and jobs would be
+  // ignored without a word.
+  for (CLI::Option* campaignOnly : {scenarios, seed, jobs})
+    campaignOnly->excludes(replay);
   cmd->add_option("--emit-config", opts->emitConfig,
                   "With --replay-scenario: write that scenario's config to this file "
                   "(`ebb replay FILE` runs it alone)")

@@ -9,9 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "campaign/campaign.h"
 #include "campaign/scenario.h"
 #include "campaign/summary.h"
 #include "campaign_test_util.h"
+#include "configs/config_loader.h"
+#include "replay/fabric_from_config.h"
 #include "replay/run_spec.h"
 
 namespace ebb::campaign {
@@ -179,6 +182,16 @@ TEST(FaultsCommand, BadArgumentsNameTheFlag) {
        tools::kExitUsage,
        "--replay-scenario"},
       {{"faults", "--config", base, "--seed", "abc"}, tools::kExitUsage, "--seed"},
+      // One scenario by its seed: a campaign's count, seed or jobs would be ignored.
+      {{"faults", "--config", base, "--replay-scenario", "5", "--scenarios", "3"},
+       tools::kExitUsage,
+       "--scenarios excludes --replay-scenario"},
+      {{"faults", "--config", base, "--replay-scenario", "5", "--seed", "3"},
+       tools::kExitUsage,
+       "--seed excludes --replay-scenario"},
+      {{"faults", "--config", base, "--replay-scenario", "5", "--jobs", "2"},
+       tools::kExitUsage,
+       "--jobs excludes --replay-scenario"},
   };
   for (const Case& c : cases) {
     const auto r = ebb(c.args);
@@ -237,6 +250,29 @@ TEST(FaultsCommand, BadArgumentsNameTheFlag) {
       }
     }
   }
+  // A base whose scenarios would run for hours (a huge check period sets
+  // their length), or with a random fault process the campaign would drop:
+  // refused before anything runs, naming the field; a deliberate
+  // workload.max_messages raises the budget.
+  for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
+           {"fabric { kary_n_tree { k: 2 n: 2 } } gating { check_period_cycles: 1000000000 }",
+            "more than the limit of 10000000 per scenario"},
+           {"fabric { kary_n_tree { k: 2 n: 2 } } faults { random { mtbf_us: 0.5 } }",
+            "faults.random: a fault campaign draws each scenario's failures itself"}}) {
+    const auto refused = ebb({"faults", "--config", writeBase(dir, text), "--scenarios", "2",
+                              "--out", (dir / "never").string(), "--quiet"});
+    EXPECT_EQ(refused.code, tools::kExitError) << text;
+    EXPECT_NE(refused.err.find(says), std::string::npos) << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "never")) << text;
+  }
+  const std::string raised = writeBase(dir,
+                                       "fabric { kary_n_tree { k: 2 n: 2 } } gating { "
+                                       "check_period_cycles: 1000000000 } workload { "
+                                       "max_messages: 100000000000 }");
+  const config::Config rawBase = config::loadConfigFile(raised).value();
+  const fabric::Topology small = replay::topologyFromConfig(rawBase.fabric(), "").value();
+  EXPECT_TRUE(checkCampaignBase(rawBase, small, 1, {}, "").isOk());
+  EXPECT_EQ(makeScenario(rawBase, small, 1).workload().max_messages(), 100'000'000'000u);
   const auto help = ebb({"faults", "--help"});
   EXPECT_EQ(help.code, tools::kExitOk);
   EXPECT_NE(help.out.find("--replay-scenario"), std::string::npos) << help.out;

@@ -556,6 +556,16 @@ TEST(Faults, BadFaultConfigsAreRejectedNamingTheField) {
   EXPECT_NE(error("random { mtbf_us: 1 start_cycles: 50 end_cycles: 10 }").find("end_cycles"),
             std::string::npos);
   EXPECT_NE(error("detection_cycles: -1").find("faults.detection_cycles"), std::string::npos);
+  // The cost before the work: a mean gap of 1 ps over the 1000 ps run draws
+  // about 1000 failures (an ns-for-us typo), over max_arrivals unless raised.
+  EXPECT_NE(error("random { mtbf_us: 0.000001 max_arrivals: 999 }")
+                .find("faults.random.mtbf_us: 1e-06 us over the 0.001 us of random faults draws "
+                      "about 1e+03 failures, more than the limit of 999"),
+            std::string::npos)
+      << error("random { mtbf_us: 0.000001 max_arrivals: 999 }");
+  EXPECT_EQ(error("random { mtbf_us: 0.000001 max_arrivals: 1000 }"), "");
+  EXPECT_NE(error("random { mtbf_us: 1 max_arrivals: 0 }").find("faults.random.max_arrivals"),
+            std::string::npos);
   EXPECT_EQ(error("event { level: 2 index: 0 port: 5 }"), "");
   // A repair names what an earlier failure took: the same link from either
   // end, a direction of a failed link, or a link of a failed switch.
@@ -589,6 +599,22 @@ TEST(Faults, BadFaultConfigsAreRejectedNamingTheField) {
                   "event { at_cycles: 20 scope: UP_DIRECTION switch_name: \"S2_0_0\" port: 5 }")
                 .find("FAIL of the up direction of link"),
             std::string::npos);
+  // A link of a failed switch failed with it (either end); a cable that
+  // fails before its switch is a failure of its own.
+  EXPECT_NE(error("event { at_cycles: 10 scope: SWITCH switch_name: \"S1_0_0\" } "
+                  "event { at_cycles: 20 switch_name: \"S2_0_0\" port: 5 }")
+                .find("faults.event[1]: FAIL of link S2_0_0[5] - S1_0_0[1], whose switch S1_0_0 "
+                      "an earlier event failed and none repaired"),
+            std::string::npos);
+  EXPECT_NE(error("event { at_cycles: 10 scope: SWITCH switch_name: \"S2_0_0\" } "
+                  "event { at_cycles: 20 scope: DOWN_DIRECTION switch_name: \"S1_0_0\" port: 1 }")
+                .find("whose switch S2_0_0 an earlier event failed"),
+            std::string::npos);
+  EXPECT_EQ(error("event { at_cycles: 10 switch_name: \"S2_0_0\" port: 5 } "
+                  "event { at_cycles: 20 scope: SWITCH switch_name: \"S1_0_0\" } "
+                  "event { at_cycles: 30 action: REPAIR scope: SWITCH switch_name: \"S1_0_0\" } "
+                  "event { at_cycles: 40 action: REPAIR switch_name: \"S2_0_0\" port: 5 }"),
+            "");
   EXPECT_NE(error("event { at_cycles: 10 scope: SWITCH switch_name: \"S1_0_0\" } "
                   "event { at_cycles: 20 scope: SWITCH switch_name: \"S1_0_0\" }")
                 .find("FAIL of switch S1_0_0, which an earlier event failed"),
