@@ -247,6 +247,14 @@ Result<TunePlan> buildTunePlan(const config::TuneSpec& spec, const std::string& 
   plan.base = std::move(*base);
   std::set<std::string> names;
   for (int i = 0; i < spec.workload_size(); ++i) {
+    // Without its spec a workload would run the built-in alonso-ramp, not
+    // the base's workload: a forgotten `spec { }` must not tune the wrong one.
+    if (!spec.workload(i).has_spec()) {
+      return invalidArgument(fmt::format(
+          "workload[{}].spec: missing: a tune workload gives its pattern (workload {{ spec {{ "
+          "uniform {{ ... }} }} }}); leave every workload out to tune on the base's",
+          i));
+    }
     Workload w;
     w.spec = spec.workload(i).spec();
     absolutizeWorkload(w.spec, specDir);

@@ -244,6 +244,11 @@ const BadSpec kBadSpecs[] = {
      "budget { latency_increase_pct: 5 } search_space { field { path: \"emulator.allocator\" "
      "values: [\"ISLIP\", \"ALLOCATOR_UNSPECIFIED\"] } }",
      "search_space.field[0] (emulator.allocator)", "the value is not one of ISLIP, ROUND_ROBIN"},
+    // A workload without its spec would tune on the built-in alonso-ramp.
+    {"WorkloadWithoutSpec",
+     "budget { latency_increase_pct: 5 } workload { name: \"mine\" } search_space { u_on { "
+     "values: [0.2] } }",
+     "workload[0].spec: missing", "leave every workload out to tune on the base's"},
 };
 
 TEST(TuneSpec, TheSettingsLimitIsCheckedBeforeTheGridAndCanBeRaised) {
