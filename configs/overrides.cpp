@@ -153,6 +153,11 @@ Status applyOverride(Message& msg, const std::string& assignment) {
   }
   const std::string key = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
+  // As every option: an unset "$VAR" must not read as "the default".
+  if (value.empty()) {
+    return invalidArgument(fmt::format(
+        "override {}=: the value is empty (leave the override out for the default)", key));
+  }
   // Work on a copy so that a failed override leaves the message untouched.
   std::unique_ptr<Message> copy(msg.New());
   copy->CopyFrom(msg);

@@ -382,13 +382,20 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   if (l.hold_ts() < 0 || !std::isfinite(l.hold_ts())) {
     return invalidArgument(fmt::format("lpi.hold_ts: must be >= 0 (is {})", l.hold_ts()));
   }
-  // A hold with nothing to hold would be ignored without a word.
-  if (lp.mode == policies::LpiMode::kOff && (l.hold_ts() != 0 || l.has_adaptive_hold())) {
-    return invalidArgument(fmt::format(
-        "lpi.{}: applies with a low-power idle mode only (lpi.mode is {}); leave it out, or set "
-        "lpi.mode to FAST_WAKE, DEEP_SLEEP or HYBRID",
-        l.hold_ts() != 0 ? "hold_ts" : "adaptive_hold",
-        l.mode() == config::LpiSpec::OFF ? "OFF" : "left out: off"));
+  // A hold, timers or a speed with no low-power idle would be ignored
+  // without a word.
+  if (lp.mode == policies::LpiMode::kOff) {
+    for (auto [field, given] :
+         {std::pair{"hold_ts", l.hold_ts() != 0}, std::pair{"adaptive_hold", l.has_adaptive_hold()},
+          std::pair{"link_speed", !l.link_speed().empty()},
+          std::pair{"sleep_signal_ps", l.has_sleep_signal_ps()},
+          std::pair{"quiet_ps", l.has_quiet_ps()}, std::pair{"refresh_ps", l.has_refresh_ps()}}) {
+      if (!given) continue;
+      return invalidArgument(fmt::format(
+          "lpi.{}: applies with a low-power idle mode only (lpi.mode is {}); leave it out, or "
+          "set lpi.mode to FAST_WAKE, DEEP_SLEEP or HYBRID",
+          field, l.mode() == config::LpiSpec::OFF ? "OFF" : "left out: off"));
+    }
   }
   const double holdPs = l.hold_ts() * static_cast<double>(lp.sleepSignal);
   if (holdPs > 9e18) {

@@ -309,12 +309,13 @@ Result<config::Config> resolveConfig(const TunePlan& plan, const Setting& s, std
     if (Status st = config::applyOverride(cfg, path + "=" + value); !st.isOk()) return st;
   }
   dropFieldsPolicyIgnores(*cfg.mutable_gating());
-  // A setting without low-power idle has no hold (the base may carry one
-  // for the settings with it).
+  // A setting without low-power idle has no hold, timers or speed (the base
+  // may carry them for the settings with it).
   if (cfg.lpi().mode() == config::LpiSpec::OFF ||
       cfg.lpi().mode() == config::LpiSpec::MODE_UNSPECIFIED) {
-    cfg.mutable_lpi()->clear_hold_ts();
-    cfg.mutable_lpi()->clear_adaptive_hold();
+    const config::LpiSpec::Mode mode = cfg.lpi().mode();
+    cfg.mutable_lpi()->Clear();
+    cfg.mutable_lpi()->set_mode(mode);
   }
   if (fraction < 1.0 && shortens(cfg.workload())) {
     auto* w = cfg.mutable_workload();

@@ -57,6 +57,13 @@ TEST(Overrides, ErrorsNameTheFieldAndLeaveTheConfigUnchanged) {
     EXPECT_NE(s.message().find("the value is not a decimal number"), std::string::npos)
         << notDecimal;
   }
+  // An empty value (an unset "$VAR") is refused, for strings too.
+  for (const char* empty : {"lpi.link_speed=", "gating.u_on=", "name="}) {
+    s = applyOverride(cfg, empty);
+    EXPECT_NE(s.message().find("the value is empty (leave the override out for the default)"),
+              std::string::npos)
+        << empty << ": " << s.message();
+  }
   // Decimal numbers a double cannot hold are out of range, not "not decimal".
   s = applyOverride(cfg, "gating.u_on=1e-320");
   EXPECT_NE(s.message().find("override gating.u_on=1e-320: the value is out of range: too small "

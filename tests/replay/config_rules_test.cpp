@@ -171,6 +171,10 @@ TEST(ConfigRules, FieldsThatDoNotApplyAreRefused) {
       // Nothing sleeps without a low-power idle mode: a hold would be ignored.
       {"lpi { hold_ts: 2 }", "lpi.hold_ts", "low-power idle mode only (lpi.mode is left out"},
       {"lpi { mode: OFF hold_ts: 2 }", "lpi.hold_ts", "(lpi.mode is OFF)"},
+      {"lpi { mode: OFF sleep_signal_ps: 5 }", "lpi.sleep_signal_ps", "(lpi.mode is OFF)"},
+      {"lpi { quiet_ps: 5 }", "lpi.quiet_ps", "low-power idle mode only"},
+      {"lpi { mode: OFF refresh_ps: 5 }", "lpi.refresh_ps", "(lpi.mode is OFF)"},
+      {"lpi { link_speed: \"100GBASE-R\" }", "lpi.link_speed", "low-power idle mode only"},
       {"lpi { mode: OFF adaptive_hold { delay_budget_ns: 100 } }", "lpi.adaptive_hold",
        "set lpi.mode to FAST_WAKE"},
   };

@@ -747,8 +747,8 @@ TEST(OutputFolder, ABadOutFolderIsRefusedBeforeTheRun) {
       {{"gen", "--pattern", "uniform", "--k", "2", "--n", "2", "--out", (file / "m.txt").string()},
        "its folder " + file.string() + " is not a folder"},
       // A folder where a campaign's result goes: refused before the campaign.
-      {{"faults", "--config", src + "/configs/faults_random.textproto", "--scenarios", "1",
-        "--quiet", "--out", blocked.string()},
+      {{"faults", "--config", src + "/configs/kary4x3.textproto", "--scenarios", "1", "--quiet",
+        "--out", blocked.string()},
        "faults: --out: E_IO: " + (blocked / "summary.json").string() + ": is a folder"},
   };
   for (const Case& c : cases) {
