@@ -111,6 +111,12 @@ Result<JobDef> jobFromCollective(const config::CollectiveLoopSpec& c, const std:
   }
   if (c.bytes() < 0)
     return invalidArgument(fmt::format("{}.bytes: must be >= 0 (is {})", field, c.bytes()));
+  if (c.op() == "barrier" && c.bytes() != 0) {
+    return invalidArgument(fmt::format(
+        "{}.bytes: a barrier carries no payload (its messages are 1 byte): leave it out "
+        "(is {})",
+        field, c.bytes()));
+  }
   j.bytes = c.bytes();
   if (c.ranks() < 2)
     return invalidArgument(fmt::format("{}.ranks: must be >= 2 (is {})", field, c.ranks()));

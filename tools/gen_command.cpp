@@ -153,7 +153,10 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
     auto* c = w.mutable_collective();
     c->set_op(o.collective);
     c->set_algorithm(o.algorithm);
-    c->set_bytes(o.messageBytes);
+    // A barrier has no size: its default is left out, a given one refused.
+    const bool sizeGiven =
+        std::find(o.given.begin(), o.given.end(), "--message-bytes") != o.given.end();
+    if (o.collective != "barrier" || sizeGiven) c->set_bytes(o.messageBytes);
     c->set_ranks(ranks);
     c->set_iterations(o.iterations);
     c->set_compute_us(o.computeUs);

@@ -282,6 +282,8 @@ TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
       {"workload { mix { jobs { collective { op: \"alltoall\" ranks: 4 } repeat: true } } }",
        "at least one job must not repeat"},
       {"workload { collective { op: \"scan\" ranks: 4 } }", "unknown collective 'scan'"},
+      {"workload { collective { op: \"barrier\" bytes: 64 ranks: 4 } }",
+       "workload.collective.bytes: a barrier carries no payload"},
       {"workload { collective { op: \"bcast\" algorithm: \"magic\" ranks: 4 } }",
        "workload.collective.algorithm"},
       {"workload { collective { op: \"bcast\" ranks: 1 } }", "workload.collective.ranks"},

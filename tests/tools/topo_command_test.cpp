@@ -394,6 +394,10 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
       {{"gen", "--pattern", "motif", "--collective", "bcast", "--out", genOut.string()},
        kExitError,
        {"--collective: applies to --pattern collective only, not motif"}},
+      {{"gen", "--pattern", "collective", "--collective", "barrier", "--message-bytes", "100",
+        "--out", genOut.string()},
+       kExitError,
+       {"--message-bytes: a barrier carries no payload (its messages are 1 byte): leave it out"}},
       // A cycle too long for the incast period is not blamed on it elsewhere.
       {{"gen", "--cycle-ps", "9223372036854775807", "--out", genOut.string()},
        kExitError,
