@@ -1,5 +1,6 @@
 #include "configs/overrides.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -186,6 +187,23 @@ Status applyOverride(Message& msg, const std::string& assignment) {
     start = dot + 1;
   }
   msg.CopyFrom(*copy);
+  return Status::ok();
+}
+
+Status applyCommandLineOverrides(Message& msg, const std::vector<std::string>& overrides,
+                                 std::vector<std::string>& notes) {
+  std::vector<std::string> keys;
+  for (const std::string& ov : overrides) {
+    const std::string key = ov.substr(0, ov.find('='));
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+      return invalidArgument(
+          fmt::format("override {}: {} is given twice on the command line", ov, key));
+    }
+    keys.push_back(key);
+    const std::string note = oneofSwitchNote(msg, ov);
+    if (Status s = applyOverride(msg, ov); !s.isOk()) return s;
+    if (!note.empty()) notes.push_back(note);
+  }
   return Status::ok();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <google/protobuf/message.h>
 
@@ -19,5 +20,14 @@ Status applyOverride(google::protobuf::Message& msg, const std::string& assignme
 // fabric), "replaces <parent> '<chosen>' ... with '<member>' ..."; else
 // empty. The commands print it as a note, so a switch is never silent.
 std::string oneofSwitchNote(const google::protobuf::Message& msg, const std::string& assignment);
+
+// A command line's overrides, in order: each field once (a second would
+// silently win), each applied; `notes` gets the oneof switches of those that
+// applied (a refused one switches nothing). E_INVALID at the first bad one,
+// with the message as it was before it. The commands exit 2 on it: an
+// override is the command line.
+Status applyCommandLineOverrides(google::protobuf::Message& msg,
+                                 const std::vector<std::string>& overrides,
+                                 std::vector<std::string>& notes);
 
 }  // namespace ebb::config

@@ -77,15 +77,13 @@ int loadAgentSettings(const AgentOptions& o, std::ostream& err,
     err << "ebb agent: " << cfg.status().toString() << "\n";
     return kExitError;
   }
-  for (const std::string& ov : o.overrides) {
-    if (const std::string note = config::oneofSwitchNote(*cfg, ov); !note.empty()) {
-      err << "ebb agent: note: " << note << "\n";
-    }
-    if (Status s = config::applyOverride(*cfg, ov); !s.isOk()) {
-      err << "ebb agent: " << s.toString() << "\n";
-      return kExitError;
-    }
+  std::vector<std::string> notes;
+  if (Status s = config::applyCommandLineOverrides(*cfg, o.overrides, notes); !s.isOk()) {
+    err << "ebb agent: " << s.toString() << "\n";
+    return kExitUsage;
   }
+  for (const std::string& note : notes)
+    err << "ebb agent: note: " << note << "\n";
   config::AgentDaemonSpec* a = cfg->mutable_agent();
   if (o.dryRun) a->set_dry_run(true);
   if (!o.ca.empty()) a->set_ca(o.ca);

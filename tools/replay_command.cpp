@@ -106,22 +106,8 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   const char* const given = !o.trafficPath.empty() ? "--traffic"
                             : !o.tracePath.empty() ? "--trace"
                                                    : nullptr;
-  std::vector<std::string> keys;  // each field once: a second would silently win
   for (const std::string& ov : o.overrides) {
     const std::string key = ov.substr(0, ov.find('='));
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-      err << "ebb replay: E_INVALID: override " << ov << ": " << key
-          << " is given twice on the command line\n";
-      return kExitUsage;
-    }
-    keys.push_back(key);
-    if (const std::string note = config::oneofSwitchNote(*cfg, ov); !note.empty()) {
-      err << "ebb replay: note: " << note << "\n";
-    }
-    if (Status s = config::applyOverride(*cfg, ov); !s.isOk()) {
-      err << "ebb replay: " << s.toString() << "\n";
-      return kExitError;
-    }
     // --traffic and --trace replace the workload's pattern: an override of
     // another pattern, or of synthetic sizes and arrivals, would be dropped
     // silently.
@@ -143,6 +129,13 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
       }
     }
   }
+  std::vector<std::string> notes;
+  if (Status s = config::applyCommandLineOverrides(*cfg, o.overrides, notes); !s.isOk()) {
+    err << "ebb replay: " << s.toString() << "\n";
+    return kExitUsage;
+  }
+  for (const std::string& note : notes)
+    err << "ebb replay: note: " << note << "\n";
   // The report names what ran: the config and what the command line changed.
   // A config without a name is named by its file.
   if (cfg->name().empty()) cfg->set_name(std::filesystem::path(where).filename().string());

@@ -113,6 +113,25 @@ TEST(ReplayCli, AWorkloadWithoutMessagesSaysSo) {
   EXPECT_NE(out.find("! the workload created no message"), std::string::npos) << out;
 }
 
+// An override that cannot be applied is a bad command line (exit 2), and
+// says nothing of a oneof switch it never made; one that applies and breaks
+// a rule is bad input (exit 1).
+TEST(ReplayCli, OverrideErrorsAreCommandLineErrorsAndSwitchNothing) {
+  std::string out, err;
+  for (std::vector<const char*> bad : {std::vector<const char*>{"gating.bogus=1"},
+                                       {"gating.policy=dynamic"},
+                                       {"fabric.xgft.m=2"},
+                                       {"seed=3", "seed=4"},
+                                       {"lpi.link_speed="}}) {
+    std::vector<const char*> args = {"replay", "--quiet"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    EXPECT_EQ(ebb(args, &out, &err), kExitUsage) << bad.front() << ": " << err;
+    EXPECT_EQ(err.find("note:"), std::string::npos) << err;
+  }
+  EXPECT_EQ(ebb({"replay", "--quiet", "gating.u_on=2"}, &out, &err), kExitError) << err;
+  EXPECT_NE(err.find("given as gating.u_on=2 on the command line"), std::string::npos) << err;
+}
+
 // A run that fails midway (a closed loop whose host a failure cuts off)
 // leaves no empty --out folder behind, nor the parents it created for it.
 TEST(ReplayCli, AFailedRunLeavesNoFolderItCreated) {

@@ -459,7 +459,7 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
        kExitUsage,
        {"--rate: must be a decimal number (is nan)"}},
       {{"replay", "workload.uniform.rate=0x1p-3", "--out", scratch("never-out").string()},
-       kExitError,
+       kExitUsage,
        {"workload.uniform.rate=0x1p-3: the value is not a decimal number"}},
       // Values CLI11 would wrap or that would be ignored.
       {{"gen", "--seed", "-1", "--out", genOut.string()},
