@@ -76,6 +76,28 @@ std::string lineTooLongRule(std::string_view what) {
   return fmt::format("line longer than {} bytes: not a text {}", kMaxTextLine, what);
 }
 
+std::string binaryLineRule(std::string_view line, std::string_view what) {
+  if (line.find('\0') == std::string_view::npos) return {};
+  return fmt::format("binary data (NUL byte): not a text {}", what);
+}
+
+std::string printable(std::string_view text, std::size_t max) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (i == max) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 namespace {
 // Proves `dir` writable with a probe file; E_IO naming `what` otherwise.
 Status probeWritable(const fs::path& dir, const std::string& what) {

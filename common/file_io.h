@@ -38,6 +38,13 @@ bool readBoundedLine(std::istream& in, std::string& line, bool& tooLong,
 // The rule a reader names for such a line: "line longer than 1048576 bytes:
 // not a text <what>".
 std::string lineTooLongRule(std::string_view what);
+// A line with a NUL byte (a binary or compressed file read as text): the
+// rule "binary data (NUL byte): not a text <what>"; empty for a text line.
+// Readers check it before a field error would echo the bytes.
+std::string binaryLineRule(std::string_view line, std::string_view what);
+// `text` as an error message may quote it: control bytes as \xNN, and cut
+// after `max` bytes with "..." (a whole garbled line is no help).
+std::string printable(std::string_view text, std::size_t max = 60);
 
 // The folders a command created for its results, removed again (deepest
 // first, each only while empty) unless keep() is called: a run that fails

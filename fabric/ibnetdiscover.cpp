@@ -415,9 +415,8 @@ Result<Topology> parseIbnetdiscover(std::istream& in, const std::string& sourceN
       if (tooLong) throw ParseError(lineNo + 1, lineTooLongRule("topology file"));
       if (!got) break;
       ++lineNo;
-      if (text.find('\0') != std::string::npos) {
-        throw ParseError(lineNo, "binary data (NUL byte): not a text topology file");
-      }
+      if (const std::string rule = binaryLineRule(text, "topology file"); !rule.empty())
+        throw ParseError(lineNo, rule);
       parser.line(text, lineNo);
     }
   } catch (const ParseError& e) {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "agent/gating_config.h"
+#include "common/file_io.h"
 #include "common/units.h"
 #include "configs/config_loader.h"
 #include "sim_backend/link_preset.h"
@@ -229,6 +230,12 @@ std::span<const SyntheticOnlyField> syntheticOnlyFields() {
 
 Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseDir) {
   RunSpec r;
+  // The name heads the summary, the report and the plots' titles: one line.
+  if (const std::string& n = cfg.name(); printable(n, n.size()) != n) {
+    return invalidArgument(fmt::format(
+        "name: '{}' has control characters (a newline, a NUL...): it must be one line of text",
+        printable(n)));
+  }
   r.name = cfg.name().empty() ? "run" : cfg.name();
   // Emulator.
   const auto& e = cfg.emulator();

@@ -94,6 +94,9 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
     }
     if (!got) break;
     ++lineNo;
+    if (const std::string rule = binaryLineRule(line, "trace (a compressed archive? unpack it)");
+        !rule.empty())
+      return bad(rule);
     if (line.empty() || line[0] == '#') continue;
     const auto f = splitCsv(line);
     // A header (line 1 not starting with a number) must name the columns as
@@ -117,7 +120,7 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
         return bad(fmt::format(
             "header '{}': expected the columns rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request "
             "in this order (they are read by position)",
-            line));
+            printable(line)));
       }
       continue;
     }

@@ -51,6 +51,8 @@ Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& c
     }
     if (!got) break;
     ++lineNo;
+    if (const std::string rule = binaryLineRule(line, "trace"); !rule.empty())
+      return {ErrorCode::kParse, fmt::format("{}:{}: {}", file.string(), lineNo, rule)};
     std::istringstream ss(line);
     std::string rankText, op;
     if (!(ss >> rankText)) continue;

@@ -171,11 +171,8 @@ class TextReader final : public TrafficReader {
     // A NUL byte outside a comment always breaks the line, so it is looked
     // for only here, off the fast path: binary data, as the topology reader
     // says, rather than whatever field it broke.
-    if (line_.find('\0') != std::string_view::npos) {
-      return {
-          ErrorCode::kParse,
-          fmt::format("{}:{}: binary data (NUL byte): not a text traffic file", path_, lineNo_)};
-    }
+    if (const std::string binary = binaryLineRule(line_, "traffic file"); !binary.empty())
+      return {ErrorCode::kParse, fmt::format("{}:{}: {}", path_, lineNo_, binary)};
     return {ErrorCode::kParse, fmt::format("{}:{}: {}", path_, lineNo_, rule)};
   }
 

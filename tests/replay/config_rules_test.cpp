@@ -143,6 +143,12 @@ TEST(ConfigRules, UnitConversionsNeverWrap) {
     expectRejected(c);
 }
 
+// The name heads the summary and the plots: one line of text.
+TEST(ConfigRules, ANameWithControlCharactersIsRefused) {
+  expectRejected({"name: \"a\\nb\"", "name: 'a\\x0ab'", "must be one line of text"});
+  EXPECT_EQ(accepted("name: \"fat tree, 4-ary\"").name, "fat tree, 4-ary");
+}
+
 // The ramp climbs from low to high and back; a start above its peak (given or
 // the default 0.6) is refused, an equal pair is a flat load.
 TEST(ConfigRules, ARampStartsAtOrBelowItsPeak) {

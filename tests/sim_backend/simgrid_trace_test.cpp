@@ -171,6 +171,12 @@ TEST(SimgridTrace, BadInputNamesTheFileAndLine) {
   EXPECT_NE(t.status().message().find("ti_trace1.txt:3: rank 1 names itself as its peer"),
             std::string::npos)
       << t.status().message();
+  write(1, std::string("1 init\n\0\x01garbage\n", 16));
+  t = readSimgridTrace(dir.string(), 1e9);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.status().message().find("ti_trace1.txt:2: binary data (NUL byte): not a text trace"),
+            std::string::npos)
+      << t.status().message();
   write(1, "1 init\n1 compute 100\n1 BCAST 4\n");  // case-insensitive
   t = readSimgridTrace(dir.string(), 1e9);
   EXPECT_TRUE(t) << t.status().toString();

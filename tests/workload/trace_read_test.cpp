@@ -182,6 +182,17 @@ TEST_F(TraceRead, AmgHeaderMustNameTheColumnsInOrder) {
   EXPECT_FALSE(read("rank,op,t_enter_s,t_exit_s,peer,bytes,tag\n").isOk());
   EXPECT_TRUE(read("Rank, Op, T_enter_s, T_exit_s, Peer, Bytes, Tag, Request\r\n").isOk());
   EXPECT_TRUE(read("").isOk());
+  // A compressed archive read as text is named so, not echoed byte for byte;
+  // control bytes of a header are quoted as \xNN and a long one is cut.
+  const Status gz = read(std::string("\x1f\x8b\x08\0\x01\x02,garbage\n", 15));
+  EXPECT_NE(
+      gz.message().find(p.string() + ":1: binary data (NUL byte): not a text trace (a compressed "
+                                     "archive? unpack it)"),
+      std::string::npos)
+      << gz.message();
+  const Status ctl = read("\x1b[31mrank" + std::string(100, 'x') + "\n");
+  EXPECT_NE(ctl.message().find("header '\\x1b[31mrank"), std::string::npos) << ctl.message();
+  EXPECT_NE(ctl.message().find("xxx...': expected"), std::string::npos) << ctl.message();
 }
 
 }  // namespace
