@@ -22,7 +22,12 @@ RateProfile::RateProfile(std::vector<std::pair<TimePs, double>> points)
     : points_(std::move(points)) {
   for (const auto& [t, r] : points_)
     max_ = std::max(max_, r);
+  // A flat profile (uniform traffic) neither rises nor falls: it is drawn as
+  // one curve, as a workload without a profile is.
+  const bool flat =
+      std::all_of(points_.begin(), points_.end(), [&](const auto& p) { return p.second == max_; });
   for (const auto& [t, r] : points_) {
+    if (flat) break;
     if (r >= max_) {
       hasPeak_ = true;
       peakAt_ = t;

@@ -29,7 +29,8 @@ class RateProfile {
   // The rate integrated over time: flits/cycle/node x picoseconds.
   double integral() const;
   TimePs end() const { return points_.empty() ? 0 : points_.back().first; }
-  // True while the rate rises (or before the peak), for increasing/decreasing curves.
+  // True while the rate rises (before the peak), for increasing/decreasing
+  // curves; always for a flat profile (one curve).
   bool rising(TimePs t) const;
   Status validate() const;  // times ascending, rates >= 0
 

@@ -28,6 +28,17 @@ TEST(RateProfile, AlonsoRampShape) {
   EXPECT_FALSE(RateProfile({{10, 0.1}, {5, 0.1}}).validate().isOk());
 }
 
+// A flat profile (uniform traffic) is one curve: rising throughout, as a
+// workload without a profile; one that only falls is falling throughout.
+TEST(RateProfile, AFlatProfileIsOneCurveAndAFallingOneFalls) {
+  const RateProfile flat({{0, 0.3}, {5'000'000, 0.3}});
+  EXPECT_TRUE(flat.rising(0));
+  EXPECT_TRUE(flat.rising(4'000'000));
+  const RateProfile falling({{0, 0.5}, {5'000'000, 0.1}});
+  EXPECT_FALSE(falling.rising(0));
+  EXPECT_FALSE(falling.rising(4'000'000));
+}
+
 // Uniform traffic: any host but the source, every other host reached.
 TEST(SyntheticTraffic, UniformNeverSendsToTheSourceAndReachesEveryOtherHost) {
   const fabric::Topology topo = fabric::KAryNTree::make(2, 3).value().build();
