@@ -1,7 +1,10 @@
 #include "common/file_io.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -141,7 +144,55 @@ Status checkOutputFile(const fs::path& path, std::string_view option,
   return probeWritable(dir, fmt::format("{} {}", option, path.string()));
 }
 
+namespace {
+// The folders an interrupted run removes: fixed storage, as a signal handler
+// may not allocate. One CreatedFolders is live at a time (one command).
+constexpr std::size_t kMaxInterruptFolders = 32;
+constexpr std::size_t kMaxInterruptPath = 4096;
+char gInterruptFolders[kMaxInterruptFolders][kMaxInterruptPath];
+volatile std::sig_atomic_t gInterruptCount = 0;
+
+extern "C" void removeFoldersAndDie(int sig) {
+  for (auto i = static_cast<std::size_t>(gInterruptCount); i-- > 0;)
+    ::rmdir(gInterruptFolders[i]);  // fails on a folder that holds anything
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// Registers `folders` (outermost first) and, for SIGINT and SIGTERM still at
+// their default, the handler; an empty list takes the handler back off.
+void setInterruptFolders(const std::vector<fs::path>& folders) {
+  gInterruptCount = 0;
+  std::size_t n = 0;
+  for (const fs::path& f : folders) {
+    const std::string s = fs::absolute(f).string();
+    if (n == kMaxInterruptFolders || s.size() >= kMaxInterruptPath) break;
+    std::memcpy(gInterruptFolders[n], s.c_str(), s.size() + 1);
+    ++n;
+  }
+  gInterruptCount = static_cast<std::sig_atomic_t>(n);
+  for (int sig : {SIGINT, SIGTERM}) {
+    struct sigaction now {};
+    if (::sigaction(sig, nullptr, &now) != 0) continue;
+    if (n > 0 && now.sa_handler == SIG_DFL) {
+      struct sigaction act {};
+      act.sa_handler = removeFoldersAndDie;
+      sigemptyset(&act.sa_mask);
+      ::sigaction(sig, &act, nullptr);
+    } else if (n == 0 && now.sa_handler == removeFoldersAndDie) {
+      ::signal(sig, SIG_DFL);  // a handler another part set since stays
+    }
+  }
+}
+}  // namespace
+
+void CreatedFolders::keep() {
+  created_.clear();
+  setInterruptFolders(created_);
+}
+
 CreatedFolders::~CreatedFolders() {
+  setInterruptFolders({});
   std::error_code ec;
   for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
     if (!fs::is_directory(*it, ec) || !fs::is_empty(*it, ec)) return;
@@ -159,6 +210,7 @@ std::error_code CreatedFolders::create(const fs::path& dir) {
   fs::create_directories(dir, ec);
   if (ec) return ec;
   created_.insert(created_.end(), missing.rbegin(), missing.rend());
+  setInterruptFolders(created_);
   return ec;
 }
 

@@ -48,7 +48,10 @@ std::string printable(std::string_view text, std::size_t max = 60);
 
 // The folders a command created for its results, removed again (deepest
 // first, each only while empty) unless keep() is called: a run that fails
-// leaves no empty folder behind, and never touches a file in one.
+// leaves no empty folder behind, and never touches a file in one. So does a
+// run that SIGINT or SIGTERM ends (Ctrl-C, kill), where nothing else set a
+// handler for them: the handler removes the still-empty folders (rmdir is
+// async-signal-safe) and dies of the signal as before.
 class CreatedFolders {
  public:
   CreatedFolders() = default;
@@ -57,7 +60,7 @@ class CreatedFolders {
   ~CreatedFolders();
   // Creates `dir` and any missing parent, remembering those it created.
   std::error_code create(const std::filesystem::path& dir);
-  void keep() { created_.clear(); }
+  void keep();
 
  private:
   std::vector<std::filesystem::path> created_;  // outermost first

@@ -158,6 +158,25 @@ TEST_F(OutputInterrupt, SigtermOrSigkillLeaveTheEarlierRunOrTheNewOneWhole) {
               static_cast<long long>(phase.count()), newRuns_);
 }
 
+// Ctrl-C or a kill during the run, before any result is written: the
+// folders the run created for --out go again (as after a failed run), and
+// the process still dies of the signal.
+TEST_F(OutputInterrupt, AnInterruptedRunLeavesNoFolderItCreated) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    const fs::path made = root_ / ("made-" + std::to_string(sig));
+    ReplayProcess r = start(config_, made / "deeper", 1, root_ / "logs", 200 + sig,
+                            {"workload.uniform.duration_cycles=100000000"});
+    // The folder is made before the run starts (a child process's progress,
+    // not the emulator's time).
+    for (int i = 0; i < 600 && !fs::exists(made / "deeper"); ++i)
+      std::this_thread::sleep_for(50ms);
+    ASSERT_TRUE(fs::exists(made / "deeper"));
+    r.child->signal(sig);
+    EXPECT_EQ(r.child->wait(60s), 128 + sig);
+    EXPECT_FALSE(fs::exists(made)) << sig;
+  }
+}
+
 std::string readText(const fs::path& p) {
   std::ifstream in(p);
   std::ostringstream text;
