@@ -598,4 +598,21 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   return r;
 }
 
+std::vector<std::string> runNotes(const RunSpec& spec) {
+  std::vector<std::string> notes;
+  const sim::EmulatorConfig& em = spec.emulator;
+  const bool deep =
+      em.lpi.mode == policies::LpiMode::kDeepSleep || em.lpi.mode == policies::LpiMode::kHybrid;
+  if (deep && em.vcBufferBytes < 4 * em.packetBytes) {
+    notes.push_back(fmt::format(
+        "low-power idle {} on VC buffers of {:g} packet(s): each hop pays a deep-sleep wake-up "
+        "while packets back up behind it, and such a fabric congests even at light load "
+        "(docs/emulator.md, \"Low-power idle and small buffers\"); the paper's setup gives "
+        "emulator.vc_buffer_bytes at least 4 packets (configs/lpi_table6_hybrid.textproto)",
+        em.lpi.mode == policies::LpiMode::kHybrid ? "HYBRID" : "DEEP_SLEEP",
+        static_cast<double>(em.vcBufferBytes) / static_cast<double>(em.packetBytes)));
+  }
+  return notes;
+}
+
 }  // namespace ebb::replay

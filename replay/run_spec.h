@@ -74,4 +74,10 @@ std::span<const SyntheticOnlyField> syntheticOnlyFields();
 // Relative traffic file paths are resolved against `baseDir`.
 Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseDir = "");
 
+// What a valid spec is known to do badly, for the command to say before the
+// run (`ebb replay: note: ...`): deep-sleep or hybrid low-power idle on VC
+// buffers of fewer than 4 packets congests at light load (docs/emulator.md,
+// "Low-power idle and small buffers").
+std::vector<std::string> runNotes(const RunSpec& spec);
+
 }  // namespace ebb::replay

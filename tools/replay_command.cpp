@@ -174,6 +174,8 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
         << givenOnCommandLine(o, spec.status().message()) << "\n";
     return kExitError;
   }
+  for (const std::string& note : runNotes(*spec))
+    err << "ebb replay: note: " << note << "\n";
   Result<fabric::Topology> topo = topologyFromConfig(cfg->fabric(), baseDir);
   if (!topo) {
     err << "ebb replay: " << where << ": " << topo.status().toString() << "\n";

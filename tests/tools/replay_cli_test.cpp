@@ -132,6 +132,35 @@ TEST(ReplayCli, OverrideErrorsAreCommandLineErrorsAndSwitchNothing) {
   EXPECT_NE(err.find("given as gating.u_on=2 on the command line"), std::string::npos) << err;
 }
 
+// Deep-sleep or hybrid low-power idle on buffers under 4 packets congests
+// at light load: said before the run, not after hours; the paper's setup
+// (4-packet buffers) and fast-wake run without the note.
+TEST(ReplayCli, DeepSleepOnSmallBuffersIsNotedBeforeTheRun) {
+  const std::filesystem::path dir =
+      std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_lpi_note";
+  const std::string out = (dir / "out").string();
+  std::string stdoutText, err;
+  for (const char* mode : {"lpi.mode=HYBRID", "lpi.mode=DEEP_SLEEP", "lpi.mode=FAST_WAKE"}) {
+    ASSERT_EQ(ebb({"replay", "fabric.kary_n_tree.n=2", mode, "workload.uniform.rate=0.01",
+                   "workload.uniform.duration_cycles=2000", "report.skip_plots=true",
+                   "report.skip_baseline=true", "--out", out.c_str(), "--quiet"},
+                  &stdoutText, &err),
+              kExitOk)
+        << err;
+    const bool noted = err.find("note: low-power idle") != std::string::npos &&
+                       err.find("on VC buffers of 1 packet(s)") != std::string::npos;
+    EXPECT_EQ(noted, std::string(mode) != "lpi.mode=FAST_WAKE") << mode << ": " << err;
+  }
+  ASSERT_EQ(ebb({"replay", "lpi.mode=HYBRID", "emulator.vc_buffer_bytes=256",
+                 "workload.uniform.rate=0.01", "workload.uniform.duration_cycles=2000",
+                 "fabric.kary_n_tree.n=2", "report.skip_plots=true", "report.skip_baseline=true",
+                 "--out", out.c_str(), "--quiet"},
+                &stdoutText, &err),
+            kExitOk)
+      << err;
+  EXPECT_EQ(err.find("note: low-power idle"), std::string::npos) << err;
+}
+
 // A run that fails midway (a closed loop whose host a failure cuts off)
 // leaves no empty --out folder behind, nor the parents it created for it.
 TEST(ReplayCli, AFailedRunLeavesNoFolderItCreated) {
