@@ -77,7 +77,7 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
 // What a valid spec is known to do badly, for the command to say before the
 // run (`ebb replay: note: ...`): deep-sleep or hybrid low-power idle on VC
 // buffers of fewer than 4 packets congests at light load (docs/emulator.md,
-// "Low-power idle and small buffers").
+// "Low-power idle and small buffers"); HYBRID with a zero hold is DEEP_SLEEP.
 std::vector<std::string> runNotes(const RunSpec& spec);
 
 }  // namespace ebb::replay

@@ -134,7 +134,8 @@ TEST(ReplayCli, OverrideErrorsAreCommandLineErrorsAndSwitchNothing) {
 
 // Deep-sleep or hybrid low-power idle on buffers under 4 packets congests
 // at light load: said before the run, not after hours; the paper's setup
-// (4-packet buffers) and fast-wake run without the note.
+// (4-packet buffers) and fast-wake run without the note. So is a HYBRID
+// that is DEEP_SLEEP for want of a hold.
 TEST(ReplayCli, DeepSleepOnSmallBuffersIsNotedBeforeTheRun) {
   const std::filesystem::path dir =
       std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_lpi_note";
@@ -159,6 +160,16 @@ TEST(ReplayCli, DeepSleepOnSmallBuffersIsNotedBeforeTheRun) {
             kExitOk)
       << err;
   EXPECT_EQ(err.find("note: low-power idle"), std::string::npos) << err;
+  // HYBRID's fast-wake stage lasts the hold: with none it is DEEP_SLEEP.
+  EXPECT_NE(err.find("note: lpi.mode HYBRID with lpi.hold_ts 0"), std::string::npos) << err;
+  ASSERT_EQ(ebb({"replay", "lpi.mode=HYBRID", "lpi.hold_ts=1", "emulator.vc_buffer_bytes=256",
+                 "workload.uniform.rate=0.01", "workload.uniform.duration_cycles=2000",
+                 "fabric.kary_n_tree.n=2", "report.skip_plots=true", "report.skip_baseline=true",
+                 "--out", out.c_str(), "--quiet"},
+                &stdoutText, &err),
+            kExitOk)
+      << err;
+  EXPECT_EQ(err.find("note: lpi.mode HYBRID"), std::string::npos) << err;
 }
 
 // A run that fails midway (a closed loop whose host a failure cuts off)
