@@ -137,38 +137,35 @@ TEST(ReplayCli, OverrideErrorsAreCommandLineErrorsAndSwitchNothing) {
 // (4-packet buffers) and fast-wake run without the note. So is a HYBRID
 // that is DEEP_SLEEP for want of a hold.
 TEST(ReplayCli, DeepSleepOnSmallBuffersIsNotedBeforeTheRun) {
-  const std::filesystem::path dir =
-      std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_lpi_note";
-  const std::string out = (dir / "out").string();
-  std::string stdoutText, err;
+  const std::string out =
+      (std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_lpi_note" / "out").string();
+  // A short run with these settings; what it said on stderr.
+  const auto notes = [&](std::vector<const char*> settings) {
+    std::vector<const char*> args = {"replay",
+                                     "fabric.kary_n_tree.n=2",
+                                     "workload.uniform.rate=0.01",
+                                     "workload.uniform.duration_cycles=2000",
+                                     "report.skip_plots=true",
+                                     "report.skip_baseline=true",
+                                     "--out",
+                                     out.c_str(),
+                                     "--quiet"};
+    args.insert(args.begin() + 1, settings.begin(), settings.end());
+    std::string stdoutText, err;
+    EXPECT_EQ(ebb(args, &stdoutText, &err), kExitOk) << err;
+    return err;
+  };
   for (const char* mode : {"lpi.mode=HYBRID", "lpi.mode=DEEP_SLEEP", "lpi.mode=FAST_WAKE"}) {
-    ASSERT_EQ(ebb({"replay", "fabric.kary_n_tree.n=2", mode, "workload.uniform.rate=0.01",
-                   "workload.uniform.duration_cycles=2000", "report.skip_plots=true",
-                   "report.skip_baseline=true", "--out", out.c_str(), "--quiet"},
-                  &stdoutText, &err),
-              kExitOk)
-        << err;
+    const std::string err = notes({mode, "lpi.hold_ts=1"});
     const bool noted = err.find("note: low-power idle") != std::string::npos &&
                        err.find("on VC buffers of 1 packet(s)") != std::string::npos;
     EXPECT_EQ(noted, std::string(mode) != "lpi.mode=FAST_WAKE") << mode << ": " << err;
   }
-  ASSERT_EQ(ebb({"replay", "lpi.mode=HYBRID", "emulator.vc_buffer_bytes=256",
-                 "workload.uniform.rate=0.01", "workload.uniform.duration_cycles=2000",
-                 "fabric.kary_n_tree.n=2", "report.skip_plots=true", "report.skip_baseline=true",
-                 "--out", out.c_str(), "--quiet"},
-                &stdoutText, &err),
-            kExitOk)
-      << err;
+  std::string err = notes({"lpi.mode=HYBRID", "emulator.vc_buffer_bytes=256"});
   EXPECT_EQ(err.find("note: low-power idle"), std::string::npos) << err;
   // HYBRID's fast-wake stage lasts the hold: with none it is DEEP_SLEEP.
   EXPECT_NE(err.find("note: lpi.mode HYBRID with lpi.hold_ts 0"), std::string::npos) << err;
-  ASSERT_EQ(ebb({"replay", "lpi.mode=HYBRID", "lpi.hold_ts=1", "emulator.vc_buffer_bytes=256",
-                 "workload.uniform.rate=0.01", "workload.uniform.duration_cycles=2000",
-                 "fabric.kary_n_tree.n=2", "report.skip_plots=true", "report.skip_baseline=true",
-                 "--out", out.c_str(), "--quiet"},
-                &stdoutText, &err),
-            kExitOk)
-      << err;
+  err = notes({"lpi.mode=HYBRID", "lpi.hold_ts=1", "emulator.vc_buffer_bytes=256"});
   EXPECT_EQ(err.find("note: lpi.mode HYBRID"), std::string::npos) << err;
 }
 
