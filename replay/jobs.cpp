@@ -280,6 +280,19 @@ Result<workload::MpiTrace> collectiveLoopProgram(const JobDef& job) {
     return invalidArgument(fmt::format("{}.iterations: must be in [1, {}] (is {})", job.field,
                                        workload::kMaxIterations, job.iterations));
   }
+  // The cost before the work, before the first instance is built (an
+  // all-pairs algorithm on tens of thousands of ranks would fill the
+  // memory): each message is a send and a receive.
+  if (const double ops =
+          2.0 *
+          static_cast<double>(workload::collectiveMessagesAtLeast(job.algos, job.op, job.ranks)) *
+          job.iterations;
+      ops > static_cast<double>(workload::kMaxProgramOps)) {
+    return invalidArgument(fmt::format(
+        "{}.iterations: {} iterations of {} on {} ranks are at least {:.3g} MPI operations, "
+        "more than the {} ebb builds for one job: fewer iterations or ranks",
+        job.field, job.iterations, job.op, job.ranks, ops, workload::kMaxProgramOps));
+  }
   for (std::uint32_t it = 0; it < job.iterations; ++it) {
     if (it == 1) {
       // The size before the rest of the work: the first iteration, times how many.

@@ -162,6 +162,24 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
     c->set_compute_us(o.computeUs);
     what = fmt::format("{} x {}{}", o.iterations, o.collective,
                        o.algorithm.empty() ? "" : " (" + o.algorithm + ")");
+    // The cost before the work, before the program is built: at least this
+    // many messages (a bad algorithm name is refused below, by the job).
+    workload::CollectiveAlgos algos;
+    if (o.algorithm.empty() || workload::setAlgorithm(algos, o.collective, o.algorithm).isOk()) {
+      const double least =
+          static_cast<double>(workload::collectiveMessagesAtLeast(algos, o.collective, ranks)) *
+          o.iterations;
+      if (least > static_cast<double>(o.maxMessages)) {
+        err << "ebb gen: "
+            << invalidArgument(fmt::format("the file would hold at least {:.3g} messages, more "
+                                           "than the limit of {}: lower --iterations or --ranks, "
+                                           "or raise the limit deliberately with --max-messages",
+                                           least, o.maxMessages))
+                   .toString()
+            << "\n";
+        return kExitError;
+      }
+    }
   }
   Result<JobsDef> jobs = jobsFromWorkload(w, "");
   if (!jobs) {

@@ -160,4 +160,25 @@ Status expandCollective(Programs& p, const CollectiveAlgos& a, const std::string
   return Status::ok();
 }
 
+std::uint64_t collectiveMessagesAtLeast(const CollectiveAlgos& a, const std::string& op,
+                                        std::uint32_t ranks) {
+  if (ranks < 2) return 0;
+  const std::uint64_t n = ranks;
+  // Every pair, or a tree's worth.
+  const auto pairs = [n](bool everyPair) { return everyPair ? n * (n - 1) : n - 1; };
+  const auto quadratic = [](ReduceAlgo r, bool all) {
+    // reduce's ggas-allgather is ggas-write; only allreduce's readers read all.
+    return r == ReduceAlgo::kRing || r == ReduceAlgo::kGgasWorkShare ||
+           (all && (r == ReduceAlgo::kGgasRead || r == ReduceAlgo::kGgasAllgather));
+  };
+  if (op == "alltoall") return pairs(a.alltoall != AlltoallAlgo::kBruck);
+  if (op == "alltoallv") return pairs(true);
+  if (op == "allgather") return pairs(a.allgather == AllgatherAlgo::kRing);
+  if (op == "reduce_scatter") return pairs(a.reduceScatter == ReduceScatterAlgo::kRing);
+  if (op == "bcast") return pairs(a.bcast == BcastAlgo::kScatterAllgather);
+  if (op == "reduce") return pairs(quadratic(a.reduce, false));
+  if (op == "allreduce") return pairs(quadratic(a.allreduce, true));
+  return pairs(false);  // gather, scatter, barrier
+}
+
 }  // namespace ebb::workload

@@ -153,6 +153,13 @@ Status parseAlgorithms(CollectiveAlgos& algos, const std::string& list);
 // vector (reduce, allreduce, reduce_scatter).
 Status expandCollective(Programs& p, const CollectiveAlgos& algos, const std::string& op,
                         std::int64_t bytes, std::int32_t tag, std::uint32_t root = 0);
+// The cost before the work: the messages one instance of `op` sends on `ranks`
+// ranks, at least (exact for the algorithms that send between every pair:
+// P(P-1); P-1 for the others, within a log P factor of the truth). Checked
+// before an instance is built: a pairwise alltoall on 32 768 ranks is a
+// billion operations.
+std::uint64_t collectiveMessagesAtLeast(const CollectiveAlgos& algos, const std::string& op,
+                                        std::uint32_t ranks);
 // The same on a communicator of some of the ranks of `p`: members[i] is the
 // rank of `p` that is rank i of the communicator, `root` a communicator rank.
 // Only the members' programs grow, with their peers translated to ranks of

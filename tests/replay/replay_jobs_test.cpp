@@ -266,6 +266,29 @@ TEST(ReplayJobs, CollectiveLoopIsTheAlgorithmRepeatedWithComputeGaps) {
   }
 }
 
+// An all-pairs collective on tens of thousands of ranks is refused before
+// its first instance is built (a billion operations would fill the memory);
+// a tree-shaped one on as many ranks is built.
+TEST(ReplayJobs, ACollectiveTooBigToBuildIsRefusedBeforeItIsBuilt) {
+  JobDef j;
+  j.source = JobDef::Source::kCollective;
+  j.field = "workload.collective";
+  j.op = "alltoall";
+  j.bytes = 64;
+  j.ranks = 32768;
+  j.iterations = 1;
+  const auto big = collectiveLoopProgram(j);
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.status().message().find("workload.collective.iterations: 1 iterations of alltoall "
+                                        "on 32768 ranks are at least 2.15e+09 MPI operations"),
+            std::string::npos)
+      << big.status().message();
+  j.op = "bcast";
+  const auto tree = collectiveLoopProgram(j);
+  ASSERT_TRUE(tree) << tree.status().toString();
+  EXPECT_EQ(tree->sends, 32767u);
+}
+
 struct BadWorkload {
   std::string text;
   const char* expect;
@@ -371,9 +394,20 @@ TEST(ReplayJobs, ProgramsBeyondTheOperationLimitAreRefusedBeforeTheyAreBuilt) {
   Result<workload::MpiTrace> t = collectiveLoopProgram(j);
   ASSERT_FALSE(t);
   EXPECT_NE(t.status().message().find("workload.collective.iterations: 1000000 iterations of "
-                                      "alltoall on 64 ranks are about "),
+                                      "alltoall on 64 ranks are at least "),
             std::string::npos)
       << t.status().message();
+  // Where the bound before the first instance is low (a tree's P - 1 for
+  // recursive doubling's P log P), the first instance counts exactly.
+  j.op = "allreduce";
+  j.iterations = 500'000;
+  Result<workload::MpiTrace> counted = collectiveLoopProgram(j);
+  ASSERT_FALSE(counted);
+  EXPECT_NE(
+      counted.status().message().find("500000 iterations of allreduce on 64 ranks are about "),
+      std::string::npos)
+      << counted.status().message();
+  j.op = "alltoall";
   EXPECT_NE(t.status().message().find("MPI operations, more than the 100000000 ebb builds for "
                                       "one job"),
             std::string::npos)

@@ -204,5 +204,52 @@ TEST(CollectiveAlgos, NamesSelectAlgorithmsAndBadNamesListTheChoices) {
   EXPECT_TRUE(expandCollective(p, a, "allreduce", 8, -1).isOk());
 }
 
+// The cost bound checked before a collective is built: never above the
+// messages an instance really sends, and within a log P factor of them, so
+// an all-pairs algorithm is never taken for a tree (every op, every named
+// algorithm, several rank counts).
+TEST(CollectiveAlgos, TheMessageBoundIsBelowTheTruthAndWithinALogFactor) {
+  const std::map<std::string, std::vector<std::string>> kAlgorithms = {
+      {"alltoall", {"pairwise", "socket-phased", "bruck"}},
+      {"alltoallv", {"pairwise"}},
+      {"allgather", {"ring", "bruck"}},
+      {"reduce_scatter", {"ring", "recursive-halving"}},
+      {"bcast", {"binomial", "scatter-allgather"}},
+      {"gather", {"linear", "segmented"}},
+      {"scatter", {"linear", "segmented"}},
+      {"reduce",
+       {"gather-to-root", "binomial", "ring", "recursive-doubling", "reduce-scatter-allgather",
+        "ggas-read", "ggas-write", "ggas-allgather", "ggas-work-share"}},
+      {"allreduce",
+       {"gather-to-root", "binomial", "ring", "recursive-doubling", "reduce-scatter-allgather",
+        "ggas-read", "ggas-write", "ggas-allgather", "ggas-work-share"}},
+      {"barrier", {""}}};
+  for (const auto& [op, names] : kAlgorithms) {
+    for (const std::string& name : names) {
+      CollectiveAlgos a;
+      if (!name.empty()) {
+        ASSERT_TRUE(setAlgorithm(a, op, name).isOk()) << op << " " << name;
+      }
+      for (std::uint32_t P : {2u, 3u, 8u, 13u, 16u, 24u}) {
+        Programs p(P);
+        if (!expandCollective(p, a, op, 1024, -1).isOk()) continue;  // e.g. socket-phased
+        std::uint64_t sent = 0;
+        for (const auto& rank : p) {
+          for (const MpiOp& o : rank)
+            sent += o.kind == MpiOpKind::kSend || o.kind == MpiOpKind::kIsend ? 1 : 0;
+        }
+        const std::uint64_t bound = collectiveMessagesAtLeast(a, op, P);
+        std::uint32_t log2P = 0;
+        while ((1u << log2P) < P)
+          ++log2P;
+        EXPECT_LE(bound, sent) << op << " " << name << " on " << P;
+        EXPECT_LE(sent, bound * 4 * (log2P + 1)) << op << " " << name << " on " << P;
+      }
+    }
+  }
+  EXPECT_EQ(collectiveMessagesAtLeast({}, "alltoall", 32768), 32768ull * 32767);
+  EXPECT_EQ(collectiveMessagesAtLeast({}, "bcast", 1), 0u);
+}
+
 }  // namespace
 }  // namespace ebb::sim

@@ -394,6 +394,11 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
       {{"gen", "--pattern", "motif", "--collective", "bcast", "--out", genOut.string()},
        kExitError,
        {"--collective: applies to --pattern collective only, not motif"}},
+      // An all-pairs collective on 262 144 ranks: refused before it is built.
+      {{"gen", "--pattern", "collective", "--k", "64", "--n", "3", "--collective", "alltoall",
+        "--out", genOut.string()},
+       kExitError,
+       {"the file would hold at least 6.87e+11 messages, more than the limit of 100000000"}},
       {{"gen", "--pattern", "collective", "--collective", "barrier", "--message-bytes", "100",
         "--out", genOut.string()},
        kExitError,
