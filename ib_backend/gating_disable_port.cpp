@@ -234,6 +234,16 @@ std::optional<PortId> DisablePortGating::enableEnd(LinkId l) const {
 // the switch went dark as it went out, or met a failure not yet known on its
 // route, is tried again the same way.
 void DisablePortGating::enableLink(LinkId l, TimePs deadline, Done<LinkPowerState> done) {
+  // Brought back meanwhile another way while this one waited for reach (the
+  // stop's restore waves, a hop of another re-enable), or its Set is on the
+  // wire: one Polling Set per link. A second, landing on the trained link,
+  // would take it down again (ibsim does; hardware retrains).
+  const auto& now = b_.rec(l);
+  if (now.pollingSet || now.enabling || (now.up && !now.disabledEnd)) {
+    return b_.later<LinkPowerState>(std::move(done), now.up && !now.enabling
+                                                         ? LinkPowerState::kOn
+                                                         : LinkPowerState::kTurningOn);
+  }
   const std::optional<PortId> end = enableEnd(l);
   if (end && b_.sw_[end->sw.value()].reachable) {
     if (!b_.allowed(end->sw)) {
@@ -385,6 +395,9 @@ void DisablePortGating::wave(std::shared_ptr<RestoreRun> r, std::function<void()
   bool outOfReach = false;
   for (LinkId l : std::vector<LinkId>(b_.disabled_)) {
     if (r->inFlight.count(l)) continue;
+    // Another re-enable's Set is on the wire: one per link. If it fails,
+    // the next wave sends this one.
+    if (b_.rec(l).pollingSet) continue;
     const std::optional<PortId> end = enableEnd(l);
     if (!end || !b_.sw_[end->sw.value()].reachable) {
       if (end) {
@@ -414,6 +427,10 @@ void DisablePortGating::wave(std::shared_ptr<RestoreRun> r, std::function<void()
   // tell: read the failed links from their ends in reach, so any route
   // that works now opens (one re-probe at a time).
   if (outOfReach) b_.reprobeFailedLinks([](Result<std::vector<PortChange>>) {});
+  // Links another re-enable set Polling meanwhile are not back until LinkUp either.
+  for (std::size_t l = 0; l < b_.links_.size(); ++l) {
+    if (b_.links_[l].enabling) r->awaitingUp.insert(LinkId(static_cast<std::uint32_t>(l)));
+  }
   const bool allUp = std::all_of(r->awaitingUp.begin(), r->awaitingUp.end(),
                                  [this](LinkId l) { return b_.rec(l).up; });
   if (b_.disabled_.empty() && r->inFlight.empty() && allUp) return then();

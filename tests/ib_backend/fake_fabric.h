@@ -67,6 +67,8 @@ class FakeFabric {
   bool pmaBlocked = false;         // PMA gets no LID route (the SM's up/down rule)
   std::uint64_t wrongGuidFor = 0;  // a switch reporting another GUID
   int sets = 0;
+  // PhysPortState=Polling Sets per (switch, port index): "one per link".
+  std::map<std::pair<std::uint32_t, std::uint32_t>, int> pollingSets;
 
   FakeMadTransport::Responder responder() {
     return [this](const MadAddress& to, const MadBytes& m) { return answer(to, m); };
@@ -148,8 +150,10 @@ class FakeFabric {
       ++sets;
       const auto want = mad_get_field(raw + 64, 0, IB_PORT_PHYS_STATE_F);
       if (want != 0) phys_[at->value()][mod - 1] = static_cast<PhysState>(want);
-      if (want == static_cast<std::uint32_t>(PhysState::kPolling))
+      if (want == static_cast<std::uint32_t>(PhysState::kPolling)) {
         pollingSince_[{at->value(), mod - 1}] = 0;
+        ++pollingSets[{at->value(), mod - 1}];
+      }
       const auto width = mad_get_field(raw + 64, 0, IB_PORT_LINK_WIDTH_ENABLED_F);
       if (width != 0) {
         ++widthSets;

@@ -186,6 +186,47 @@ TEST(IbBackend, ADarkSwitchComesBackThroughItsGatewayLink) {
   }
 }
 
+// SIGTERM while a turn-on waits for its dark end to come into reach: the
+// restore's waves and the turn-on both bring the link back, but one Polling
+// Set goes to each port (a second, landing on a trained link, would take it
+// down again: ibsim does, hardware retrains).
+TEST(IbBackend, ARestoreDuringATurnOnSendsOnePollingSetPerPort) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  rig.fab.trainAfter = 2;
+  const auto mt = fabric::MinimalTree::build(tree()).value();
+  SwitchId mid = tree().switchesAtLevel(1).front();
+  for (SwitchId s : tree().switchesAtLevel(1)) {
+    if (!mt.containsSwitch(s)) mid = s;
+  }
+  std::vector<PortId> order;  // its leaves' links, then its own up links
+  for (std::uint16_t d : tree().sw(mid).downPorts)
+    order.push_back(tree().link(tree().sw(mid).ports[d].link).lower);
+  for (std::uint16_t u : tree().sw(mid).upPorts)
+    order.push_back({mid, u});
+  for (const PortId& p : order)
+    ASSERT_TRUE(rig.set(p, false)) << tree().describePort(p);
+  ASSERT_FALSE(rig.backend->reachable(mid));
+  rig.fab.pollingSets.clear();
+  // A turn-on of the dark switch's own up link (gated at it), then at once
+  // the stop's restore.
+  const PortId own = {mid, tree().sw(mid).upPorts.front()};
+  rig.backend->applyLinkState(own, true, [](Result<LinkPowerState>) {});
+  Status restored(ErrorCode::kInternal, "not done");
+  rig.backend->restoreAll([&](Status s) { restored = s; });
+  rig.sched.runUntil(rig.sched.now() + 5000 * kMs);
+  EXPECT_TRUE(restored.isOk()) << restored.toString();
+  for (const auto& [port, n] : rig.fab.pollingSets) {
+    EXPECT_EQ(n, 1) << tree().describePort(
+        {SwitchId(port.first), static_cast<std::uint16_t>(port.second)});
+  }
+  for (const PortId& p : order) {
+    const PortId up = tree().link(tree().sw(p.sw).ports[p.index].link).upper;
+    EXPECT_EQ(rig.fab.phys(p), PhysState::kLinkUp) << tree().describePort(p);
+    EXPECT_EQ(rig.fab.phys(up), PhysState::kLinkUp) << tree().describePort(up);
+  }
+}
+
 IbBackendOptions widthMode(bool dryRun = false) {
   IbBackendOptions o = Rig::allowAll();
   o.action = GatingAction::kReduceWidth;
