@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 
+#include "common/plural.h"
 #include "daemon/counter_sweep.h"
 #include "daemon/instance_lock.h"
 #include "daemon/preload_noise_filter.h"
@@ -161,9 +162,9 @@ void AgentDaemon::reportTopologySurvey() {
   const ib::TopologySurvey& t = backend_->topologySurvey();
   if (!t.matches()) {
     err_ << fmt::format(
-                "ebb agent: warning: the fabric's cables differ from the topology in {} places "
+                "ebb agent: warning: the fabric's cables differ from the topology in {} "
                 "(topology_mismatch WARN: those links are left alone, read as off):\n{}\n",
-                t.differences.size(), t.listing("  "))
+                counted(t.differences.size(), "place", "places"), t.listing("  "))
          << std::flush;
   }
   if (!t.unverified.empty()) {

@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 
+#include "common/plural.h"
 #include "ib_backend/gating_reduce_width.h"
 #include "ib_backend/ib_backend.h"
 
@@ -238,11 +239,12 @@ Status IbBackend::takeInSurvey() {
     }
   }
   if (survey_.matches() || opts_.topologyMismatch == TopologyMismatch::kWarn) return Status::ok();
-  return Status(ErrorCode::kInvalidArgument,
-                fmt::format("the fabric's cables differ from the topology in {} places "
-                            "(topology_mismatch REFUSE; WARN would start, leaving those links "
-                            "alone):\n{}",
-                            survey_.differences.size(), survey_.listing("  ")));
+  return Status(
+      ErrorCode::kInvalidArgument,
+      fmt::format("the fabric's cables differ from the topology in {} "
+                  "(topology_mismatch REFUSE; WARN would start, leaving those links "
+                  "alone):\n{}",
+                  counted(survey_.differences.size(), "place", "places"), survey_.listing("  ")));
 }
 
 // Directed routes: breadth first from the switch we attach at, over switch

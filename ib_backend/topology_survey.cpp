@@ -22,6 +22,8 @@ const char* linkFindingName(LinkFinding f) {
       return "disabled";
     case LinkFinding::kHostDown:
       return "host down";
+    case LinkFinding::kDown:
+      return "down";
     case LinkFinding::kMissing:
       return "missing";
     case LinkFinding::kMoved:
@@ -176,6 +178,8 @@ class Comparison {
     }
     return fmt::format("{} - {}", name(endOf(L.lower)), name(endOf(L.upper)));
   }
+  // Whether the switch of `p` was read and has that port.
+  bool hasPort(PortId p) const { return p.index < seen_[p.sw.value()].size(); }
   // What port `p` showed; a port the switch does not have reads as no peer.
   PortSighting sighting(PortId p) const {
     const auto& ports = seen_[p.sw.value()];
@@ -210,6 +214,14 @@ class Comparison {
       f = LinkFinding::kDisabled;
     } else if (!low && up.kind == Kind::kNoPeer) {
       f = LinkFinding::kHostDown;
+    } else if (low && up.kind == Kind::kNoPeer && low->kind == Kind::kNoPeer && hasPort(L.upper) &&
+               hasPort(L.lower)) {
+      // Both ports there, nothing trained: a cable out (pulled, dead) reads
+      // so, as one that was never laid would. Taken as a failed cable: the
+      // proofs count on it no more than on any failure, so a topology
+      // that names one too many is safe, and a restart during an outage
+      // keeps the fabric guarded (docs/ib_agent.md).
+      f = LinkFinding::kDown;
     } else if (low && up.kind == Kind::kNoPeer && low->kind == Kind::kNoPeer) {
       f = LinkFinding::kMissing;
       add(TopologyDifference::Kind::kMissing,

@@ -33,7 +33,8 @@ enum class LinkFinding : std::uint8_t {
   kUp,          // the cable is there, both ends as configured
   kDisabled,    // an end reads Disabled (an earlier run, an operator): there, down
   kHostDown,    // a host cable whose switch port has no peer (a host may be off)
-  kMissing,     // both ends read, neither trained nor Disabled
+  kDown,        // a switch cable whose ends both exist and read down: a failed cable
+  kMissing,     // an end the switch does not have (the topology names a port it lacks)
   kMoved,       // an end is cabled elsewhere
   kUnverified,  // an end could not be read or did not answer: state unknown
 };
