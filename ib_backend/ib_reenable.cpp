@@ -113,9 +113,19 @@ void IbBackend::reportReenable(LinkId l, ReenableEvent::Kind kind) {
 
 Status IbBackend::reenablesPendingRefusal() const {
   if (pending_.empty()) return Status::ok();
+  // A re-enable whose end is on a switch failures cut off waits for that
+  // switch, not the fabric: it may be dead (for days, an RMA), and the
+  // guard's proofs count on none of its gates already. The rule is for the
+  // management path: a re-enable it could not deliver goes out first.
+  const std::vector<fabric::SwitchId> cutOff = switchesCutOff();
   std::vector<std::string> links;
-  for (const auto& [l, p] : pending_)
+  for (const auto& [l, p] : pending_) {
+    const std::optional<fabric::PortId> end =
+        rec(l).disabledEnd ? rec(l).disabledEnd : rec(l).foundDisabledAt;
+    if (end && std::find(cutOff.begin(), cutOff.end(), end->sw) != cutOff.end()) continue;
     links.push_back(topo_.describeLink(l));
+  }
+  if (links.empty()) return Status::ok();
   return {ErrorCode::kUnavailable,
           fmt::format("{} re-enable(s) not delivered yet ({}): no link is turned off before "
                       "they are",

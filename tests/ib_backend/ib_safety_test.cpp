@@ -114,6 +114,36 @@ TEST(IbSafety, AReenableUnderWayIsNotDeliveredBeforeItIsPending) {
   EXPECT_TRUE(rig.backend->reenablesNotDelivered().empty());
 }
 
+// A re-enable whose end is on a switch that failures cut off (it may be
+// dead) stays pending for that switch but holds no turn-off elsewhere: the
+// fabric goes on gating (a dead switch can stay dead for days).
+TEST(IbSafety, AReenablePendingAtASwitchCutOffByFailuresHoldsNoOtherTurnOff) {
+  Rig rig(shortRestore());
+  ASSERT_TRUE(rig.init().isOk());
+  const SwitchId leaf = leafAt(2);
+  const std::vector<PortId> spares = nonMtUpPorts(leaf);
+  ASSERT_FALSE(spares.empty());
+  const PortId gated = spares.front();
+  ASSERT_TRUE(rig.set(gated, false));
+  ASSERT_EQ(rig.fab.phys(gated), PhysState::kDisabled) << "gated at the leaf's own end";
+  // Every other up cable of the leaf fails: it is cut off, its gate with it.
+  for (std::uint16_t u : tree().sw(leaf).upPorts) {
+    const PortId p{leaf, u};
+    if (p == gated) continue;
+    setCable(rig, p, PhysState::kPolling);
+    ASSERT_TRUE(testing::reread(rig, tree().link(linkAt(p)).upper.sw));
+  }
+  ASSERT_EQ(rig.backend->switchesCutOff(), std::vector<SwitchId>{leaf});
+  EXPECT_FALSE(rig.set(gated, true)) << "its end is out of reach";
+  ASSERT_EQ(rig.backend->pendingReenables(), std::vector<LinkId>{linkAt(gated)});
+  // Elsewhere, gating goes on.
+  const PortId other = nonMtUpPorts(leafAt(0)).front();
+  auto off = rig.set(other, false);
+  ASSERT_TRUE(off) << off.status().toString();
+  EXPECT_EQ(rig.fab.phys(other), PhysState::kDisabled);
+  EXPECT_EQ(rig.backend->pendingReenables(), std::vector<LinkId>{linkAt(gated)});
+}
+
 // Both up cables of a leaf fail: it is cut off. They are repaired and no
 // trap tells: only a re-probe (from the spine ends, in reach) sees it.
 TEST(IbSafety, ARepairNoTrapToldOfIsFoundByAReprobe) {
