@@ -18,11 +18,19 @@ bool DisablePortGating::readsOff(LinkId l) const {
 }
 
 void DisablePortGating::setPhys(PortId end, PhysState phys, std::function<void(Status)> done,
-                                std::function<bool()> stillWanted, std::shared_ptr<bool> sent) {
+                                std::function<bool()> stillWanted, std::shared_ptr<bool> sent,
+                                std::shared_ptr<bool> deadCable) {
   b_.writePort(
       end,
-      [this, end, phys, stillWanted = std::move(stillWanted),
-       sent = std::move(sent)](const PortInfo&) -> Result<PortInfoEdit> {
+      [this, end, phys, stillWanted = std::move(stillWanted), sent = std::move(sent),
+       deadCable = std::move(deadCable)](const PortInfo& before) -> Result<PortInfoEdit> {
+        if (deadCable && before.phys != PhysState::kLinkUp) {
+          *deadCable = true;
+          return Status(ErrorCode::kNotFound,
+                        fmt::format("{} reads {}, not LinkUp: its cable is down (a failure no "
+                                    "trap told of), nothing to disable",
+                                    b_.topo_.describePort(end), physStateName(before.phys)));
+        }
         // Checked when the Set is about to go (after the Get's reply), not
         // only when it was asked for: the intent may have changed meanwhile.
         if (stillWanted && !stillWanted()) {
@@ -55,6 +63,7 @@ void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
   // The end to set must stay reachable once the link is down: a switch that
   // loses its last link is set from the far end. The safety guard, when it
   // chose the end (single-failure resilience), has the last word.
+  const bool wasUp = b_.rec(l).up && !b_.rec(l).enabling;  // up, not training
   b_.rec(l).up = false;        // no route through it from now on, even before the reply
   b_.rec(l).enabling = false;  // no more waiting for LinkUp (the generation stops the poll)
   b_.recomputeRoutes();
@@ -94,11 +103,20 @@ void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
     return !*skipped;
   };
   auto sent = std::make_shared<bool>(false);
+  // The Get before the Set reads the port: a link ebb had up that reads
+  // down there died with no trap to tell (its switch's traps could not
+  // reach the SM at that moment). Not gated: taken in as the failure it is.
+  auto deadCable = std::make_shared<bool>(false);
   setPhys(
       *end, PhysState::kDisabled,
-      [this, l, end = *end, gen, skipped, sent, done = std::move(done)](Status st) {
+      [this, l, end = *end, gen, skipped, sent, deadCable, done = std::move(done)](Status st) {
         IbBackend::LinkRecord& r = b_.rec(l);
         r.disabling = false;
+        if (*deadCable && !*sent && gen == r.gen) {
+          ++b_.stats_.failuresFoundBeforeSet;
+          b_.linkFault(l, false);
+          return done(LinkPowerState::kOff);
+        }
         if (gen != r.gen) return superseded(l, end, st, *skipped, std::move(done));
         if (!st.isOk()) {
           // No Set went out (refused before it, the end out of reach): the
@@ -116,7 +134,7 @@ void DisablePortGating::turnOff(LinkId l, Done<LinkPowerState> done) {
           b_.callback_->onLinkStateChanged(b_.topo_.link(l).upper, LinkPowerState::kOff);
         done(LinkPowerState::kOff);
       },
-      stillWanted, sent);
+      stillWanted, sent, wasUp ? deadCable : nullptr);
 }
 
 void DisablePortGating::markDisabled(LinkId l, PortId end) {

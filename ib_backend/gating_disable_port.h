@@ -33,9 +33,12 @@ class DisablePortGating final : public GatingStrategy {
   // `stillWanted`, if set, is asked when the Set is about to go (after the
   // Get): false sends nothing and completes with kUnavailable.
   // `sent`, when given, turns true once the Set may have gone out (a
-  // failure after that does not prove the port unchanged).
+  // failure after that does not prove the port unchanged). `deadCable`,
+  // when given, turns true (and nothing is sent, E_NOT_FOUND) if the Get
+  // reads the port anything but LinkUp.
   void setPhys(fabric::PortId end, PhysState phys, std::function<void(Status)> done,
-               std::function<bool()> stillWanted = {}, std::shared_ptr<bool> sent = {});
+               std::function<bool()> stillWanted = {}, std::shared_ptr<bool> sent = {},
+               std::shared_ptr<bool> deadCable = {});
   // `end` is the one ebb set Disabled: the link is in disabled_.
   void markDisabled(fabric::LinkId l, fabric::PortId end);
   // A turn-off whose Set a turn-on overtook: nothing to do if it was not

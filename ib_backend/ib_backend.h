@@ -75,6 +75,9 @@ struct IbBackendStats {
   // Disabled Sets that landed after a turn-on had superseded them, undone
   // (Polling again at that end) or held as pending re-enables.
   std::uint64_t staleDisablesUndone = 0;
+  // Turn-offs whose Get read the port down (a cable dead with no trap to
+  // tell): taken in as failures, nothing Set.
+  std::uint64_t failuresFoundBeforeSet = 0;
 };
 
 // A change rereadPorts() found at one port.

@@ -5,6 +5,7 @@
 // re-probe; the restore on exit reaches a switch such a repair brought back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "tests/ib_backend/ib_rig.h"
@@ -142,6 +143,34 @@ TEST(IbSafety, AReenablePendingAtASwitchCutOffByFailuresHoldsNoOtherTurnOff) {
   ASSERT_TRUE(off) << off.status().toString();
   EXPECT_EQ(rig.fab.phys(other), PhysState::kDisabled);
   EXPECT_EQ(rig.backend->pendingReenables(), std::vector<LinkId>{linkAt(gated)});
+}
+
+// A cable dies with no trap to tell (its switch's traps could not reach the
+// SM then): an agent later turns it off. The Get before the Set reads the
+// port down: nothing is Set, and the link is taken in as the failure it is
+// (both ends' agents hear a port down), not as a gate ebb holds.
+TEST(IbSafety, ATurnOffOfACableThatDiedUnseenTakesInTheFailure) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  const PortId p = nonMtUpPorts(leafAt(1)).front();
+  const LinkId l = linkAt(p);
+  setCable(rig, p, PhysState::kPolling);  // no re-read: ebb still has it up
+  ASSERT_TRUE(rig.backend->failedLinks().empty());
+  const int setsBefore = rig.fab.sets;
+  auto off = rig.set(p, false);
+  ASSERT_TRUE(off) << off.status().toString();
+  EXPECT_EQ(*off, LinkPowerState::kOff);
+  EXPECT_EQ(rig.fab.sets, setsBefore) << "a Disabled Set to a dead cable";
+  EXPECT_EQ(rig.backend->failedLinks(), std::vector<LinkId>{l});
+  EXPECT_TRUE(rig.backend->disabledLinks().empty()) << "booked as ebb's gate";
+  const fabric::Link& L = tree().link(l);
+  EXPECT_NE(std::find(rig.cb.down.begin(), rig.cb.down.end(), L.lower), rig.cb.down.end());
+  EXPECT_NE(std::find(rig.cb.down.begin(), rig.cb.down.end(), L.upper), rig.cb.down.end());
+  EXPECT_EQ(rig.backend->stats().failuresFoundBeforeSet, 1u);
+  // A live cable is gated as before.
+  const PortId live = nonMtUpPorts(leafAt(3)).front();
+  ASSERT_TRUE(rig.set(live, false));
+  EXPECT_EQ(rig.fab.phys(live), PhysState::kDisabled);
 }
 
 // Both up cables of a leaf fail: it is cut off. They are repaired and no
