@@ -140,22 +140,28 @@ TEST(IbBackend, DryRunAndReadOnlySwitchesSendNoSet) {
 // A level-1 switch off the minimal tree loses every link: its last one is
 // set from the far end. Turning one of its links back on first re-enables
 // that gateway, then the link itself at the end that was disabled.
-TEST(IbBackend, ADarkSwitchComesBackThroughItsGatewayLink) {
-  Rig rig;
-  ASSERT_TRUE(rig.init().isOk());
-  rig.fab.trainAfter = 2;
+// A level-1 switch off the minimal tree, and the ports that gate all its
+// links in turn: its leaves' links to it (ascending), then its own up links.
+std::pair<SwitchId, std::vector<PortId>> offTreeMiddleSwitch() {
   const auto mt = fabric::MinimalTree::build(tree()).value();
   SwitchId mid = tree().switchesAtLevel(1).front();
   for (SwitchId s : tree().switchesAtLevel(1)) {
     if (!mt.containsSwitch(s)) mid = s;
   }
-  ASSERT_FALSE(mt.containsSwitch(mid));
-  // Its ascending inputs (the leaves' links to it), then its own up links.
   std::vector<PortId> order;
   for (std::uint16_t d : tree().sw(mid).downPorts)
     order.push_back(tree().link(tree().sw(mid).ports[d].link).lower);
   for (std::uint16_t u : tree().sw(mid).upPorts)
     order.push_back({mid, u});
+  return {mid, order};
+}
+
+TEST(IbBackend, ADarkSwitchComesBackThroughItsGatewayLink) {
+  Rig rig;
+  ASSERT_TRUE(rig.init().isOk());
+  rig.fab.trainAfter = 2;
+  const auto [mid, order] = offTreeMiddleSwitch();
+  ASSERT_FALSE(fabric::MinimalTree::build(tree()).value().containsSwitch(mid));
   for (const PortId& p : order) {
     auto r = rig.set(p, false);
     ASSERT_TRUE(r) << tree().describePort(p) << ": " << r.status().toString();
@@ -194,16 +200,7 @@ TEST(IbBackend, ARestoreDuringATurnOnSendsOnePollingSetPerPort) {
   Rig rig;
   ASSERT_TRUE(rig.init().isOk());
   rig.fab.trainAfter = 2;
-  const auto mt = fabric::MinimalTree::build(tree()).value();
-  SwitchId mid = tree().switchesAtLevel(1).front();
-  for (SwitchId s : tree().switchesAtLevel(1)) {
-    if (!mt.containsSwitch(s)) mid = s;
-  }
-  std::vector<PortId> order;  // its leaves' links, then its own up links
-  for (std::uint16_t d : tree().sw(mid).downPorts)
-    order.push_back(tree().link(tree().sw(mid).ports[d].link).lower);
-  for (std::uint16_t u : tree().sw(mid).upPorts)
-    order.push_back({mid, u});
+  const auto [mid, order] = offTreeMiddleSwitch();
   for (const PortId& p : order)
     ASSERT_TRUE(rig.set(p, false)) << tree().describePort(p);
   ASSERT_FALSE(rig.backend->reachable(mid));
