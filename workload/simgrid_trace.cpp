@@ -36,7 +36,12 @@ struct Call {
   int line = 0;
 };
 
-Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& calls) {
+// The calls of `file` by rank, in file order. A folder's file holds one
+// rank (`oneRank`); a trace given as one file may hold them all, as
+// SimGrid's shared layout does.
+Status parseFile(const fs::path& file, bool oneRank,
+                 std::map<std::uint32_t, std::vector<Call>>& byRank) {
+  std::uint32_t rank = 0;
   std::ifstream in(file);
   if (!in) return {ErrorCode::kIo, fmt::format("cannot open trace {}", file.string())};
   skipUtf8Bom(in);
@@ -63,7 +68,7 @@ Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& c
       return {ErrorCode::kParse,
               fmt::format("{}: rank '{}' is not a non-negative integer", where, rankText)};
     }
-    if (haveRank && r != rank) {
+    if (oneRank && haveRank && r != rank) {
       return {ErrorCode::kParse, fmt::format("{}: rank {} in a file of rank {}", where, r, rank)};
     }
     rank = r;
@@ -95,7 +100,7 @@ Status parseFile(const fs::path& file, std::uint32_t& rank, std::vector<Call>& c
       }
       c.args.push_back(static_cast<std::int64_t>(std::llround(v)));
     }
-    calls.push_back(std::move(c));
+    byRank[rank].push_back(std::move(c));
   }
   if (!haveRank) return {ErrorCode::kParse, fmt::format("{}: no operations", file.string())};
   return Status::ok();
@@ -211,17 +216,19 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
   }
   if (files.empty()) return Status(ErrorCode::kIo, fmt::format("{}: no trace files (*.txt)", path));
   std::map<std::uint32_t, std::vector<Call>> byRank;
-  std::vector<std::uint32_t> fileRank;  // the rank of files[i]
+  std::map<std::uint32_t, std::string> fileOf;  // each rank's file
+  const bool folder = fs::is_directory(kind);
   for (const fs::path& f : files) {
-    std::uint32_t rank = 0;
-    std::vector<Call> calls;
-    if (Status s = parseFile(f, rank, calls); !s.isOk()) return s;
-    if (byRank.count(rank)) {
-      return Status(ErrorCode::kParse,
-                    fmt::format("{}: rank {} appears in two files", f.string(), rank));
+    std::map<std::uint32_t, std::vector<Call>> here;
+    if (Status s = parseFile(f, folder, here); !s.isOk()) return s;
+    for (auto& [rank, calls] : here) {
+      if (byRank.count(rank)) {
+        return Status(ErrorCode::kParse,
+                      fmt::format("{}: rank {} appears in two files", f.string(), rank));
+      }
+      byRank[rank] = std::move(calls);
+      fileOf[rank] = f.string();
     }
-    byRank[rank] = std::move(calls);
-    fileRank.push_back(rank);
   }
   const auto P = static_cast<std::uint32_t>(byRank.size());
   if (byRank.rbegin()->first != P - 1) {
@@ -230,6 +237,12 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
     std::uint32_t missing = 0;
     while (byRank.count(missing))
       ++missing;
+    if (!folder) {
+      return Status(ErrorCode::kParse,
+                    fmt::format("{}: no line of rank {} (the file holds {} ranks, the highest {}: "
+                                "ranks must be 0..N-1)",
+                                path, missing, P, byRank.rbegin()->first));
+    }
     return Status(ErrorCode::kParse,
                   fmt::format("{}: no file holds rank {} (the files hold {} ranks, the highest "
                               "{}: ranks must be 0..N-1, one file each)",
@@ -238,8 +251,8 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
   MpiTrace t;
   t.ranks.resize(P);
   t.rankFiles.resize(P);
-  for (std::size_t i = 0; i < files.size(); ++i)
-    t.rankFiles[fileRank[i]] = files[i].string();
+  for (const auto& [rank, file] : fileOf)
+    t.rankFiles[rank] = file;
   SimgridStats st;
   std::vector<std::size_t> pos(P, 0);
   // Per rank: isends and irecvs not yet completed by a wait or waitall.

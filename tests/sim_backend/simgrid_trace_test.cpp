@@ -133,6 +133,47 @@ TEST(SimgridTrace, PointToPointOpsReplay) {
       << bad.status().message();
 }
 
+// SimGrid's shared layout: every rank's lines in one file, interleaved. It
+// reads as the same ranks in a folder of per-rank files; a folder's file
+// still holds one rank, and a rank missing from the one file is named.
+TEST(SimgridTrace, OneFileMayHoldEveryRank) {
+  const fs::path dir = fs::temp_directory_path() / ("ebb-ti-one-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "split");
+  std::ofstream(dir / "all.txt") << "0 init\n1 init\n0 compute 1000\n1 compute 1000\n"
+                                    "0 send 1 100\n1 recv 0 100\n0 allReduce 4 0\n"
+                                    "1 allreduce 4 0\n";
+  std::ofstream(dir / "split" / "ti_trace0.txt")
+      << "0 init\n0 compute 1000\n0 send 1 100\n0 allReduce 4 0\n";
+  std::ofstream(dir / "split" / "ti_trace1.txt")
+      << "1 init\n1 compute 1000\n1 recv 0 100\n1 allreduce 4 0\n";
+  auto one = readSimgridTrace((dir / "all.txt").string(), 1e9);
+  auto split = readSimgridTrace((dir / "split").string(), 1e9);
+  ASSERT_TRUE(one) << one.status().toString();
+  ASSERT_TRUE(split) << split.status().toString();
+  ASSERT_EQ(one->ranks.size(), 2u);
+  EXPECT_EQ(one->sends, split->sends);
+  EXPECT_EQ(one->sendBytes, split->sendBytes);
+  for (std::size_t r = 0; r < 2; ++r) {
+    ASSERT_EQ(one->ranks[r].size(), split->ranks[r].size()) << r;
+    for (std::size_t i = 0; i < one->ranks[r].size(); ++i) {
+      EXPECT_EQ(one->ranks[r][i].kind, split->ranks[r][i].kind) << r << " " << i;
+      EXPECT_EQ(one->ranks[r][i].peer, split->ranks[r][i].peer) << r << " " << i;
+    }
+  }
+  std::ofstream(dir / "split" / "ti_trace1.txt") << "1 init\n0 compute 5\n";
+  auto mixed = readSimgridTrace((dir / "split").string(), 1e9);
+  ASSERT_FALSE(mixed);
+  EXPECT_NE(mixed.status().message().find("ti_trace1.txt:2: rank 0 in a file of rank 1"),
+            std::string::npos)
+      << mixed.status().message();
+  std::ofstream(dir / "gap.txt") << "0 init\n2 init\n";
+  auto gap = readSimgridTrace((dir / "gap.txt").string(), 1e9);
+  ASSERT_FALSE(gap);
+  EXPECT_NE(gap.status().message().find("gap.txt: no line of rank 1"), std::string::npos)
+      << gap.status().message();
+}
+
 TEST(SimgridTrace, BadInputNamesTheFileAndLine) {
   const fs::path dir = fs::temp_directory_path() / ("ebb-ti-" + std::to_string(::getpid()));
   fs::remove_all(dir);
