@@ -593,6 +593,7 @@ std::vector<results::JobComparison> compareJobs(const results::RunSummary& run,
                                                 double* worst) {
   std::vector<results::JobComparison> out;
   double w = 0;
+  bool measured = false;  // w holds a measured job's slowdown
   for (const auto& j : run.jobs()) {
     for (const auto& b : baseline.jobs()) {
       if (b.name() != j.name()) continue;
@@ -604,8 +605,13 @@ std::vector<results::JobComparison> compareJobs(const results::RunSummary& run,
       // An unfinished run took at least this long; an unfinished baseline
       // bounds nothing, so no slowdown is claimed then.
       c.set_lower_bound(j.incomplete() || b.incomplete());
-      if (b.incomplete()) c.set_slowdown(0.0);
-      w = out.empty() ? c.slowdown() : std::max(w, c.slowdown());
+      if (b.incomplete()) {
+        c.set_slowdown(0.0);
+        c.set_not_measured(true);
+      } else {
+        w = measured ? std::max(w, c.slowdown()) : c.slowdown();
+        measured = true;
+      }
       out.push_back(std::move(c));
     }
   }

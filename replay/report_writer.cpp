@@ -298,7 +298,9 @@ std::string formatSummary(const results::Report& r) {
     for (const results::JobResult& j : r.run().jobs()) {
       std::string base;
       for (const results::JobComparison& c : r.jobs()) {
-        if (c.name() == j.name()) {
+        if (c.name() == j.name() && c.not_measured()) {
+          base = "; all links on it completed no run either: slowdown not measured";
+        } else if (c.name() == j.name()) {
           base =
               fmt::format("; all links on {:.1f} us: slowdown {}{:+.2f}%", c.baseline_runtime_us(),
                           c.lower_bound() ? "at least " : "", 100 * c.slowdown());
@@ -306,7 +308,10 @@ std::string formatSummary(const results::Report& r) {
       }
       out +=
           fmt::format("    job {}: {} ranks, {:.1f} us{}{}\n", j.name(), j.ranks(), j.runtime_us(),
-                      j.runs() == 1 ? "" : fmt::format(" (mean of {} runs)", j.runs()), base);
+                      j.incomplete()  ? " (no complete run: its run so far)"
+                      : j.runs() == 1 ? ""
+                                      : fmt::format(" (mean of {} runs)", j.runs()),
+                      base);
     }
   }
   if (r.run().has_oracle()) {

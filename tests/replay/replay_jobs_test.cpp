@@ -191,6 +191,14 @@ TEST(ReplayJobs, RepeatingJobThatNeverCompletesIsReportedAsABound) {
   EXPECT_TRUE(cmp[1].lower_bound());
   EXPECT_DOUBLE_EQ(cmp[1].slowdown(), 1.0);
   EXPECT_FALSE(cmp[0].lower_bound());
+  EXPECT_DOUBLE_EQ(worst, 1.0);
+  // The baseline unfinished too: nothing bounds the slowdown. Not measured,
+  // and the worst job's slowdown is the measured jobs' alone.
+  const auto unmeasured = compareJobs(out.summary, out.summary, &worst);
+  ASSERT_EQ(unmeasured.size(), 2u);
+  EXPECT_TRUE(unmeasured[1].not_measured());
+  EXPECT_FALSE(unmeasured[0].not_measured());
+  EXPECT_DOUBLE_EQ(worst, unmeasured[0].slowdown());
 }
 
 TEST(ReplayJobs, DelayedStartShiftsTheJobNotItsRuntime) {
