@@ -28,10 +28,15 @@ std::string csv(const std::vector<PeriodRow>& rows, int levelPairs) {
     // No message delivered: no latency, an empty field (0 would read as one).
     const std::string latency =
         r.delivered == 0 ? std::string() : fmt::format("{:.3f}", r.meanLatencyCycles);
-    s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{:.6f},{:.0f},{}",
-                     r.timeCycles, r.injectedRate, r.rising ? 1 : 0, r.offered, r.accepted,
-                     r.powerSwitchLinks, r.powerAllLinks, latency, r.delivered,
-                     r.oraclePowerSwitchLinks, r.spanCycles, r.drain ? 1 : 0);
+    // A one-level tree has no switch links: no such power (report.json has
+    // none either), an empty field, not 0.
+    const auto switchLinks = [levelPairs](double v) {
+      return levelPairs == 0 ? std::string() : fmt::format("{:.6f}", v);
+    };
+    s += fmt::format("{:.0f},{:.6f},{},{:.6f},{:.6f},{},{:.6f},{},{},{},{:.0f},{}", r.timeCycles,
+                     r.injectedRate, r.rising ? 1 : 0, r.offered, r.accepted,
+                     switchLinks(r.powerSwitchLinks), r.powerAllLinks, latency, r.delivered,
+                     switchLinks(r.oraclePowerSwitchLinks), r.spanCycles, r.drain ? 1 : 0);
     for (double share : r.linksOnShare)
       s += fmt::format(",{:.4f}", share);
     s += "\n";
@@ -57,6 +62,7 @@ struct Curves {
   bool rising = false;   // with a latency, on the increasing ramp
   bool falling = false;  // ... on the decreasing one
   bool baseline = false;
+  bool switchLinks = true;  // false: a one-level tree (those columns are empty)
 };
 
 Curves curvesOf(const RunOutput& run, const std::optional<RunOutput>& baseline) {
@@ -90,17 +96,21 @@ std::string gnuplotScript(const Curves& c, const std::string& data, const std::s
       "set datafile separator ','\nset terminal {}\nset key outside bottom center horizontal\n"
       "set grid\n",
       term);
+  // Without switch links (a one-level tree) the figures show all links.
+  const int power = c.switchLinks ? 6 : 7;
   s += fmt::format(
-      "set output 'plots/power_vs_rate.{}'\nset title 'Relative link power (switch links)'\n"
+      "set output 'plots/power_vs_rate.{}'\nset title 'Relative link power ({})'\n"
       "set xlabel 'injected rate (flits/cycle/node)'\nset ylabel 'relative power'\n"
       "set yrange [0:1.05]\n",
-      ext);
+      ext, c.switchLinks ? "switch links" : "all links: the fabric has no switch links");
   s += c.ramp ? fmt::format(
-                    "plot '{}' every ::1 using 2:($3==1&&$12==0?$6:1/0) with points pt 7 ps 0.5 "
-                    "title 'increasing', '' every ::1 using 2:($3==0&&$12==0?$6:1/0) with points "
-                    "pt 5 ps 0.5 title 'decreasing', '' every ::1 using 2:($12==0?$10:1/0) with "
-                    "points pt 1 ps 0.5 title 'oracle bound'\n",
-                    data)
+                    "plot '{0}' every ::1 using 2:($3==1&&$12==0?${1}:1/0) with points pt 7 ps "
+                    "0.5 title 'increasing', '' every ::1 using 2:($3==0&&$12==0?${1}:1/0) with "
+                    "points pt 5 ps 0.5 title 'decreasing'{2}\n",
+                    data, power,
+                    c.switchLinks ? ", '' every ::1 using 2:($12==0?$10:1/0) with points pt 1 ps "
+                                    "0.5 title 'oracle bound'"
+                                  : "")
               : emptyPlot("no check period within the workload");
   s += "set output 'plots/latency_vs_rate." + ext +
        "'\nset title 'Mean message latency'\nset ylabel 'latency (cycles)'\nset autoscale y\n";
@@ -135,11 +145,12 @@ std::string gnuplotScript(const Curves& c, const std::string& data, const std::s
       "set output 'plots/power_over_time.{}'\nset title 'Relative link power and load over "
       "time'\nset xlabel 'time (cycles)'\nset ylabel 'relative power / load'\n"
       "set yrange [0:1.05]\n"
-      "plot '{}' every ::1 using 1:6 with lines title 'switch links', '' every ::1 "
-      "using 1:10 with lines dt 2 title 'oracle (switch links)', '' every ::1 "
-      "using 1:7 with lines title 'all links', '' every ::1 using 1:2 with lines title "
-      "'injected rate'\n",
-      ext, data);
+      "plot '{}' every ::1 {}using 1:7 with lines title 'all links', '' every ::1 using 1:2 "
+      "with lines title 'injected rate'\n",
+      ext, data,
+      c.switchLinks ? "using 1:6 with lines title 'switch links', '' every ::1 using 1:10 with "
+                      "lines dt 2 title 'oracle (switch links)', '' every ::1 "
+                    : "");
   return s;
 }
 
@@ -168,7 +179,8 @@ std::string drawPlots(OutputSet& set, const RunOutput& run,
   std::string data = "timeseries.csv";
   std::string baselineData = "baseline_timeseries.csv";
   const bool merge = run.rows.size() > kPlotRows || (baseline && baseline->rows.size() > kPlotRows);
-  const Curves curves = curvesOf(run, baseline);
+  Curves curves = curvesOf(run, baseline);
+  curves.switchLinks = levelPairs > 0;
   if (merge) {
     data = "plots/timeseries.csv";
     baselineData = "plots/baseline_timeseries.csv";

@@ -72,8 +72,7 @@ TEST(ReplayCli, AFabricWithoutSwitchLinksHasNoSwitchLinkSaving) {
   std::filesystem::create_directories(dir);
   const std::string cfg = (dir / "one.textproto").string();
   std::ofstream(cfg) << "fabric { kary_n_tree { k: 4 n: 1 } } gating { policy: DYNAMIC }\n"
-                        "workload { uniform { rate: 0.05 duration_cycles: 5000 } }\n"
-                        "report { skip_plots: true }\n";
+                        "workload { uniform { rate: 0.05 duration_cycles: 5000 } }\n";
   std::string out, err;
   ASSERT_EQ(
       ebb({"replay", cfg.c_str(), "--out", (dir / "out").string().c_str(), "--quiet"}, &out, &err),
@@ -94,6 +93,22 @@ TEST(ReplayCli, AFabricWithoutSwitchLinksHasNoSwitchLinkSaving) {
       << out;
   EXPECT_EQ(out.find("0.0% (switch links)"), std::string::npos) << out;
   EXPECT_NE(out.find("oracle bound: no switch links to gate"), std::string::npos) << out;
+  // timeseries.csv leaves the switch-link columns empty (not 0, "all off"),
+  // and the figures, drawn without a warning, show all links instead.
+  std::ifstream rows(dir / "out" / "timeseries.csv");
+  std::string header, row;
+  ASSERT_TRUE(std::getline(rows, header) && std::getline(rows, row));
+  std::vector<std::string> fields;
+  for (std::size_t at = 0, comma = 0; comma != std::string::npos; at = comma + 1) {
+    comma = row.find(',', at);
+    fields.push_back(row.substr(at, comma == std::string::npos ? comma : comma - at));
+  }
+  ASSERT_GE(fields.size(), 10u) << row;
+  EXPECT_EQ(fields[5], "") << row;  // power_switch_links
+  EXPECT_EQ(fields[9], "") << row;  // oracle_power_switch_links
+  EXPECT_NE(fields[6], "") << row;  // power_all_links
+  EXPECT_EQ(err.find("warning"), std::string::npos) << err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "out" / "plots" / "power_over_time.svg"));
 }
 
 // A synthetic workload that creates no message (messages larger than the
