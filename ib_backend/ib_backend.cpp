@@ -217,6 +217,15 @@ void IbBackend::linkChanged(LinkId l, bool up) {
   rec(l).up = up;
   rec(l).enabling = false;
   recomputeRoutes();
+  // A link up may bring the end of a pending re-enable back in reach: it
+  // goes now, not when its backoff comes round (up to 5 s later).
+  if (up && !pending_.empty()) {
+    for (const auto& [pl, p] : pending_) {
+      const std::optional<fabric::PortId> end =
+          rec(pl).disabledEnd ? rec(pl).disabledEnd : rec(pl).foundDisabledAt;
+      if (end && sw_[end->sw.value()].reachable) retryReenableNow(pl);
+    }
+  }
   heldChanged();
   if (!callback_) return;
   const fabric::Link& L = topo_.link(l);

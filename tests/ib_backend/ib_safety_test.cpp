@@ -143,6 +143,19 @@ TEST(IbSafety, AReenablePendingAtASwitchCutOffByFailuresHoldsNoOtherTurnOff) {
   ASSERT_TRUE(off) << off.status().toString();
   EXPECT_EQ(rig.fab.phys(other), PhysState::kDisabled);
   EXPECT_EQ(rig.backend->pendingReenables(), std::vector<LinkId>{linkAt(gated)});
+  // A cable of the leaf is repaired (a trap's re-read): the leaf is back in
+  // reach and its pending re-enable goes at once, not at its backoff.
+  rig.sched.runUntil(rig.sched.now() + 3'000 * kMs);  // the backoff is long by now
+  PortId repaired = gated;
+  for (std::uint16_t u : tree().sw(leaf).upPorts) {
+    if (PortId{leaf, u} != gated) repaired = {leaf, u};
+  }
+  setCable(rig, repaired, PhysState::kLinkUp);
+  ASSERT_TRUE(testing::reread(rig, tree().link(linkAt(repaired)).upper.sw));
+  ASSERT_TRUE(rig.backend->reachable(leaf));
+  rig.sched.runUntil(rig.sched.now() + 20 * kMs);
+  EXPECT_EQ(rig.fab.phys(gated), PhysState::kPolling) << "not sent at once";
+  EXPECT_TRUE(rig.backend->pendingReenables().empty());
 }
 
 // A cable dies with no trap to tell (its switch's traps could not reach the
