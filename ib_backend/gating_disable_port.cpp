@@ -235,8 +235,7 @@ void DisablePortGating::forget(LinkId l) {
 // Disabled port), for a link found Disabled the end that reads so, else the
 // first reachable end.
 std::optional<PortId> DisablePortGating::enableEnd(LinkId l) const {
-  if (const auto& end = b_.rec(l).disabledEnd) return end;
-  if (const auto& end = b_.rec(l).foundDisabledAt) return end;
+  if (const std::optional<PortId> end = b_.rec(l).heldEnd()) return end;
   const fabric::Link& L = b_.topo_.link(l);
   for (PortId e : {L.lower, L.upper}) {
     if (b_.sw_[e.sw.value()].reachable) return e;
@@ -363,7 +362,7 @@ std::optional<LinkId> DisablePortGating::firstHopTo(fabric::SwitchId target, Lin
       // or one disabled here (only that end brings it back); a failed link
       // (down, not disabled) is no way.
       const bool up = r.up || r.enabling || r.pollingSet;
-      const std::optional<PortId>& gate = r.disabledEnd ? r.disabledEnd : r.foundDisabledAt;
+      const std::optional<PortId> gate = r.heldEnd();
       const bool gatedHere = !up && gate && gate->sw == s;
       if (!up && !gatedHere) continue;
       seen[far.value()] = 1;

@@ -221,8 +221,7 @@ void IbBackend::linkChanged(LinkId l, bool up) {
   // goes now, not when its backoff comes round (up to 5 s later).
   if (up && !pending_.empty()) {
     for (const auto& [pl, p] : pending_) {
-      const std::optional<fabric::PortId> end =
-          rec(pl).disabledEnd ? rec(pl).disabledEnd : rec(pl).foundDisabledAt;
+      const std::optional<fabric::PortId> end = rec(pl).heldEnd();
       if (end && sw_[end->sw.value()].reachable) retryReenableNow(pl);
     }
   }

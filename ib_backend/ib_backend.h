@@ -317,6 +317,11 @@ class IbBackend final : public agent::Backend {
     bool absent = false;
     // Found Disabled at start at this end: the end that can bring it back.
     std::optional<fabric::PortId> foundDisabledAt;
+    // The port holding the link down: ebb's own gate, else one found
+    // Disabled at start (the only end a Polling Set brings it back from).
+    std::optional<fabric::PortId> heldEnd() const {
+      return disabledEnd ? disabledEnd : foundDisabledAt;
+    }
   };
   LinkRecord& rec(fabric::LinkId l) { return links_[l.value()]; }
   const LinkRecord& rec(fabric::LinkId l) const { return links_[l.value()]; }

@@ -35,8 +35,7 @@ void IbBackend::keepReenabling(LinkId l, const Status& why) {
   if (opts_.dryRun || restoring_ || rec(l).absent) return;
   // Only a link ebb holds down can be brought back by ebb; a switch that is
   // not allow-listed never will be (a rule, not a failure to retry).
-  const std::optional<fabric::PortId> end =
-      rec(l).disabledEnd ? rec(l).disabledEnd : rec(l).foundDisabledAt;
+  const std::optional<fabric::PortId> end = rec(l).heldEnd();
   if (!end || !allowed(end->sw)) return;
   auto [it, fresh] = pending_.try_emplace(l);
   PendingReenable& p = it->second;
@@ -57,8 +56,7 @@ void IbBackend::scheduleReenable(LinkId l, TimePs delay) {
 
 void IbBackend::retryPendingReenables(std::optional<fabric::SwitchId> at) {
   for (auto& [l, p] : pending_) {
-    const std::optional<fabric::PortId> end =
-        rec(l).disabledEnd ? rec(l).disabledEnd : rec(l).foundDisabledAt;
+    const std::optional<fabric::PortId> end = rec(l).heldEnd();
     if (p.inFlight || (at && (!end || end->sw != *at))) continue;
     scheduleReenable(l, 0);
   }
@@ -74,7 +72,7 @@ void IbBackend::retryReenable(LinkId l, std::uint64_t token) {
   auto it = pending_.find(l);
   if (it == pending_.end() || it->second.token != token || it->second.inFlight) return;
   if (restoring_) return;  // restoreAll re-enables every disabled link itself
-  if (rec(l).up || rec(l).enabling || (!rec(l).disabledEnd && !rec(l).foundDisabledAt)) {
+  if (rec(l).up || rec(l).enabling || !rec(l).heldEnd()) {
     // Up again (a re-read saw it), or set Polling by another way meanwhile.
     return reportReenable(
         l, rec(l).up ? ReenableEvent::Kind::kConfirmedUp : ReenableEvent::Kind::kDelivered);
@@ -120,8 +118,7 @@ Status IbBackend::reenablesPendingRefusal() const {
   const std::vector<fabric::SwitchId> cutOff = switchesCutOff();
   std::vector<std::string> links;
   for (const auto& [l, p] : pending_) {
-    const std::optional<fabric::PortId> end =
-        rec(l).disabledEnd ? rec(l).disabledEnd : rec(l).foundDisabledAt;
+    const std::optional<fabric::PortId> end = rec(l).heldEnd();
     if (end && std::find(cutOff.begin(), cutOff.end(), end->sw) != cutOff.end()) continue;
     links.push_back(topo_.describeLink(l));
   }

@@ -27,7 +27,7 @@ std::vector<LinkId> IbBackend::failedLinks() const {
   std::vector<LinkId> out;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const LinkRecord& r = links_[i];
-    if (failedRecord(r.up, r.absent, r.disabledEnd || r.foundDisabledAt,
+    if (failedRecord(r.up, r.absent, r.heldEnd().has_value(),
                      r.disabling || r.enabling || r.pollingSet)) {
       out.push_back(LinkId(static_cast<std::uint32_t>(i)));
     }
@@ -46,7 +46,7 @@ std::vector<SwitchId> IbBackend::switchesCutOff() const {
     for (const fabric::Port& p : topo_.switches()[s].ports) {
       if (p.role == fabric::PortRole::kUnused || !topo_.isSwitchLink(p.link)) continue;
       const LinkRecord& r = rec(p.link);
-      if (failedRecord(r.up, r.absent, r.disabledEnd || r.foundDisabledAt,
+      if (failedRecord(r.up, r.absent, r.heldEnd().has_value(),
                        r.disabling || r.enabling || r.pollingSet)) {
         out.push_back(SwitchId(s));
         break;
@@ -61,7 +61,7 @@ void IbBackend::reprobeFailedLinks(Done<std::vector<PortChange>> done) {
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const fabric::Link& L = topo_.links()[i];
     const LinkRecord& r = links_[i];
-    if (!failedRecord(r.up, r.absent, r.disabledEnd || r.foundDisabledAt,
+    if (!failedRecord(r.up, r.absent, r.heldEnd().has_value(),
                       r.disabling || r.enabling || r.pollingSet)) {
       continue;
     }
