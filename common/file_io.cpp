@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -84,6 +85,17 @@ std::string binaryLineRule(std::string_view line, std::string_view what) {
   return fmt::format("binary data (NUL byte): not a text {}", what);
 }
 
+namespace {
+bool isControl(char ch) {
+  const auto c = static_cast<unsigned char>(ch);
+  return c < 0x20 || c == 0x7F;
+}
+}  // namespace
+
+bool hasControlBytes(std::string_view text) {
+  return std::any_of(text.begin(), text.end(), isControl);
+}
+
 std::string printable(std::string_view text, std::size_t max) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -92,7 +104,7 @@ std::string printable(std::string_view text, std::size_t max) {
       break;
     }
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7F) {
+    if (isControl(text[i])) {
       out += fmt::format("\\x{:02x}", c);
     } else {
       out += static_cast<char>(c);

@@ -45,6 +45,8 @@ std::string binaryLineRule(std::string_view line, std::string_view what);
 // `text` as an error message may quote it: control bytes as \xNN, and cut
 // after `max` bytes with "..." (a whole garbled line is no help).
 std::string printable(std::string_view text, std::size_t max = 60);
+// Whether `text` has such a control byte (a newline, a NUL, an escape...).
+bool hasControlBytes(std::string_view text);
 
 // The folders a command created for its results, removed again (deepest
 // first, each only while empty) unless keep() is called: a run that fails

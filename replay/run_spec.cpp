@@ -231,10 +231,10 @@ std::span<const SyntheticOnlyField> syntheticOnlyFields() {
 Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseDir) {
   RunSpec r;
   // The name heads the summary, the report and the plots' titles: one line.
-  if (const std::string& n = cfg.name(); printable(n, n.size()) != n) {
+  if (hasControlBytes(cfg.name())) {
     return invalidArgument(fmt::format(
         "name: '{}' has control characters (a newline, a NUL...): it must be one line of text",
-        printable(n)));
+        printable(cfg.name())));
   }
   r.name = cfg.name().empty() ? "run" : cfg.name();
   // Emulator.
@@ -596,30 +596,6 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   r.baseline = !cfg.report().skip_baseline();
   r.plots = !cfg.report().skip_plots();
   return r;
-}
-
-std::vector<std::string> runNotes(const RunSpec& spec) {
-  std::vector<std::string> notes;
-  const sim::EmulatorConfig& em = spec.emulator;
-  const bool deep =
-      em.lpi.mode == policies::LpiMode::kDeepSleep || em.lpi.mode == policies::LpiMode::kHybrid;
-  if (deep && em.vcBufferBytes < 4 * em.packetBytes) {
-    notes.push_back(fmt::format(
-        "low-power idle {} on VC buffers of {:g} packet(s): each hop pays a deep-sleep wake-up "
-        "while packets back up behind it, and such a fabric congests even at light load "
-        "(docs/emulator.md, \"Low-power idle and small buffers\"); the paper's setup gives "
-        "emulator.vc_buffer_bytes at least 4 packets (configs/lpi_table6_hybrid.textproto)",
-        em.lpi.mode == policies::LpiMode::kHybrid ? "HYBRID" : "DEEP_SLEEP",
-        static_cast<double>(em.vcBufferBytes) / static_cast<double>(em.packetBytes)));
-  }
-  // Hybrid's fast-wake stage lasts the hold (docs/policies.md): with none,
-  // an idle link goes straight to deep sleep.
-  if (em.lpi.mode == policies::LpiMode::kHybrid && em.lpi.hold == 0 && !em.lpi.adaptive.enabled) {
-    notes.push_back(
-        "lpi.mode HYBRID with lpi.hold_ts 0: its fast-wake stage lasts the hold, so an idle "
-        "link goes straight to deep sleep and the run is the same as DEEP_SLEEP");
-  }
-  return notes;
 }
 
 }  // namespace ebb::replay

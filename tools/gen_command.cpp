@@ -140,6 +140,18 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
   const bool ranksGiven = std::find(o.given.begin(), o.given.end(), "--ranks") != o.given.end();
   const auto ranks = ranksGiven ? o.ranks : static_cast<std::uint32_t>(tree.numHosts());
   std::string what;
+  // The cost before the work: a file of `count` messages ("60", "at least
+  // 6.87e+11") past --max-messages is refused.
+  const auto tooMany = [&o, &err](const std::string& count) {
+    err << "ebb gen: "
+        << invalidArgument(fmt::format("the file would hold {} messages, more than the limit of "
+                                       "{}: lower --iterations or --ranks, or raise the limit "
+                                       "deliberately with --max-messages",
+                                       count, o.maxMessages))
+               .toString()
+        << "\n";
+    return kExitError;
+  };
   if (o.pattern == "motif") {
     auto* m = w.mutable_motif();
     m->set_name(o.motif);
@@ -169,16 +181,8 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
       const double least =
           static_cast<double>(workload::collectiveMessagesAtLeast(algos, o.collective, ranks)) *
           o.iterations;
-      if (least > static_cast<double>(o.maxMessages)) {
-        err << "ebb gen: "
-            << invalidArgument(fmt::format("the file would hold at least {:.3g} messages, more "
-                                           "than the limit of {}: lower --iterations or --ranks, "
-                                           "or raise the limit deliberately with --max-messages",
-                                           least, o.maxMessages))
-                   .toString()
-            << "\n";
-        return kExitError;
-      }
+      if (least > static_cast<double>(o.maxMessages))
+        return tooMany(fmt::format("at least {:.3g}", least));
     }
   }
   Result<JobsDef> jobs = jobsFromWorkload(w, "");
@@ -192,20 +196,11 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
     err << "ebb gen: " << asGenOptions(loaded.status()).toString() << "\n";
     return kExitError;
   }
-  // The cost before the work: every send of the program is one message of the file.
+  // Exactly, once built: every send of the program is one message of the file.
   std::uint64_t messages = 0;
   for (const LoadedJob& l : *loaded)
     messages += l.program.sends;
-  if (messages > o.maxMessages) {
-    err << "ebb gen: "
-        << invalidArgument(fmt::format("the file would hold {} messages, more than the limit of "
-                                       "{}: lower --iterations or --ranks, or raise the limit "
-                                       "deliberately with --max-messages",
-                                       messages, o.maxMessages))
-               .toString()
-        << "\n";
-    return kExitError;
-  }
+  if (messages > o.maxMessages) return tooMany(std::to_string(messages));
   const fabric::Topology topo = tree.build();
   agent::VirtualScheduler sched;
   sim::EmulatorConfig cfg;
