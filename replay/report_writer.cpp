@@ -301,10 +301,12 @@ std::string formatSummary(const results::Report& r) {
   if (r.run().ranks() > 0) {
     out += fmt::format(
         "  application runtime: {:.1f} us with {}{}\n", r.run().app_runtime_us(), r.run().policy(),
-        r.has_baseline() ? fmt::format(", {:.1f} us with all links on: slowdown {:+.2f}%{}",
-                                       r.baseline().app_runtime_us(), 100 * r.app_slowdown(),
-                                       r.jobs_size() > 1 ? " (the worst job)" : "")
-                         : "");
+        !r.has_baseline()      ? ""
+        : r.has_app_slowdown() ? fmt::format(", {:.1f} us with all links on: slowdown {:+.2f}%{}",
+                                             r.baseline().app_runtime_us(), 100 * r.app_slowdown(),
+                                             r.jobs_size() > 1 ? " (the worst job)" : "")
+                               : fmt::format(", {:.1f} us with all links on: slowdown not measured",
+                                             r.baseline().app_runtime_us()));
   }
   if (r.run().jobs_size() > 1) {
     for (const results::JobResult& j : r.run().jobs()) {

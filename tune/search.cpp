@@ -94,14 +94,18 @@ SettingResult aggregate(const TunePlan& plan, const std::vector<const RunResult*
     s.setting = r->setting;
     s.fraction = r->fraction;
     sum += plan.allLinksObjective ? r->savingAllLinks : r->savingSwitchLinks;
-    const auto bound = [&](const std::optional<double>& limit, double value) {
+    // The penalty is the largest bounded value, named (mean latency, p99 and
+    // slowdown have budgets of their own, so the number alone is ambiguous).
+    const auto bound = [&](const std::optional<double>& limit, double value, const char* what) {
       if (!limit) return;
+      if (s.penaltyOf.empty() || value > s.penaltyPct)
+        s.penaltyOf = fmt::format("{} on {}", what, plan.workloads[r->workload].name);
       s.penaltyPct = std::max(s.penaltyPct, value);
       s.excess = std::max(s.excess, value - *limit);
     };
-    bound(b.meanLatencyPct, r->meanLatencyPct);
-    bound(b.p99LatencyPct, r->p99LatencyPct);
-    if (r->appSlowdownPct) bound(b.appSlowdownPct, *r->appSlowdownPct);
+    bound(b.meanLatencyPct, r->meanLatencyPct, "mean latency");
+    bound(b.p99LatencyPct, r->p99LatencyPct, "p99 latency");
+    if (r->appSlowdownPct) bound(b.appSlowdownPct, *r->appSlowdownPct, "app slowdown");
     if (!r->broken.empty() && s.feasible) {
       s.feasible = false;
       s.broken = fmt::format("{} on {}", r->broken, plan.workloads[r->workload].name);

@@ -200,6 +200,21 @@ Status checkRunnable(const TunePlan& plan) {
       if (fabrics.insert(cfg->fabric().SerializeAsString()).second) {
         Result<fabric::Topology> topo = replay::topologyFromConfig(cfg->fabric(), "");
         if (!topo) return topo.status();
+        // Switch links to save on, or the objective measures nothing (a
+        // one-level tree's sweep would recommend "gate nothing").
+        const bool anySwitchLink = [&] {
+          for (std::size_t l = 0; l < topo->numLinks(); ++l) {
+            if (topo->isSwitchLink(fabric::LinkId(static_cast<std::uint32_t>(l)))) return true;
+          }
+          return false;
+        }();
+        if (!plan.allLinksObjective && !anySwitchLink) {
+          return invalidArgument(fmt::format(
+              "objective: SWITCH_LINKS (the default) saves nothing on workload '{}': its fabric "
+              "has no switch-to-switch link (a one-level tree); use objective: ALL_LINKS, "
+              "where low-power idle on host links saves power",
+              plan.workloads[w].name));
+        }
       }
     }
   }
@@ -345,6 +360,15 @@ config::Config baselineConfig(const config::Config& resolved) {
   auto* g = b.mutable_gating();
   g->set_policy(config::GatingSpec::ALL_ON);
   dropFieldsPolicyIgnores(*g);
+  // With every link on and nothing failing, no link ever changes state: the
+  // transition times and the agents' message latency cannot change the run,
+  // so a sweep over them shares one reference. (A repaired cable retrains in
+  // T_on, so with faults they stay.) 0 keeps T <= check period valid.
+  if (!b.has_faults()) {
+    g->set_turn_on_cycles(0);
+    g->set_turn_off_cycles(0);
+    g->set_control_latency_cycles(0);
+  }
   b.clear_lpi();
   return b;
 }

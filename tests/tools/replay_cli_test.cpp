@@ -47,6 +47,7 @@ TEST(ReplayCli, CommandLineTracesOfEveryFormatReportPerJob) {
                          std::istreambuf_iterator<char>());
   EXPECT_NE(json.find("\"jobs\""), std::string::npos);
   EXPECT_NE(json.find("\"baseline_runtime_us\""), std::string::npos);
+  EXPECT_NE(json.find("\"app_slowdown\""), std::string::npos) << json;
   // Ranks beyond the placement: exit 1 with the file named.
   EXPECT_EQ(ebb({"replay", cfg.c_str(), "--trace", otf2.c_str(), "--trace-format", "otf2",
                  "--ranks", "8", "--out", dir.c_str(), "--quiet"},
@@ -88,6 +89,8 @@ TEST(ReplayCli, AFabricWithoutSwitchLinksHasNoSwitchLinkSaving) {
   // oracle efficiency (0/0): each run's line says n/a.
   EXPECT_EQ(json.find("\"relative_power_switch_links\""), std::string::npos) << json;
   EXPECT_EQ(json.find("\"efficiency\""), std::string::npos) << json;
+  // Open loop: no application runtime, so no slowdown (0 would read as measured).
+  EXPECT_EQ(json.find("\"app_slowdown\""), std::string::npos) << json;
   EXPECT_NE(out.find("all links on                 power     n/a (switch links)"),
             std::string::npos)
       << out;

@@ -407,6 +407,18 @@ TEST(TuneSearch, ARunThatStrandsMessagesIsOutOfBudget) {
   slow.set_p99_latency_cycles(150);
   EXPECT_EQ(compare(*both, slow, base, 0).broken,
             "mean latency +100.00% > 50%; p99 latency +50.00% > 10%");
+  // The penalty is the largest bounded value, named with its metric and
+  // workload (each metric has its own limit).
+  const RunResult slowBoth = compare(*both, slow, base, 0);
+  const SettingResult worst = aggregate(*both, {&slowBoth});
+  EXPECT_DOUBLE_EQ(worst.penaltyPct, 100.0);
+  EXPECT_EQ(worst.penaltyOf, "mean latency on " + both->workloads[0].name);
+  slow.set_mean_latency_cycles(44);  // +10%, now under the p99's +50%
+  const RunResult tailOnly = compare(*both, slow, base, 0);
+  const SettingResult tail = aggregate(*both, {&tailOnly});
+  EXPECT_DOUBLE_EQ(tail.penaltyPct, 50.0);
+  EXPECT_EQ(tail.penaltyOf, "p99 latency on " + both->workloads[0].name);
+  slow.set_mean_latency_cycles(80);
   r.setting = 1;
   late.setting = 0;
   const SettingResult a = aggregate(*plan, {&r});

@@ -296,6 +296,26 @@ TEST(TuneSpec, MissingBaseAndUnreadableBaseAreNamed) {
   EXPECT_NE(missing.status().message().find("/nonexistent/x.textproto"), std::string::npos);
 }
 
+// A one-level tree has no switch link: the default objective would measure
+// nothing and recommend "gate nothing"; refused, with ALL_LINKS named.
+// ALL_LINKS (low-power idle on host links) is a real sweep there.
+TEST(TuneSpec, TheSwitchLinkObjectiveOnAFabricWithoutSwitchLinksIsRefused) {
+  const std::string base =
+      "base { fabric { kary_n_tree { k: 4 n: 1 } } workload { uniform { rate: 0.05 "
+      "duration_cycles: 2000 } } } skip_plots: true budget { latency_increase_pct: 5 } ";
+  Result<TunePlan> gating = planFrom(base + "search_space { u_on { values: [0.2] } }");
+  ASSERT_FALSE(gating);
+  EXPECT_NE(gating.status().message().find("objective: SWITCH_LINKS"), std::string::npos)
+      << gating.status().message();
+  EXPECT_NE(gating.status().message().find("use objective: ALL_LINKS"), std::string::npos)
+      << gating.status().message();
+  Result<TunePlan> lpi = planFrom(base +
+                                  "objective: ALL_LINKS search_space { policy: [ALL_ON] "
+                                  "lpi_mode: [OFF, FAST_WAKE] }");
+  ASSERT_TRUE(lpi) << lpi.status().toString();
+  EXPECT_EQ(lpi->settings.size(), 2u);
+}
+
 TEST(TuneSpec, ShippedExamplesLoad) {
   Result<TunePlan> ramp =
       loadTunePlan(std::string(EBB_SOURCE_DIR) + "/configs/tune_alonso_ramp.textproto");
@@ -546,6 +566,40 @@ TEST(TuneCache, TheAllOnReferenceIsSharedAcrossThresholdsButNotCheckPeriods) {
   EXPECT_EQ(refsByPeriod["1000"].size(), 1u);
   EXPECT_EQ(refsByPeriod["2000"].size(), 1u);
   EXPECT_NE(*refsByPeriod["1000"].begin(), *refsByPeriod["2000"].begin());
+}
+
+// T_on, T_off and the agents' message latency cannot change a run with every
+// link on and nothing failing: one reference serves a sweep over them. With
+// faults a repaired cable retrains in T_on: the references stay apart.
+TEST(TuneCache, TheAllOnReferenceIsSharedAcrossTransitionTimesUnlessCablesFail) {
+  for (const bool faults : {false, true}) {
+    SCOPED_TRACE(faults ? "with a fault" : "without faults");
+    const std::string base =
+        std::string(
+            "base { fabric { kary_n_tree { k: 4 n: 2 } } workload { alonso_ramp { "
+            "time_scale: 0.1 } } ") +
+        (faults ? "faults { event { at_cycles: 100 action: FAIL level: 1 index: 0 "
+                  "minimal_tree_up: true } } "
+                : "") +
+        "} skip_plots: true ";
+    Result<TunePlan> plan =
+        planFrom(base +
+                 "budget { latency_increase_pct: 5 } search_space { field { path: "
+                 "\"gating.turn_on_cycles\" values: [\"100\", \"400\"] } field { path: "
+                 "\"gating.control_latency_cycles\" values: [\"0\", \"20\"] } }");
+    ASSERT_TRUE(plan) << plan.status().toString();
+    ASSERT_EQ(plan->settings.size(), 4u);
+    FileDigests digests;
+    std::set<std::string> gated, refs;
+    for (const Setting& s : plan->settings) {
+      Result<config::Config> cfg = resolveConfig(*plan, s, 0, 1.0);
+      ASSERT_TRUE(cfg) << cfg.status().toString();
+      gated.insert(runKey(*cfg, true, digests).value().hash);
+      refs.insert(runKey(baselineConfig(*cfg), false, digests).value().hash);
+    }
+    EXPECT_EQ(gated.size(), 4u);
+    EXPECT_EQ(refs.size(), faults ? 4u : 1u);
+  }
 }
 
 // Trace folders (SimGrid) and the traces of a mix are keyed by content too:
