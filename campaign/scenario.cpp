@@ -123,7 +123,7 @@ fabric::FaultSet failedBefore(const fabric::Topology& topo, std::vector<Drawn> e
   });
   fabric::FaultSet fs(topo);
   for (const Drawn& e : events) {
-    if (e.spec.at_cycles() >= at) break;
+    if (e.spec.at_cycles() > at) break;  // the same cycle counts: those come first
     if (e.spec.action() != FaultEventSpec::RESTART_AGENT) apply(topo, fs, e);
   }
   return fs;

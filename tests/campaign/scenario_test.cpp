@@ -8,11 +8,14 @@
 
 #include <fmt/format.h>
 
+#include "agent/virtual_scheduler.h"
 #include "campaign/scenario.h"
 #include "campaign/summary.h"
 #include "campaign_test_util.h"
 #include "fabric/minimal_tree.h"
+#include "replay/fault_injector.h"
 #include "replay/run_spec.h"
+#include "sim_backend/fabric_emulator.h"
 
 namespace ebb::campaign {
 namespace {
@@ -146,6 +149,44 @@ TEST(Scenario, EventsAreValidAndCoverEveryKindOfFault) {
          {"step", "hotspot", "repair", "minimal_tree_up", "root", "switch", "up", "down"}) {
       EXPECT_GT(seen[kind], 0) << k << "-ary " << n << "-tree: no " << kind << " in 150 scenarios";
     }
+  }
+}
+
+// Failures drawn close together (a short run, a short check period: several
+// at one cycle) are still a plan the run accepts: never the same part twice,
+// never a link of a switch failed at that cycle (the fault plan's own check,
+// with the emulator it would run on).
+TEST(Scenario, FailuresDrawnAtOneCycleAreAPlanTheRunAccepts) {
+  ScenarioShape shape;
+  shape.periods = 4;
+  for (const char* fabricText :
+       {"xgft { m: [3, 2, 5] w: [1, 2, 3] }", "kary_n_tree { k: 3 n: 2 }"}) {
+    const config::Config base =
+        config::parseTextConfig(std::string("fabric { ") + fabricText +
+                                    " } gating { policy: DYNAMIC check_period_cycles: 20 "
+                                    "turn_on_cycles: 1 turn_off_cycles: 1 } seed: 1",
+                                "test")
+            .value();
+    const fabric::Topology topo = topologyOf(base);
+    int sameCycle = 0;
+    for (std::uint64_t i = 1; i <= 400; ++i) {
+      const std::uint64_t seed = scenarioSeed(104, i);
+      const config::Config c = makeScenario(base, topo, seed, shape);
+      SCOPED_TRACE(fmt::format("{}: seed {}", fabricText, seed));
+      for (int e = 1; e < c.faults().event_size(); ++e) {
+        const auto& a = c.faults().event(e - 1);
+        const auto& b = c.faults().event(e);
+        sameCycle += a.at_cycles() == b.at_cycles() && a.action() == config::FaultEventSpec::FAIL &&
+                     b.action() == config::FaultEventSpec::FAIL;
+      }
+      Result<replay::RunSpec> spec = replay::buildRunSpec(c);
+      ASSERT_TRUE(spec) << spec.status().toString();
+      agent::VirtualScheduler sched;
+      sim::FabricEmulator emu(topo, spec->emulator, sched);
+      auto plan = replay::FaultInjector::create(spec->faults, topo, emu, 1'000'000'000);
+      ASSERT_TRUE(plan) << plan.status().toString();
+    }
+    EXPECT_GT(sameCycle, 0) << "no two failures at one cycle: the case is not exercised";
   }
 }
 
