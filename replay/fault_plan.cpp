@@ -169,4 +169,21 @@ Result<FaultsDef> faultsFromConfig(const config::FaultsSpec& spec, TimePs cycleP
   return f;
 }
 
+Status setRecoveryBound(FaultsDef& f, TimePs turnOnPs, TimePs checkPeriodPs) {
+  constexpr TimePs kMaxBoundPs = kEndOfTime / 4;
+  TimePs bound = 0;
+  for (TimePs part : {f.detectionPs, turnOnPs, checkPeriodPs, f.recoverySlackPs})
+    bound = saturatingAdd(bound, part);
+  if (bound > kMaxBoundPs) {
+    return invalidArgument(fmt::format(
+        "faults.recovery_slack_cycles, faults.detection_cycles: the recovery bound (detection "
+        "{:g} us + T_on {:g} us + check period {:g} us + slack {:g} us) is beyond the time "
+        "range: at most {:g} us (about 26 days)",
+        toMicroseconds(f.detectionPs), toMicroseconds(turnOnPs), toMicroseconds(checkPeriodPs),
+        toMicroseconds(f.recoverySlackPs), toMicroseconds(kMaxBoundPs)));
+  }
+  f.recoveryBoundPs = bound;
+  return Status::ok();
+}
+
 }  // namespace ebb::replay

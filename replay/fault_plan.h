@@ -56,6 +56,8 @@ struct FaultsDef {
   TimePs detectionPs = 1'000'000;
   TimePs retransmitTimeoutPs = 100'000'000;
   TimePs recoverySlackPs = 0;
+  // detection + T_on + one check period + slack (setRecoveryBound).
+  TimePs recoveryBoundPs = 0;
   // Replay: a pair disconnected beyond the recovery bound ends the run with
   // E_INTERNAL. Campaign: it is counted (FaultOutcome::violations) and the run goes on.
   bool violationsAreErrors = true;
@@ -66,6 +68,12 @@ struct FaultsDef {
 // can be checked without the topology.
 Result<FaultsDef> faultsFromConfig(const config::FaultsSpec& spec, TimePs cyclePs,
                                    std::uint64_t seed);
+
+// Sets f.recoveryBoundPs, the time a pair may stay disconnected after a
+// fault: detection + T_on + one check period + recovery_slack. E_INVALID
+// naming the fields when it is beyond a quarter of the time range (about 26
+// days), so that an event's time plus the bound always fits.
+Status setRecoveryBound(FaultsDef& f, TimePs turnOnPs, TimePs checkPeriodPs);
 
 // What happened to one fault event in a run (report.json `faults.events`).
 struct FaultRecord {

@@ -577,6 +577,8 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   if (!faults) return faults.status();
   r.faults = std::move(*faults);
   em.faultDetectionPs = r.faults.detectionPs;
+  if (Status s = setRecoveryBound(r.faults, em.turnOnPs, r.agent.checkPeriodPs); !s.isOk())
+    return s;
   if (cfg.report().has_timeseries_period_cycles()) {
     const std::int64_t ts = cfg.report().timeseries_period_cycles();
     if (ts < *period || ts % *period != 0) {

@@ -260,8 +260,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   // of an in-band run fails whole links too.
   if (injector) injector->setWholeLinkFaults(spec.inBand.enabled);
   const fabric::FaultSet noFaults(topo);
-  const TimePs recoveryBound = emCfg.faultDetectionPs + emCfg.turnOnPs + spec.agent.checkPeriodPs +
-                               spec.faults.recoverySlackPs;
+  const TimePs recoveryBound = spec.faults.recoveryBoundPs;
   RecoveryMonitor monitor(topo, initial, sched, injector ? injector->truth() : noFaults,
                           injector ? &injector->records() : nullptr, recoveryBound,
                           spec.faults.violationsAreErrors);

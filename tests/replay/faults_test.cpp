@@ -636,6 +636,32 @@ TEST(Faults, BadFaultConfigsAreRejectedNamingTheField) {
             "");
 }
 
+// The recovery bound is a sum (detection + T_on + period + slack): one that
+// would not fit the time range is refused naming the fields, and a large one
+// that fits never wraps into a false violation blamed on gating.
+TEST(Faults, ARecoveryBoundBeyondTheTimeRangeIsRefusedAndALargeOneHolds) {
+  const std::string cable = "event { at_cycles: 8000 level: 2 index: 0 minimal_tree_up: true } ";
+  for (const char* field : {"recovery_slack_cycles", "detection_cycles"}) {
+    SCOPED_TRACE(field);
+    const Result<RunSpec> huge =
+        specOf(std::string(kLowLoad) + "faults { " + cable + field + ": 9223372036854775 }");
+    ASSERT_FALSE(huge);
+    EXPECT_NE(huge.status().message().find("the recovery bound"), std::string::npos)
+        << huge.status().message();
+    EXPECT_NE(huge.status().message().find("faults.recovery_slack_cycles"), std::string::npos)
+        << huge.status().message();
+  }
+  Fixture f;
+  const RunSpec s = spec(std::string(kLowLoad) + "faults { " + cable +
+                         "recovery_slack_cycles: 2000000000000000 }");  // about 23 days
+  EXPECT_EQ(s.faults.recoveryBoundPs, s.faults.detectionPs + s.emulator.turnOnPs +
+                                          s.agent.checkPeriodPs + s.faults.recoverySlackPs);
+  const Result<RunOutput> out = runEmulation(s, f.topo, f.mt, true, {});
+  ASSERT_TRUE(out) << out.status().toString();
+  EXPECT_EQ(out->faults.violations, 0u) << out->faults.firstViolation;
+  EXPECT_EQ(out->faults.recoveryBoundPs, s.faults.recoveryBoundPs);
+}
+
 // A switch is named by switch_name or by level and index: a left-out field
 // never silently names root S0_0_0; a port given as 0 is a value, refused.
 TEST(Faults, AnEventMustNameItsSwitchAndAPortZeroIsRefused) {
