@@ -256,8 +256,8 @@ void FaultInjector::beginRecord(FaultRecord rec) {
   finish();
   const sim::EmulatorStats& st = emu_.stats();
   reroutedAt_ = st.packetsRerouted;
-  droppedAt_ = st.packetsDropped;
-  messagesDroppedAt_ = st.messagesDropped;
+  droppedAt_ = st.packetsDroppedByFaults();
+  messagesDroppedAt_ = st.messagesDroppedByFaults();
   records_.push_back(std::move(rec));
 }
 
@@ -266,8 +266,8 @@ void FaultInjector::finish() {
   const sim::EmulatorStats& st = emu_.stats();
   FaultRecord& last = records_.back();
   last.packetsRerouted = st.packetsRerouted - reroutedAt_;
-  last.packetsDropped = st.packetsDropped - droppedAt_;
-  last.messagesDropped = st.messagesDropped - messagesDroppedAt_;
+  last.packetsDropped = st.packetsDroppedByFaults() - droppedAt_;
+  last.messagesDropped = st.messagesDroppedByFaults() - messagesDroppedAt_;
 }
 
 void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, LinkId link,

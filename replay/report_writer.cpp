@@ -373,8 +373,8 @@ std::string formatSummary(const results::Report& r) {
         b.packets_reascended() + b.packets_dropped() == 0
             ? ""
             : fmt::format("; packets whose way down was off when they got there: {} climbed "
-                          "on, {} dropped",
-                          b.packets_reascended(), b.packets_dropped()));
+                          "on, {} dropped ({} message(s))",
+                          b.packets_reascended(), b.packets_dropped(), b.messages_dropped()));
   }
   if (r.run().has_faults()) {
     const results::FaultsReport& f = r.run().faults();

@@ -514,8 +514,9 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     f.retransmittedMessages = source.retransmissions();
     const sim::EmulatorStats& st = emu.stats();
     f.packetsRerouted = st.packetsRerouted;
-    f.packetsDropped = st.packetsDropped;
-    f.lostMessages = st.messagesDropped - std::min(st.messagesDropped, f.retransmittedMessages);
+    f.packetsDropped = st.packetsDroppedByFaults();
+    const std::uint64_t dropped = st.messagesDroppedByFaults();
+    f.lostMessages = dropped - std::min(dropped, f.retransmittedMessages);
   }
   const EnergyTotals e = energyNow(emu, pm);
   const double t = static_cast<double>(sched.now());
@@ -563,6 +564,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     fillInBandReport(topo, mgmtRoot, spec.inBand.resilience, host->guard(), *s.mutable_in_band());
     s.mutable_in_band()->set_packets_reascended(emu.stats().packetsReascended);
     s.mutable_in_band()->set_packets_dropped(emu.stats().packetsDroppedGated);
+    s.mutable_in_band()->set_messages_dropped(emu.stats().messagesDroppedGated);
   }
   return out;
 }

@@ -311,6 +311,7 @@ void FabricEmulator::arrive(std::uint32_t p, std::uint32_t ch) {
   const SwitchId sw = channels_[ch].receiver;
   const std::uint32_t out = routeHop(sw, ch, packets_[p].dst);
   if (out == kNone || channels_[out].failed) {  // no way on: a switch drops it
+    packets_[p].gatedDrop = std::exchange(routeGatedDrop_, false);
     discard(p);
     return;
   }

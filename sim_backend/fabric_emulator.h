@@ -43,6 +43,7 @@ struct Delivery {
 struct Drop {
   Delivery message;  // message.delivered is -1
   TimePs droppedAt = 0;
+  bool gated = false;  // dropped by in-band gating (its way down went off), not by a fault
 };
 
 struct EmulatorStats {
@@ -54,18 +55,24 @@ struct EmulatorStats {
   std::uint64_t flitsDelivered = 0;  // of the packets delivered, likewise
   std::uint64_t packetHops = 0;      // link traversals
   std::uint64_t events = 0;          // network events processed (the emulator's own queue)
-  // Faults: packets lost (queued at a failed output with no other path, on the
-  // wire of a failed direction, or routed to one), the messages they belonged
-  // to (never delivered), and packets moved off a failed up direction.
+  // Packets lost (to faults: queued at a failed output with no other path, on
+  // the wire of a failed direction, or routed to one; and to in-band gating,
+  // packetsDroppedGated), the messages they belonged to (never delivered),
+  // and packets moved off a failed up direction.
   std::uint64_t packetsDropped = 0;
   std::uint64_t messagesDropped = 0;
   std::uint64_t packetsRerouted = 0;
   std::uint64_t messagesRerouted = 0;  // messages with at least one packet rerouted
   // Whole-link (in-band) gating: packets whose way down went off while they
   // climbed, sent up another way or, with none, dropped as InfiniBand's
-  // switch drops them (counted in packetsDropped too; routeHop).
+  // switch drops them (counted in packetsDropped too; routeHop), and the
+  // messages whose first lost packet was one of those (in messagesDropped too).
   std::uint64_t packetsReascended = 0;
   std::uint64_t packetsDroppedGated = 0;
+  std::uint64_t messagesDroppedGated = 0;
+  // What faults alone lost.
+  std::uint64_t packetsDroppedByFaults() const { return packetsDropped - packetsDroppedGated; }
+  std::uint64_t messagesDroppedByFaults() const { return messagesDropped - messagesDroppedGated; }
 };
 
 // The packet-level k-ary n-tree (any fat tree) network model (docs/design.md §8, docs/emulator.md)
@@ -214,11 +221,13 @@ class FabricEmulator {
     std::uint8_t vc;
     std::uint16_t epoch = 0;  // its channel's epoch when it was sent (lost if it changed)
     bool truncated = false;   // a failure cut its tail: the destination discards it
+    bool gatedDrop = false;   // in-band gating left it no way on (routeHop): dropped
   };
   struct Message {
     Delivery info;
     std::uint32_t remaining;
     bool lost = false;
+    bool lostToGating = false;  // its first lost packet was a gatedDrop
     bool rerouted = false;
   };
   struct Channel {
@@ -399,6 +408,9 @@ class FabricEmulator {
   bool routeAroundGated_ = false;          // ... or when this is set ...
   bool irregularReach_ = false;            // ... or when some switch cannot reach every leaf
   bool gatedReachDirty_ = true;            // gating or faults changed since gatedReach_ was
+  // routeHop returned kNone because in-band gating (not a fault) left no way
+  // on; its caller takes it into the packet (Packet::gatedDrop).
+  bool routeGatedDrop_ = false;
   // Input-queued model state (empty with the output-queued model).
   std::uint32_t iqCap_ = 0;  // flits per VC buffer
   iq::Delays iqDelay_;

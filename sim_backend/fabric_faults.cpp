@@ -197,15 +197,19 @@ bool FabricEmulator::loseFromWire(std::uint32_t p, std::uint32_t ch) {
 
 void FabricEmulator::lose(std::uint32_t p) {
   const std::uint32_t msg = packets_[p].msg;
+  const bool gated = packets_[p].gatedDrop;
   ++stats_.packetsDropped;
+  if (gated) ++stats_.packetsDroppedGated;
   --packetsLive_;
   freePackets_.push_back(p);
   Message& m = messages_[msg];
   const bool first = !m.lost;
   m.lost = true;
+  if (first) m.lostToGating = gated;
   // A copy: the callback may send (reusing this record or growing messages_).
-  const Drop info{m.info, sched_.now()};
+  const Drop info{m.info, sched_.now(), m.lostToGating};
   if (first) ++stats_.messagesDropped;
+  if (first && gated) ++stats_.messagesDroppedGated;
   if (--m.remaining == 0) freeMessages_.push_back(msg);
   if (first && dropCb_) dropCb_(info);
 }

@@ -61,7 +61,7 @@ std::uint32_t FabricEmulator::routeHop(SwitchId sw, std::uint32_t inCh, HostId d
       return up;
     }
   }
-  ++stats_.packetsDroppedGated;
+  routeGatedDrop_ = true;
   return kNone;
 }
 

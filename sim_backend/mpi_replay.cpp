@@ -158,11 +158,11 @@ bool MpiReplay::onDrop(const Drop& drop) {
   if (stopped_) return true;  // an abandoned run: nobody waits for it
   agent::VirtualScheduler& sched = emu_.scheduler();
   const TimePs when = std::max(sched.now(), f.lastSent + retransmitTimeout_);
-  retransmitting_[msg] = sched.at(when, agent::Phase::kControl, [this, msg] {
+  retransmitting_[msg] = sched.at(when, agent::Phase::kControl, [this, msg, gated = drop.gated] {
     retransmitting_.erase(msg);
     InFlight& again = inflight_[msg];
     again.lastSent = emu_.scheduler().now();
-    ++retransmissions_;
+    if (!gated) ++retransmissions_;  // what faults cost (a gating drop is the in-band report's)
     emu_.sendMessage(placement_[again.src], placement_[again.dst], again.bytes, tagBase_ + msg);
   });
   return true;

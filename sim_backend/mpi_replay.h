@@ -49,6 +49,8 @@ class MpiReplay {
   // (milliseconds and more), which would dwarf an emulated run.
   static constexpr TimePs kDefaultRetransmitTimeoutPs = 100'000'000;
   void setRetransmitTimeout(TimePs t) { retransmitTimeout_ = t; }
+  // Messages sent again after a fault lost them (those in-band gating lost
+  // are sent again too, not counted here).
   std::uint64_t retransmissions() const { return retransmissions_; }
   bool done() const { return ranksDone_ == ranks_.size(); }
   std::size_t ranksDone() const { return ranksDone_; }

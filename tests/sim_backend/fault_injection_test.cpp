@@ -669,7 +669,9 @@ TEST(FaultInjectionWormhole, ACutPacketIsLostWholeAndFreesEveryBufferItHeld) {
   r.sched.runAll();
   const EmulatorStats& s = r.emu.stats();
   EXPECT_GT(s.packetsDropped, 0u);
-  EXPECT_LT(s.messagesDropped, 20u);  // only what crossed the cut
+  EXPECT_LT(s.messagesDropped, 20u);                        // only what crossed the cut
+  EXPECT_EQ(s.packetsDroppedByFaults(), s.packetsDropped);  // none is gating's
+  EXPECT_EQ(s.messagesDroppedGated, 0u);
   EXPECT_EQ(r.emu.counters(link, Direction::kUp).txPackets, carried);
   EXPECT_GT(r.delivered.size(), deliveredBefore + 100);  // the rest went around
   for (const Drop& d : r.dropped)

@@ -213,6 +213,11 @@ TEST(WholeLink, APacketWhoseWayDownWentOffAsItClimbedIsDroppedNotStranded) {
     EXPECT_EQ(r.emu.stats().packetsReascended, 0u);  // the upper switch is a root
     ASSERT_EQ(dropped.size(), 1u);
     EXPECT_EQ(dropped[0].message.tag, 1u);
+    // One cause per loss: gating's, none of the faults' (the reports split them).
+    EXPECT_TRUE(dropped[0].gated);
+    EXPECT_EQ(r.emu.stats().messagesDroppedGated, 1u);
+    EXPECT_EQ(r.emu.stats().packetsDroppedByFaults(), 0u);
+    EXPECT_EQ(r.emu.stats().messagesDroppedByFaults(), 0u);
   }
 }
 
