@@ -286,12 +286,22 @@ std::string formatSummary(const results::Report& r) {
   out += line(r.run());
   if (r.has_baseline()) {
     out += line(r.baseline());
+    // No saving: a fabric without switch links, or (the run summary has a
+    // switch-link share) faults that left all links on no power to save.
+    const auto none = [&](bool switchLinks) {
+      return switchLinks && !r.baseline().has_relative_power_switch_links()
+                 ? std::string("no switch links to save on")
+                 : fmt::format("n/a of {} links (no power to save: faults took every one all run)",
+                               switchLinks ? "switch" : "all");
+    };
     out += fmt::format(
-        "  => link power saved: {}, {:.1f}% of all links; {}\n",
+        "  => link power saved: {}, {}; {}\n",
         r.has_power_saving_switch_links()
             ? fmt::format("{:.1f}% of switch links", 100 * r.power_saving_switch_links())
-            : std::string("no switch links to save on"),
-        100 * r.power_saving_all_links(),
+            : none(true),
+        r.has_power_saving_all_links()
+            ? fmt::format("{:.1f}% of all links", 100 * r.power_saving_all_links())
+            : none(false),
         r.has_mean_latency_increase()
             ? fmt::format("mean latency {:+.1f}%, p99 {:+.1f}%", 100 * r.mean_latency_increase(),
                           100 * r.p99_latency_increase())
@@ -343,7 +353,8 @@ std::string formatSummary(const results::Report& r) {
           o.has_efficiency()
               ? fmt::format("efficiency of {} {:.2f} (its switch-link saving / the bound's)",
                             r.run().policy(), o.efficiency())
-              : std::string("the bound saves nothing on this workload"));
+          : !o.no_efficiency().empty() ? fmt::format("no efficiency ({})", o.no_efficiency())
+                                       : std::string("the bound saves nothing on this workload"));
     }
   }
   if (r.run().has_lpi()) {

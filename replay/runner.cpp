@@ -555,8 +555,17 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     o.set_switch_link_power(oracle->switchLinkPower());
     o.set_all_link_power(oracle->allLinkPower());
     o.set_free_directions_power(oracle->freeDirectionsPower());
+    const bool linksFailed =
+        std::any_of(out.faults.events.begin(), out.faults.events.end(),
+                    [](const FaultRecord& r) { return r.action == "fail" && !r.skipped; });
     if (s.has_relative_power_switch_links() && o.switch_link_power() < 1.0 - 1e-12) {
-      o.set_efficiency((1.0 - s.relative_power_switch_links()) / (1.0 - o.switch_link_power()));
+      if (linksFailed) {
+        o.set_no_efficiency(
+            "faults took links: a failed direction saves power for free, and the bound counts "
+            "on every link");
+      } else {
+        o.set_efficiency((1.0 - s.relative_power_switch_links()) / (1.0 - o.switch_link_power()));
+      }
     }
   }
   if (emCfg.lpi.mode != policies::LpiMode::kOff) fillLpiReport(emu, emCfg.lpi, *s.mutable_lpi());

@@ -222,12 +222,16 @@ int runReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
     baseline = std::move(*allOn);
     const auto& b = baseline->summary;
     *report.mutable_baseline() = b;
-    if (b.relative_power_switch_links() > 0) {  // else the fabric has no switch link
+    // No saving where all links on drew no power: a fabric without switch
+    // links, or faults that took every link all run (0 against 0 saves nothing).
+    if (b.relative_power_switch_links() > 0) {
       report.set_power_saving_switch_links(
           1.0 - ratio(run.summary.relative_power_switch_links(), b.relative_power_switch_links()));
     }
-    report.set_power_saving_all_links(
-        1.0 - ratio(run.summary.relative_power_all_links(), b.relative_power_all_links()));
+    if (b.relative_power_all_links() > 0) {
+      report.set_power_saving_all_links(
+          1.0 - ratio(run.summary.relative_power_all_links(), b.relative_power_all_links()));
+    }
     // Latencies to compare: some message measured in each run (delivered, and
     // created after report.latency_warmup_cycles).
     const bool latencies = run.summary.latency_messages() > 0 && b.latency_messages() > 0;

@@ -341,6 +341,10 @@ TEST(ReplayCli, FaultConfigsRunWithoutViolations) {
                            std::istreambuf_iterator<char>());
     EXPECT_NE(json.find("\"faults\": {"), std::string::npos);
     EXPECT_NE(json.find("\"recovery_ps\""), std::string::npos);
+    // Failed links are off for free: no efficiency against the bound, said why.
+    EXPECT_EQ(json.find("\"efficiency\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"no_efficiency\": \"faults took links"), std::string::npos) << json;
+    EXPECT_NE(out.find("no efficiency (faults took links"), std::string::npos) << out;
     if (std::string(name) == "faults_mt_link") {
       // Every message delivered: "delivered N/N".
       const auto at = out.find("delivered ");
@@ -354,6 +358,36 @@ TEST(ReplayCli, FaultConfigsRunWithoutViolations) {
       EXPECT_NE(out.find("faults: 2 events (1 disconnected a pair)"), std::string::npos) << out;
     }
   }
+}
+
+// Faults that take every link all run leave all links on no power either:
+// 0 against 0 saves nothing, said as n/a (not "100% saved", not "no switch
+// links to save on", which is a one-level fabric's).
+TEST(ReplayCli, AFabricWhoseEveryLinkFailedSavesNothing) {
+  const std::filesystem::path dir =
+      std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_all_failed";
+  std::filesystem::create_directories(dir);
+  const std::string cfg = (dir / "dead.textproto").string();
+  std::ofstream(cfg) << "fabric { kary_n_tree { k: 3 n: 2 } } gating { policy: DYNAMIC }\n"
+                        "workload { uniform { rate: 0.1 duration_cycles: 3000 } }\n"
+                        "faults { event { at_cycles: 0 scope: SWITCH switch_name: \"S1_0\" }\n"
+                        "event { at_cycles: 0 scope: SWITCH switch_name: \"S1_1\" }\n"
+                        "event { at_cycles: 0 scope: SWITCH switch_name: \"S1_2\" } }\n"
+                        "report { skip_plots: true }\n";
+  std::string out, err;
+  ASSERT_EQ(
+      ebb({"replay", cfg.c_str(), "--out", (dir / "out").string().c_str(), "--quiet"}, &out, &err),
+      kExitOk)
+      << err;
+  EXPECT_NE(out.find("link power saved: n/a of switch links (no power to save"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("n/a of all links"), std::string::npos) << out;
+  EXPECT_EQ(out.find("100.0% of all links"), std::string::npos) << out;
+  std::ifstream report(dir / "out" / "report.json");
+  const std::string json((std::istreambuf_iterator<char>(report)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_EQ(json.find("\"power_saving_all_links\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"power_saving_switch_links\""), std::string::npos) << json;
 }
 
 }  // namespace
