@@ -201,6 +201,7 @@ Rehomed MinimalTree::build(const Topology& t, const FaultSet& faults) {
     const bool receives =
         faults.usable(l, Direction::kDown) && LeafReach::test(reachesTree.data(), i);
     if (!sends && !receives) out.cutOff.push_back(id);
+    if (sends != receives) out.oneWay.push_back(id);
   }
   return out;
 }

@@ -65,10 +65,16 @@ class MinimalTree {
 // sits in a part the surviving cables separate from the root's). The hosts of
 // `outside` that are not cut off can still reach some spanned hosts through
 // links outside the tree; linksToRestore (fabric/recovery.h) turns those on.
+//
+// `oneWay` is the subset of `outside` joined to the spanned hosts in one
+// direction only (a failed direction of its cable, or of every way up or
+// down its leaf has): it can send to them but not hear from them, or the
+// reverse, so a closed-loop rank there cannot finish either.
 struct Rehomed {
   MinimalTree tree;
   std::vector<HostId> outside;
   std::vector<HostId> cutOff;
+  std::vector<HostId> oneWay;
 };
 
 }  // namespace ebb::fabric

@@ -377,8 +377,11 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
   beginRecord(std::move(rec));
   if (beforeChange_) beforeChange_(records_.size() - 1);
   change();
-  for (fabric::HostId h : fabric::MinimalTree::build(topo_, truth_).cutOff)
-    everCutOff_[h.value()] = 1;
+  const fabric::Rehomed now = fabric::MinimalTree::build(topo_, truth_);
+  for (const auto* hosts : {&now.cutOff, &now.oneWay}) {
+    for (fabric::HostId h : *hosts)
+      everCutOff_[h.value()] = 1;
+  }
   if (onEvent_) onEvent_(records_.size() - 1);
 }
 
@@ -454,9 +457,12 @@ std::vector<std::string> FaultInjector::cutOffHosts() const {
 }
 
 std::vector<std::string> FaultInjector::cutOffNow() const {
+  const fabric::Rehomed now = fabric::MinimalTree::build(topo_, truth_);
   std::vector<std::string> out;
-  for (fabric::HostId h : fabric::MinimalTree::build(topo_, truth_).cutOff)
+  for (fabric::HostId h : now.cutOff)
     out.push_back(topo_.host(h).name);
+  for (fabric::HostId h : now.oneWay)
+    out.push_back(topo_.host(h).name + " (one direction)");
   return out;
 }
 

@@ -54,11 +54,11 @@ class FaultInjector {
   TimePs lastChangeAt() const { return lastChangeAt_; }
   const std::vector<FaultRecord>& records() const { return records_; }
   std::vector<FaultRecord>& records() { return records_; }
-  // Every host the surviving cables cut off from the main part of the fabric
-  // at some point (MinimalTree's Rehomed::cutOff), in the fabric's host order
-  // (H2 before H10).
+  // Every host the surviving cables cut off from the main part of the fabric,
+  // both ways or one way, at some point (MinimalTree's Rehomed::cutOff and
+  // oneWay), in the fabric's host order (H2 before H10).
   std::vector<std::string> cutOffHosts() const;
-  // The hosts cut off now, in the fabric's host order.
+  // The hosts cut off now: both ways, then one way ("H0 (one direction)").
   std::vector<std::string> cutOffNow() const;
   std::uint64_t agentRestarts() const { return restarts_; }
   // Events of the plan scheduled after the run ended: they never happened.

@@ -432,7 +432,8 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
       if (cut.empty()) return {};
       return fmt::format(
           "faults cut off {} for good (no surviving cable path joins {} to the main part of "
-          "the fabric; a REPAIR event would bring {} back), so the ranks there cannot finish; ",
+          "the fabric both ways; a REPAIR event would bring {} back), so the ranks there cannot "
+          "finish; ",
           fmt::join(cut, ", "), cut.size() == 1 ? "it" : "them", cut.size() == 1 ? "it" : "them");
     };
     while (!source.done() && sched.now() < limit && !sched.stopped()) {

@@ -636,6 +636,38 @@ TEST(Faults, BadFaultConfigsAreRejectedNamingTheField) {
             "");
 }
 
+// A leaf whose every up cable lost its down direction can send out but never
+// hear back: its hosts are cut off one way, reported as cut off too (not a
+// silent 10% of the messages lost), and a closed-loop run names them.
+TEST(Faults, HostsCutOffOneWayAreReportedCutOff) {
+  Fixture f;
+  const fabric::SwitchId leaf = f.topo.switchesAtLevel(2)[3];
+  std::string events;
+  for (std::uint16_t p : f.topo.sw(leaf).upPorts) {
+    events += "event { at_cycles: 12000 scope: DOWN_DIRECTION switch_name: \"" +
+              f.topo.sw(leaf).name + "\" port: " + std::to_string(p + 1) + " } ";
+  }
+  const RunSpec s = spec(std::string(kLowLoad) + "faults { " + events + "}");
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
+  expectRecovered(out.faults);
+  std::vector<std::string> leafHosts;
+  for (const fabric::Host& h : f.topo.hosts())
+    if (f.topo.link(h.link).upper.sw == leaf) leafHosts.push_back(h.name);
+  std::sort(leafHosts.begin(), leafHosts.end());
+  EXPECT_EQ(out.faults.cutOffHosts, leafHosts);
+  // Only the pairs into the leaf are cut: half of a whole cut's.
+  const std::uint64_t n = f.topo.numHosts(), cut = leafHosts.size();
+  EXPECT_EQ(out.faults.physicallyCutPairs, cut * (n - cut));
+  const fabric::Rehomed r = fabric::MinimalTree::build(f.topo, [&] {
+    fabric::FaultSet fs(f.topo);
+    for (std::uint16_t p : f.topo.sw(leaf).upPorts)
+      fs.failLink(f.topo.sw(leaf).ports[p].link, fabric::Direction::kDown);
+    return fs;
+  }());
+  EXPECT_TRUE(r.cutOff.empty());
+  EXPECT_EQ(r.oneWay.size(), cut);
+}
+
 // The recovery bound is a sum (detection + T_on + period + slack): one that
 // would not fit the time range is refused naming the fields, and a large one
 // that fits never wraps into a false violation blamed on gating.
