@@ -105,7 +105,9 @@ Result<std::unique_ptr<FaultInjector>> FaultInjector::create(const FaultsDef& de
     }
     inj->events_.push_back(std::move(r));
   }
-  if (Status st = checkRepairs(inj->events_, topo, def.random.enabled()); !st.isOk()) return st;
+  if (Status st = checkRepairs(inj->events_, topo, def.random.enabled(), emu.config().cyclePs);
+      !st.isOk())
+    return st;
   // The cost before the work: every arrival is an event, a record and a
   // connectivity proof (an mtbf_us typo of ns for us would fill the memory).
   if (const RandomFaultsDef& rd = def.random; rd.enabled()) {
@@ -124,13 +126,15 @@ Result<std::unique_ptr<FaultInjector>> FaultInjector::create(const FaultsDef& de
 }
 
 // A REPAIR names a part an earlier FAIL took (a typo in a port must not
-// leave the failed cable failed while the plan claims it was repaired).
-// A link named as a switch's minimal-tree up link is resolved as the run
-// will resolve it: the tree re-homed over what the plan failed so far (no
-// gating changes it). Not checked with random faults, which the plan cannot
-// follow ahead of the run.
+// leave the failed cable failed while the plan claims it was repaired), and
+// a FAIL takes something. A link named as a switch's minimal-tree up link is
+// resolved as the run will resolve it: the tree re-homed over what the plan
+// failed so far (no gating changes it). Not checked with random faults,
+// which the plan cannot follow ahead of the run (there the run skips what
+// takes nothing, and says so).
 Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
-                                   const fabric::Topology& topo, bool randomFaults) {
+                                   const fabric::Topology& topo, bool randomFaults,
+                                   TimePs cyclePs) {
   if (randomFaults) return Status::ok();
   std::vector<std::uint8_t> failedDirs(topo.numLinks(), 0);  // bit 1 up, bit 2 down
   std::vector<std::uint8_t> failedSwitches(topo.numSwitches(), 0);
@@ -144,7 +148,13 @@ Status FaultInjector::checkRepairs(const std::vector<Resolved>& events,
     if (e.scope != FaultScope::kSwitch && !link.valid()) {
       if (fail) {
         const auto up = fabric::MinimalTree::build(topo, truth).tree.upPort(r.sw);
-        if (!up) continue;  // not in the tree then: the run skips it
+        if (!up) {  // a failure that would fail nothing (the run would skip it)
+          return invalidArgument(fmt::format(
+              "{}.minimal_tree_up: {} is not in the minimal tree at {} cycles{} (the FAIL would "
+              "take no link): name the link by port, or fail it while {} is in the tree",
+              e.where, topo.sw(r.sw).name, e.at / cyclePs,
+              truth.switchFailed(r.sw) ? ": an earlier event failed it" : "", topo.sw(r.sw).name));
+        }
         link = topo.sw(r.sw).ports[*up].link;
         treeUpFailed[r.sw.value()] = link;
       } else {

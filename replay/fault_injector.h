@@ -73,7 +73,7 @@ class FaultInjector {
   FaultInjector(const FaultsDef& def, const fabric::Topology& topo, sim::FabricEmulator& emu,
                 TimePs horizon);
   static Status checkRepairs(const std::vector<Resolved>& events, const fabric::Topology& topo,
-                             bool randomFaults);
+                             bool randomFaults, TimePs cyclePs);
   void apply(FaultAction action, FaultScope scope, fabric::SwitchId sw, fabric::LinkId link,
              bool random);
   void randomArrival();
