@@ -159,12 +159,19 @@ Status checkCampaignBase(const config::Config& base, const fabric::Topology& top
         fmt::format("fabric: {}: a fault campaign needs at least 2 (it keeps host pairs connected)",
                     counted(topo.numHosts(), "host", "hosts")));
   }
-  // The campaign draws every scenario's failures: a random process of the
-  // base's own would be dropped without a word.
+  // The campaign draws every scenario's failures: a random process or events
+  // of the base's own would be dropped without a word.
   if (base.has_faults() && base.faults().has_random()) {
     return invalidArgument(
         "faults.random: a fault campaign draws each scenario's failures itself; leave "
         "faults.random out of the base config (ebb replay runs it)");
+  }
+  if (base.has_faults() && base.faults().event_size() > 0) {
+    return invalidArgument(fmt::format(
+        "faults.event: a fault campaign draws each scenario's events itself; leave the base "
+        "config's {} out (ebb replay runs them; the fault timing, detection_cycles and the "
+        "rest, stays)",
+        counted(static_cast<std::size_t>(base.faults().event_size()), "event", "events")));
   }
   // The base's own settings (gating, emulator, fault timing), on a scenario.
   const config::Config first = makeScenario(base, topo, seed, shape, baseDir);

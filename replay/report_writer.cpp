@@ -393,7 +393,8 @@ std::string formatSummary(const results::Report& r) {
     for (const results::FaultEventReport& e : f.events())
       disconnecting += e.disconnected();
     out += fmt::format(
-        "  faults: {} events ({} disconnected a pair), longest recovery {:.3f} us (bound {:.3f} "
+        "  faults: {} events ({} left a pair without a path), longest recovery {:.3f} us (bound "
+        "{:.3f} "
         "us), violations {}; packets rerouted {}, dropped {}; messages retransmitted {}, lost {}\n",
         f.events_size(), disconnecting, static_cast<double>(f.max_recovery_ps()) / 1e6,
         static_cast<double>(f.recovery_bound_ps()) / 1e6, f.violations(), f.packets_rerouted(),

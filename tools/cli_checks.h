@@ -16,17 +16,24 @@ inline bool parseWholeNumber(const std::string& s, unsigned long long& v) {
   return ec == std::errc() && ptr == end;
 }
 
+// The name of a whole-number check that states the option's own lower
+// bound, so a negative value gets that rule (requireDecimalNumbers leaves
+// negatives to it rather than saying ">= 0" of an option that needs > 0).
+inline constexpr const char* kOwnLowerBound = "own-lower-bound";
+
 // An option that must be a whole number > 0, with a message that says so
 // plainly ("--jobs: must be a whole number > 0 (is 0)"), where
 // CLI::PositiveNumber prints the range of a double with 300 digits.
 inline CLI::Validator wholeNumberAboveZero() {
   return CLI::Validator(
-      [](std::string& s) -> std::string {
-        unsigned long long v = 0;
-        if (!parseWholeNumber(s, v) || v == 0) return "must be a whole number > 0 (is " + s + ")";
-        return {};
-      },
-      "> 0");
+             [](std::string& s) -> std::string {
+               unsigned long long v = 0;
+               if (!parseWholeNumber(s, v) || v == 0)
+                 return "must be a whole number > 0 (is " + s + ")";
+               return {};
+             },
+             "> 0")
+      .name(kOwnLowerBound);
 }
 
 // An option that must be a whole number >= 0 (a seed), with a message that
@@ -59,9 +66,9 @@ inline void requireDecimalNumbers(CLI::App& app) {
   };
   // Whole numbers: decimal digits, leading zeros dropped, and within the
   // option's type (past it the option library clamps or fails vaguely).
-  const auto whole = [digits](bool isUnsigned) {
+  const auto whole = [digits](bool isUnsigned, bool ownLowerBound) {
     return CLI::Validator(
-        [digits, isUnsigned](std::string& s) -> std::string {
+        [digits, isUnsigned, ownLowerBound](std::string& s) -> std::string {
           const std::size_t sign = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
           if (!digits(s, sign)) return "must be a whole number (is " + s + ")";
           std::size_t zeros = sign;
@@ -74,8 +81,10 @@ inline void requireDecimalNumbers(CLI::App& app) {
           const char* end = s.data() + s.size();
           const bool fits = isUnsigned ? std::from_chars(s.data(), end, u).ec == std::errc()
                                        : std::from_chars(s.data(), end, v).ec == std::errc();
-          if (!fits && isUnsigned && s[0] == '-')
+          if (!fits && isUnsigned && s[0] == '-') {
+            if (ownLowerBound) return {};  // its own check names its rule
             return "must be a whole number >= 0 (is " + s + ")";
+          }
           if (!fits) return "is out of range (is " + s + ")";
           return {};
         },
@@ -114,7 +123,13 @@ inline void requireDecimalNumbers(CLI::App& app) {
     for (CLI::Option* o : a.get_options()) {
       const std::string type = o->get_type_name();
       if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) {
-        o->transform(whole(type.rfind("UINT", 0) == 0));
+        bool ownLowerBound = true;
+        try {
+          o->get_validator(kOwnLowerBound);
+        } catch (const CLI::OptionNotFound&) {
+          ownLowerBound = false;
+        }
+        o->transform(whole(type.rfind("UINT", 0) == 0, ownLowerBound));
       } else if (type.rfind("FLOAT", 0) == 0) {
         o->check(real);
       } else if (type.rfind("TEXT", 0) == 0 && o->get_expected_min() > 0) {

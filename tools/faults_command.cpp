@@ -204,9 +204,17 @@ void addFaultsCommand(CLI::App& app, CommandAction& action) {
                   "are replaced by each scenario's")
       ->required()
       ->check(CLI::ExistingFile);
-  auto* scenarios = cmd->add_option("--scenarios", opts->scenarios, "How many scenarios")
-                        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}))
-                        ->capture_default_str();
+  auto* scenarios =
+      cmd->add_option("--scenarios", opts->scenarios, "How many scenarios")
+          ->check(CLI::Validator(
+                      [](std::string& s) -> std::string {
+                        unsigned long long v = 0;
+                        if (parseWholeNumber(s, v) && v >= 1 && v <= 100'000'000) return {};
+                        return "must be a whole number from 1 to 100000000 (is " + s + ")";
+                      },
+                      "1..100000000")
+                      .name(kOwnLowerBound))
+          ->capture_default_str();
   auto* seed = cmd->add_option("--seed", opts->seed,
                                "The campaign's seed (scenario i's seed derives from it)")
                    ->check(wholeNumber())
@@ -223,7 +231,7 @@ void addFaultsCommand(CLI::App& app, CommandAction& action) {
   auto* replay = cmd->add_option("--replay-scenario", opts->replaySeed,
                                  "Run only the scenario of this seed (a seed from summary.json or "
                                  "scenarios.csv) and list its fault events")
-                     ->check(wholeNumber());
+                     ->check(wholeNumberAboveZero());
   // One scenario, by its own seed: a campaign's count, seed and jobs would be
   // ignored without a word.
   for (CLI::Option* campaignOnly : {scenarios, seed, jobs})

@@ -258,7 +258,12 @@ TEST(FaultsCommand, BadArgumentsNameTheFlag) {
            {"fabric { kary_n_tree { k: 2 n: 2 } } gating { check_period_cycles: 1000000000 }",
             "more than the limit of 10000000 per scenario"},
            {"fabric { kary_n_tree { k: 2 n: 2 } } faults { random { mtbf_us: 0.5 } }",
-            "faults.random: a fault campaign draws each scenario's failures itself"}}) {
+            "faults.random: a fault campaign draws each scenario's failures itself"},
+           // Events too (even one naming no switch would pass unseen).
+           {"fabric { kary_n_tree { k: 2 n: 2 } } faults { event { at_cycles: 100 switch_name: "
+            "\"NOPE\" port: 1 } detection_cycles: 500 }",
+            "faults.event: a fault campaign draws each scenario's events itself; leave the base "
+            "config's 1 event out"}}) {
     const auto refused = ebb({"faults", "--config", writeBase(dir, text), "--scenarios", "2",
                               "--out", (dir / "never").string(), "--quiet"});
     EXPECT_EQ(refused.code, tools::kExitError) << text;

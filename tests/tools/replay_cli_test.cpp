@@ -355,7 +355,8 @@ TEST(ReplayCli, FaultConfigsRunWithoutViolations) {
       nums >> delivered >> slash >> generated;
       EXPECT_GT(generated, 0u);
       EXPECT_EQ(delivered, generated);
-      EXPECT_NE(out.find("faults: 2 events (1 disconnected a pair)"), std::string::npos) << out;
+      EXPECT_NE(out.find("faults: 2 events (1 left a pair without a path)"), std::string::npos)
+          << out;
     }
   }
 }

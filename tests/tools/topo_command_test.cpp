@@ -475,7 +475,7 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
        {"--seed: must be a whole number >= 0 (is -1)"}},
       {{"faults", "--config", folder + "/configs/kary4x3.textproto", "--replay-scenario", "-1"},
        kExitUsage,
-       {"--replay-scenario: must be a whole number >= 0 (is -1)"}},
+       {"--replay-scenario: must be a whole number > 0 (is -1)"}},
       {{"gen", "--message-bytes", "1000000000000", "--out", genOut.string()},
        kExitError,
        {"--message-bytes: 1000000000000 bytes is more than the 67108864 bytes",
