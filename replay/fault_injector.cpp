@@ -331,6 +331,7 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
     link = s.ports[*up].link;
     mtUpFailed_[sw.value()] = link;
   }
+  if (scope != FaultScope::kSwitch) rec.link = link;
   // The record and the monitor's notice come first: the emulator reports the
   // directions it takes away as it applies the change.
   std::function<void()> change;
@@ -395,11 +396,25 @@ void FaultInjector::apply(FaultAction action, FaultScope scope, SwitchId sw, Lin
   if (onEvent_) onEvent_(records_.size() - 1);
 }
 
+// A failure is heard after the detection delay; one on a link the agents
+// already hear as down (an earlier failure of a direction of it, heard now or
+// before and not repaired since) changes nothing they see, so a re-homing
+// after it covers it too (a probe saw a later repair's re-homing credited).
 void FaultInjector::noteDetected(TimePs t) {
-  for (FaultRecord& r : records_) {
-    if (r.detectedAt >= 0 || r.action == "restart-agent" || r.skipped) continue;
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    FaultRecord& r = records_[i];
+    if (r.detectedAt >= 0 || r.action == "restart-agent" || r.skipped || t < r.at) continue;
     const TimePs earliest = r.at + (r.action == "fail" ? def_.detectionPs : 0);
-    if (t >= earliest) r.detectedAt = t;
+    bool heardDown = false;
+    if (r.action == "fail" && r.link.valid()) {
+      for (std::size_t j = i; j-- > 0;) {
+        const FaultRecord& q = records_[j];
+        if (q.link != r.link) continue;
+        heardDown = q.action == "fail" && q.detectedAt >= 0 && q.detectedAt <= t;
+        break;  // the latest change of that link decides
+      }
+    }
+    if (t >= earliest || heardDown) r.detectedAt = t;
   }
 }
 
