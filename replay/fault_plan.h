@@ -6,8 +6,8 @@
 
 #include "common/status.h"
 #include "common/time.h"
-#include "fabric/ids.h"
 #include "configs/proto/replay.pb.h"  // generated
+#include "fabric/ids.h"
 
 namespace ebb::replay {
 
@@ -83,7 +83,8 @@ struct FaultRecord {
   std::string part;    // "link S1_0_0[3] - S0_0_1[1]", "switch S0_0_0", ...
   bool random = false;
   bool skipped = false;  // nothing to do (said in `part`): never detected
-  fabric::LinkId link;   // the link it took or gave back (invalid: a switch, a restart); not reported
+  fabric::LinkId
+      link;  // the link it took or gave back (invalid: a switch, a restart); not reported
   // When the agents heard of it (port down/up), -1 if never (repaired first,
   // or a restart).
   TimePs detectedAt = -1;

@@ -653,6 +653,26 @@ TEST(Faults, BadFaultConfigsAreRejectedNamingTheField) {
             "");
 }
 
+// A whole-link failure inside the detection delay of an earlier failure of
+// one direction of that link changes nothing the agents hear: the re-homing
+// after the first covers it (not the later repair's, 3.8 us on).
+TEST(Faults, AFailureOnALinkAlreadyHeardDownIsDetectedWithIt) {
+  Fixture f(3, 3);
+  const RunSpec s = spec(
+      "workload { uniform { rate: 0.005 duration_cycles: 10000 } } "
+      "gating { policy: DYNAMIC } "
+      "faults { event { at_cycles: 100 scope: UP_DIRECTION switch_name: \"S2_0_0\" port: 4 } "
+      "event { at_cycles: 200 scope: LINK switch_name: \"S2_0_0\" port: 4 } "
+      "event { at_cycles: 3000 action: REPAIR switch_name: \"S2_0_0\" port: 4 } }");
+  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
+  ASSERT_EQ(out.faults.events.size(), 3u);
+  const FaultRecord& first = out.faults.events[0];
+  const FaultRecord& whole = out.faults.events[1];
+  EXPECT_EQ(first.detectedAt, first.at + s.faults.detectionPs);
+  EXPECT_EQ(whole.detectedAt, first.detectedAt);
+  EXPECT_GT(out.faults.events[2].detectedAt, out.faults.events[2].at);
+}
+
 // A leaf whose every up cable lost its down direction can send out but never
 // hear back: its hosts are cut off one way, reported as cut off too (not a
 // silent 10% of the messages lost), and a closed-loop run names them.
