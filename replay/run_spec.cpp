@@ -512,8 +512,10 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
         cyclesToPs("workload.uniform.duration_cycles", u.duration_cycles(), em.cyclePs);
     if (!duration) return duration.status();
     r.workload.rate = workload::RateProfile::constant(u.rate(), *duration);
+    r.workload.includeSelf = u.include_self();
     r.workloadName =
-        fmt::format("uniform {} flits/cycle/node for {} cycles", u.rate(), u.duration_cycles());
+        fmt::format("uniform {} flits/cycle/node for {} cycles{}", u.rate(), u.duration_cycles(),
+                    u.include_self() ? ", sources included among the destinations" : "");
   } else if (w.pattern_case() == config::WorkloadSpec::kRatePoints) {
     Result<workload::RateProfile> rate = rateFromPoints(w.rate_points(), em.cyclePs);
     if (!rate) return rate.status();

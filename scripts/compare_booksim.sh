@@ -25,19 +25,19 @@ Options:
   --pattern NAME       BookSim traffic pattern: uniform (default), bitcomp,
                        transpose, bitrev or shuffle. ebb runs uniform natively
                        and the permutations from a generated traffic file.
-                       Like for like: what BookSim sends to the source
-                       itself (a permutation's fixed points; 1 packet in N
-                       of uniform, N hosts) never enters the network, and
-                       ebb never sends to itself, so ebb leaves it out: its
-                       uniform rate is the load times (N-1)/N and its
-                       accepted load is compared with that share of
-                       BookSim's; with a permutation's F fixed points its
-                       accepted load is compared with BookSim's less the
-                       load times F/N (a fixed point sends only to itself,
-                       so BookSim accepts all of it even past saturation),
-                       and BookSim's latency is its mean over packets
-                       between distinct hosts (a second, untimed BookSim
-                       run with pair_stats = 1)
+                       Like for like: BookSim's uniform sends 1 packet in
+                       N (N hosts) to the source itself, through its leaf
+                       switch and back, so ebb runs uniform with
+                       workload.uniform.include_self = true (the same
+                       destinations, the same load on every host link).
+                       A permutation's fixed points send only to
+                       themselves, over ports nothing else uses; ebb's
+                       traffic file leaves them out: its accepted load is
+                       compared with BookSim's less the load times F/N (F
+                       fixed points; BookSim accepts all they send even
+                       past saturation), and BookSim's latency is its mean
+                       over packets between distinct hosts (a second,
+                       untimed BookSim run with pair_stats = 1)
   --loads "R1 R2 ..."  offered loads in flits/cycle/node, each in (0, 1]
                        (default "0.02 0.1 0.2 0.3 0.4 0.5 0.55")
   --cycles C           ebb: cycles of traffic per point (integer > 0; default
@@ -471,10 +471,10 @@ for r in "${load_list[@]}"; do
     report.skip_baseline=true report.skip_plots=true "seed=$seed"
     "report.latency_warmup_cycles=$warmup")
   if [[ $pattern == uniform ]]; then
-    # BookSim's uniform sends 1 packet in N to the source itself.
-    erate=$(python3 -c "print('%.9g' % ($r * ($hosts - 1) / $hosts))")
-    eargs+=("workload.uniform.rate=$erate" "workload.uniform.duration_cycles=$cycles"
-      workload.message_bytes=64)
+    # BookSim's uniform sends 1 packet in N to the source itself, through
+    # its leaf switch: so does ebb's with include_self.
+    eargs+=("workload.uniform.rate=$r" "workload.uniform.duration_cycles=$cycles"
+      workload.uniform.include_self=true workload.message_bytes=64)
   else
     tfile=$out/ebb/traffic_$tag.txt
     write_traffic_file "$tfile" "$r"
@@ -514,16 +514,16 @@ from pattern_dest import destination
 def dest(s):
     return destination(s, pattern, hosts)
 fixed = sum(1 for s in range(hosts) if dest(s) == s)
-# BookSim's accepted load between distinct hosts, what ebb sends. Uniform: each
-# host's self-addressed share waits in the same source queue as the rest, so
-# (N-1)/N of what BookSim accepts. A permutation's fixed point only ever sends
-# to itself, through a port nothing else uses, so BookSim accepts all it
-# offers, also past saturation: the rest is BookSim's total less that.
+# BookSim's accepted load as ebb's traffic has it. Uniform: the same traffic,
+# self-addressed packets included (workload.uniform.include_self). A
+# permutation's fixed point only ever sends to itself, through a port nothing
+# else uses, so BookSim accepts all it offers, also past saturation: ebb's
+# traffic file leaves it out, so the rest is BookSim's total less that.
 def distinct(accepted, load):
     if accepted is None:
         return None
     if pattern == "uniform":
-        return accepted * (hosts - 1) / hosts
+        return accepted
     return max(0.0, accepted - load * fixed / hosts)
 def num(x):
     return None if x == "NA" else float(x)
@@ -562,10 +562,9 @@ with open(out + "/compare.md", "w") as f:
             "per cycle = BookSim's CPU time per simulated cycle over ebb's).\n\n"
             % ebb)
     if pattern == "uniform":
-        f.write("BookSim's uniform pattern sends 1 packet in %d to the source itself; ebb leaves that "
-                "share out (its offered and accepted load are %.4g of the nominal load, and its "
-                "accepted load is compared with that share of BookSim's).\n\n"
-                % (hosts, (hosts - 1) / hosts))
+        f.write("BookSim's uniform pattern sends 1 packet in %d to the source itself, through its "
+                "leaf switch and back; so does ebb's (workload.uniform.include_self = true): the "
+                "same traffic, compared as it is.\n\n" % hosts)
     elif fixed:
         f.write("%s maps %d of the %d hosts onto themselves: BookSim sends their packets to the source "
                 "itself (they never leave the leaf switch), ebb leaves them out. Like for like, "

@@ -44,6 +44,7 @@ std::uint32_t SyntheticTraffic::destination(std::uint32_t host, std::mt19937_64&
       return hot_[i];
     }
   }
+  if (spec_.includeSelf) return std::uniform_int_distribution<std::uint32_t>(0, hosts - 1)(rng);
   std::uniform_int_distribution<std::uint32_t> pick(0, hosts - 2);
   std::uint32_t dst = pick(rng);
   if (dst >= host) ++dst;  // any host but the source

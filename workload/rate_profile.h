@@ -66,6 +66,8 @@ struct SyntheticSpec {
   std::int64_t sizeMax = 0;
   Arrivals arrivals = Arrivals::kBernoulli;
   std::uint64_t seed = 1;
+  // Destinations from every host, the source included (workload.uniform.include_self).
+  bool includeSelf = false;
 };
 
 }  // namespace ebb::workload

@@ -66,6 +66,41 @@ TEST(SyntheticTraffic, UniformNeverSendsToTheSourceAndReachesEveryOtherHost) {
 
 // A rate too small to draw (a probability whose log(1 - p) rounds to 0)
 // sends nothing, Bernoulli or Poisson, rather than one message per cycle.
+// include_self draws from every host, as BookSim2's uniform pattern: about 1
+// message in N goes to its own source, through its leaf switch and back (one
+// hop up the host link, one down), on both switch models.
+TEST(SyntheticTraffic, IncludeSelfSendsOneInNToTheSourceThroughItsLeaf) {
+  const fabric::Topology topo = fabric::KAryNTree::make(2, 3).value().build();
+  for (SwitchModel model : {SwitchModel::kOutputQueued, SwitchModel::kInputQueued}) {
+    SCOPED_TRACE(model == SwitchModel::kOutputQueued ? "output-queued" : "input-queued");
+    agent::VirtualScheduler sched;
+    EmulatorConfig cfg;
+    cfg.switchModel = model;
+    FabricEmulator emu(topo, cfg, sched);
+    SyntheticSpec spec;
+    spec.rate = RateProfile::constant(0.2, 200'000 * cfg.cyclePs);
+    spec.includeSelf = true;
+    SyntheticTraffic traffic(emu, spec);
+    std::uint64_t delivered = 0, self = 0;
+    std::set<std::uint32_t> selfSenders;
+    emu.onDelivery([&](const Delivery& d) {
+      ++delivered;
+      if (d.src == d.dst) {
+        ++self;
+        selfSenders.insert(d.src.value());
+      }
+    });
+    traffic.start();
+    sched.runAll();
+    EXPECT_EQ(delivered, traffic.generated());
+    EXPECT_EQ(emu.packetsInNetwork(), 0u);
+    // 1 in 8: about 2 500 of 20 000, binomial spread about 47.
+    const double share = static_cast<double>(self) / static_cast<double>(delivered);
+    EXPECT_NEAR(share, 1.0 / 8, 0.01) << self << " of " << delivered;
+    EXPECT_EQ(selfSenders.size(), topo.numHosts());
+  }
+}
+
 TEST(SyntheticTraffic, ATinyRateSendsNothing) {
   const fabric::Topology topo = fabric::KAryNTree::make(2, 1).value().build();
   for (Arrivals arrivals : {Arrivals::kBernoulli, Arrivals::kPoisson}) {
