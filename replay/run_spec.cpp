@@ -377,12 +377,14 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     if (Status s = lp.setLinkSpeed(l.link_speed()); !s.isOk())
       return invalidArgument("lpi." + s.message());
   }
-  for (auto [field, has, v, out] :
+  // T_r may be 0 (the paper's deep sleep without refresh); T_s sets the
+  // hold's unit and T_q the refresh cycle, so they are > 0.
+  for (auto [field, has, v, out, least] :
        {std::tuple{"lpi.sleep_signal_ps", l.has_sleep_signal_ps(), l.sleep_signal_ps(),
-                   &lp.sleepSignal},
-        std::tuple{"lpi.quiet_ps", l.has_quiet_ps(), l.quiet_ps(), &lp.quiet},
-        std::tuple{"lpi.refresh_ps", l.has_refresh_ps(), l.refresh_ps(), &lp.refresh}}) {
-    Result<std::int64_t> ps = presentOr(field, has, v, *out, 1);
+                   &lp.sleepSignal, 1},
+        std::tuple{"lpi.quiet_ps", l.has_quiet_ps(), l.quiet_ps(), &lp.quiet, 1},
+        std::tuple{"lpi.refresh_ps", l.has_refresh_ps(), l.refresh_ps(), &lp.refresh, 0}}) {
+    Result<std::int64_t> ps = presentOr(field, has, v, *out, least);
     if (!ps) return ps.status();
     *out = *ps;
   }
@@ -414,6 +416,27 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   lp.hybridFastWake = lp.hold;
   if (l.has_adaptive_hold()) {
     if (Status s = adaptiveHoldFromConfig(l.adaptive_hold(), lp); !s.isOk()) return s;
+  }
+  // A link's idle timeline adds these (hold, hybrid's fast-wake stay, the
+  // sleep signal, quiet and refresh): each may fit the time range while the
+  // sum does not, and a wrapped sum is nonsense power (found at 4.6e18 ps).
+  if (lp.mode != policies::LpiMode::kOff) {
+    const TimePs hold = std::max(lp.hold, lp.adaptive.enabled ? lp.adaptive.maxHold : TimePs{0});
+    const TimePs fastWake = lp.mode == policies::LpiMode::kHybrid ? lp.hybridFastWake : 0;
+    TimePs timeline = 0;
+    for (TimePs part : {hold, fastWake, lp.sleepSignal, lp.quiet, lp.refresh})
+      timeline = saturatingAdd(timeline, part);
+    constexpr TimePs kMaxTimelinePs = kEndOfTime / 4;
+    if (timeline > kMaxTimelinePs) {
+      return invalidArgument(fmt::format(
+          "lpi.hold_ts, lpi.sleep_signal_ps, lpi.quiet_ps, lpi.refresh_ps: a link's idle "
+          "timeline (hold {:.6g} us{}, T_s {:.6g} us, T_q {:.6g} us, T_r {:.6g} us) is beyond the "
+          "time range: at most {:.6g} us in all (about 26 days)",
+          toMicroseconds(hold),
+          fastWake > 0 ? fmt::format(", then fast-wake {:.6g} us", toMicroseconds(fastWake)) : "",
+          toMicroseconds(lp.sleepSignal), toMicroseconds(lp.quiet), toMicroseconds(lp.refresh),
+          toMicroseconds(kMaxTimelinePs)));
+    }
   }
   if (!r.gating && lp.mode != policies::LpiMode::kOff) {
     r.policyName = fmt::format("all links on, {} idle", policies::toString(lp.mode));
