@@ -8,6 +8,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <google/protobuf/descriptor.h>
 
 #include "configs/config_loader.h"
@@ -190,6 +191,39 @@ Status applyOverride(Message& msg, const std::string& assignment) {
   return Status::ok();
 }
 
+namespace {
+
+// `lpi.mode=OFF` on the command line turns low-power idle off for a config
+// that set its timers or link speed: those fields, read by an idle mode only
+// (and refused without one), are dropped with a note, unless the command
+// line sets them too. Without this no override could turn LPI off there.
+void dropWhatAModeOffLeavesUnread(Message& msg, const std::vector<std::string>& keys,
+                                  std::vector<std::string>& notes) {
+  if (std::find(keys.begin(), keys.end(), "lpi.mode") == keys.end()) return;
+  const FieldDescriptor* lpiField = msg.GetDescriptor()->FindFieldByName("lpi");
+  if (lpiField == nullptr || lpiField->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) return;
+  Message* lpi = msg.GetReflection()->MutableMessage(&msg, lpiField);
+  const FieldDescriptor* mode = lpi->GetDescriptor()->FindFieldByName("mode");
+  if (mode == nullptr || mode->cpp_type() != FieldDescriptor::CPPTYPE_ENUM) return;
+  const std::string off = lpi->GetReflection()->GetEnum(*lpi, mode)->name();
+  if (off != "OFF" && off != "MODE_UNSPECIFIED") return;
+  std::vector<const FieldDescriptor*> set;
+  lpi->GetReflection()->ListFields(*lpi, &set);
+  std::vector<std::string> dropped;
+  for (const FieldDescriptor* f : set) {
+    const std::string path = "lpi." + f->name();
+    if (f == mode || std::find(keys.begin(), keys.end(), path) != keys.end()) continue;
+    lpi->GetReflection()->ClearField(lpi, f);
+    dropped.push_back(path);
+  }
+  if (dropped.empty()) return;
+  notes.push_back(fmt::format(
+      "override lpi.mode={} drops {} of the config (they apply with a low-power idle mode only)",
+      off, fmt::join(dropped, ", ")));
+}
+
+}  // namespace
+
 Status applyCommandLineOverrides(Message& msg, const std::vector<std::string>& overrides,
                                  std::vector<std::string>& notes) {
   std::vector<std::string> keys;
@@ -204,6 +238,7 @@ Status applyCommandLineOverrides(Message& msg, const std::vector<std::string>& o
     if (Status s = applyOverride(msg, ov); !s.isOk()) return s;
     if (!note.empty()) notes.push_back(note);
   }
+  dropWhatAModeOffLeavesUnread(msg, keys, notes);
   return Status::ok();
 }
 

@@ -23,7 +23,9 @@ std::string oneofSwitchNote(const google::protobuf::Message& msg, const std::str
 
 // A command line's overrides, in order: each field once (a second would
 // silently win), each applied; `notes` gets the oneof switches of those that
-// applied (a refused one switches nothing). E_INVALID at the first bad one,
+// applied (a refused one switches nothing). `lpi.mode=OFF` drops the
+// config's other lpi fields (read by an idle mode only) that the command
+// line does not set, with a note. E_INVALID at the first bad one,
 // with the message as it was before it. The commands exit 2 on it: an
 // override is the command line.
 Status applyCommandLineOverrides(google::protobuf::Message& msg,

@@ -45,13 +45,17 @@ Status LpiParams::setLinkSpeed(const std::string& speed) {
     }
   }
   return {ErrorCode::kInvalidArgument,
-          fmt::format("link speed '{}': expected 25GBASE-R, 40GBASE-R or 100GBASE-R", speed)};
+          fmt::format("'{}' is no link speed: expected 25GBASE-R, 40GBASE-R or 100GBASE-R (as "
+                      "written, capitals included)",
+                      speed)};
 }
 
 Status checkDelayBudgetNs(double ns, std::string_view field) {
-  if (ns > 0 && ns < 1e9) return Status::ok();
+  // Time counts in whole picoseconds: a budget under 1 ps would be 0.
+  if (ns >= 0.001 && ns < 1e9) return Status::ok();
   return {ErrorCode::kInvalidArgument,
-          fmt::format("{}: {} breaks the rule 0 < budget < 1e9 ns", field, ns)};
+          fmt::format("{}: {} breaks the rule 0.001 <= budget < 1e9 ns (1 ps is the time unit)",
+                      field, ns)};
 }
 
 Status LpiParams::validate() const {

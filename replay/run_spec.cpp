@@ -375,7 +375,7 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
   }
   if (!l.link_speed().empty()) {
     if (Status s = lp.setLinkSpeed(l.link_speed()); !s.isOk())
-      return invalidArgument("lpi." + s.message());
+      return invalidArgument("lpi.link_speed: " + s.message());
   }
   // T_r may be 0 (the paper's deep sleep without refresh); T_s sets the
   // hold's unit and T_q the refresh cycle, so they are > 0.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <set>
@@ -69,6 +70,17 @@ std::string notASetting(const std::string& path) {
     return "every setting runs on the same fabric and workloads, or the search would "
            "recommend a lighter workload or another fabric; give more workloads in the "
            "spec's workload list, or run one tune per fabric";
+  }
+  // The units the workload is given in: a message is a packet by default,
+  // rates count flits per cycle, durations cycles; sweeping them replays
+  // other traffic (a probe saw 98, 56 and 5 messages for three presets).
+  for (const char* unit : {"emulator.link_preset", "emulator.cycle_ps", "emulator.flit_bytes",
+                           "emulator.packet_bytes"}) {
+    if (path == unit) {
+      return "it changes the workload's own units (a message is a packet by default, rates are "
+             "in flits per cycle, durations in cycles), so each setting would replay other "
+             "traffic; run one tune per link preset or packet size";
+    }
   }
   if (under("report") || under("oracle") || path == "name") {
     return "it changes what is reported, not what the fabric does; set it in base_config";
@@ -196,8 +208,12 @@ Result<std::vector<Dimension>> dimensionsOf(const config::SearchSpace& sp,
     Dimension d{"lpi.mode", {}};
     for (int m : sp.lpi_mode()) {
       const auto mode = static_cast<config::LpiSpec::Mode>(m);
-      d.values.push_back(config::LpiSpec::Mode_Name(
-          mode == config::LpiSpec::MODE_UNSPECIFIED ? config::LpiSpec::OFF : mode));
+      if (mode == config::LpiSpec::MODE_UNSPECIFIED) {
+        return invalidArgument(
+            "search_space.lpi_mode: name OFF, FAST_WAKE, DEEP_SLEEP or HYBRID (MODE_UNSPECIFIED "
+            "is no mode)");
+      }
+      d.values.push_back(config::LpiSpec::Mode_Name(mode));
     }
     dims.push_back(std::move(d));
   }
@@ -389,7 +405,16 @@ Setting settingOf(const TunePlan& plan, const std::vector<std::size_t>& at, std:
   };
   const std::string policy =
       valueOr("gating.policy", config::GatingSpec::Policy_Name(plan.base.gating().policy()));
-  const std::string lpi = valueOr("lpi.mode", config::LpiSpec::Mode_Name(plan.base.lpi().mode()));
+  std::string lpi = valueOr("lpi.mode", config::LpiSpec::Mode_Name(plan.base.lpi().mode()));
+  // HYBRID with a hold of 0 goes to deep sleep at once: it is DEEP_SLEEP
+  // (docs/mechanisms.md §4), one setting, not two that run alike. With an
+  // adaptive hold the hold moves, so it stays hybrid.
+  const std::string hold = valueOr("lpi.hold_ts", fmt::format("{}", plan.base.lpi().hold_ts()));
+  const bool adaptive =
+      plan.base.lpi().has_adaptive_hold() || valueOr("lpi.adaptive_hold.delay_budget_ns", "") != "";
+  const bool hybridIsDeepSleep =
+      lpi == "HYBRID" && !adaptive && std::strtod(hold.c_str(), nullptr) == 0;
+  if (hybridIsDeepSleep) lpi = "DEEP_SLEEP";
   Setting s;
   key.clear();
   for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -403,7 +428,8 @@ Setting settingOf(const TunePlan& plan, const std::vector<std::size_t>& at, std:
     if ((path == "gating.u_on" || path == "gating.u_off" || path == "gating.hysteresis") &&
         policy == "ALL_ON")
       continue;
-    const std::string& value = dims[i].values[at[i]];
+    const std::string& value =
+        path == "lpi.mode" && hybridIsDeepSleep ? lpi : dims[i].values[at[i]];
     s.overrides.emplace_back(path, value);
     key += path + "=" + value + ";";
     s.label += fmt::format("{}{}={}", s.label.empty() ? "" : " ", shortName(path), value);

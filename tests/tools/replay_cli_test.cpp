@@ -150,6 +150,37 @@ TEST(ReplayCli, OverrideErrorsAreCommandLineErrorsAndSwitchNothing) {
   EXPECT_NE(err.find("given as gating.u_on=2 on the command line"), std::string::npos) << err;
 }
 
+// lpi.mode=OFF on the command line turns low-power idle off for a config
+// that sets its link speed and hold (they apply with an idle mode only):
+// dropped with a note, unless the command line sets them too. A bad link
+// speed names its field.
+TEST(ReplayCli, LowPowerIdleTurnsOffFromTheCommandLine) {
+  const std::filesystem::path dir =
+      std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_lpi_off";
+  std::filesystem::remove_all(dir);
+  const std::string cfg = std::string(EBB_SOURCE_DIR) + "/configs/lpi_table6_hybrid.textproto";
+  std::string out, err;
+  ASSERT_EQ(ebb({"replay", cfg.c_str(), "--quiet", "lpi.mode=OFF",
+                 "workload.uniform.duration_cycles=3000", "report.skip_plots=true",
+                 "report.skip_baseline=true", "--out", dir.string().c_str()},
+                &out, &err),
+            kExitOk)
+      << err;
+  EXPECT_NE(err.find("note: override lpi.mode=OFF drops lpi.hold_ts, lpi.link_speed"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(out.find("idle power"), std::string::npos) << out;
+  EXPECT_EQ(ebb({"replay", cfg.c_str(), "--quiet", "lpi.mode=OFF", "lpi.hold_ts=2"}, &out, &err),
+            kExitError);
+  EXPECT_NE(err.find("lpi.hold_ts: applies with a low-power idle mode only"), std::string::npos)
+      << err;
+  EXPECT_EQ(ebb({"replay", cfg.c_str(), "--quiet", "lpi.link_speed=10GBASE-T"}, &out, &err),
+            kExitError);
+  EXPECT_NE(err.find("lpi.link_speed: '10GBASE-T' is no link speed"), std::string::npos) << err;
+  EXPECT_NE(err.find("given as lpi.link_speed=10GBASE-T on the command line"), std::string::npos)
+      << err;
+}
+
 // Deep-sleep or hybrid low-power idle on buffers under 4 packets congests
 // at light load: said before the run, not after hours; the paper's setup
 // (4-packet buffers) and fast-wake run without the note. So is a HYBRID

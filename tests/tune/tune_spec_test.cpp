@@ -129,6 +129,15 @@ const BadSpec kBadSpecs[] = {
      "budget { latency_increase_pct: 5 } search_space { field { path: "
      "\"workload.uniform.rate\" values: [\"0.1\", \"0.2\"] } }",
      "search_space.field[0] (workload.uniform.rate)", "the same fabric and workloads"},
+    // The workload's units: another preset or packet size is other traffic.
+    {"FieldOfTheLinkPreset",
+     "budget { latency_increase_pct: 5 } search_space { field { path: "
+     "\"emulator.link_preset\" values: [\"PAPER\", \"IB_EDR_2K\"] } }",
+     "search_space.field[0] (emulator.link_preset)", "the workload's own units"},
+    {"FieldOfThePacketSize",
+     "budget { latency_increase_pct: 5 } search_space { field { path: "
+     "\"emulator.packet_bytes\" values: [\"64\", \"256\"] } }",
+     "search_space.field[0] (emulator.packet_bytes)", "one tune per link preset or packet size"},
     {"FieldOfTheFabric",
      "budget { latency_increase_pct: 5 } search_space { field { path: "
      "\"fabric.kary_n_tree.k\" values: [\"2\", \"4\"] } }",
@@ -316,6 +325,31 @@ TEST(TuneSpec, TheSwitchLinkObjectiveOnAFabricWithoutSwitchLinksIsRefused) {
   EXPECT_EQ(lpi->settings.size(), 2u);
 }
 
+// HYBRID with a hold of 0 goes to deep sleep at once: the grid runs it once,
+// as DEEP_SLEEP (not two settings that measure alike, either recommendable);
+// with a hold it stays hybrid. MODE_UNSPECIFIED is no mode: refused by name.
+TEST(TuneSpec, HybridWithoutHoldIsDeepSleepAndAnUnspecifiedModeIsRefused) {
+  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
+                                   "budget { latency_increase_pct: 5 } search_space { policy: "
+                                   "[ALL_ON] lpi_mode: [HYBRID, DEEP_SLEEP] lpi_hold_ts { values: "
+                                   "[0, 1] } }");
+  ASSERT_TRUE(plan) << plan.status().toString();
+  std::set<std::string> labels;
+  for (const Setting& s : plan->settings)
+    labels.insert(s.label);
+  EXPECT_EQ(labels, (std::set<std::string>{"policy=ALL_ON lpi=DEEP_SLEEP hold=0",
+                                           "policy=ALL_ON lpi=HYBRID hold=1",
+                                           "policy=ALL_ON lpi=DEEP_SLEEP hold=1"}));
+  Result<TunePlan> unspecified =
+      planFrom(tinyRampBase(0.1) +
+               "budget { latency_increase_pct: 5 } search_space { policy: [ALL_ON] lpi_mode: "
+               "[MODE_UNSPECIFIED, FAST_WAKE] }");
+  ASSERT_FALSE(unspecified);
+  EXPECT_NE(unspecified.status().message().find("search_space.lpi_mode: name OFF"),
+            std::string::npos)
+      << unspecified.status().message();
+}
+
 TEST(TuneSpec, ShippedExamplesLoad) {
   Result<TunePlan> ramp =
       loadTunePlan(std::string(EBB_SOURCE_DIR) + "/configs/tune_alonso_ramp.textproto");
@@ -339,8 +373,8 @@ TEST(TuneGrid, SkipsWhatDoesNotApplyAndFlagsPointsOutsideTheMap) {
                                    "u_on { values: [0.15, 0.3] } lpi_mode: [OFF, HYBRID] "
                                    "lpi_hold_ts { values: [0, 1] } }");
   ASSERT_TRUE(plan) << plan.status().toString();
-  // Static: 2 U_off x 2 U_on x (off, hybrid hold 0, hybrid hold 1);
-  // dynamic: 2 U_on x 3, without U_off.
+  // Static: 2 U_off x 2 U_on x (off, hybrid hold 0 = deep sleep, hybrid
+  // hold 1); dynamic: 2 U_on x 3, without U_off.
   EXPECT_EQ(plan->settings.size(), 18u);
   EXPECT_EQ(plan->validSettings(), 15u);
   std::set<std::string> labels;
@@ -356,7 +390,8 @@ TEST(TuneGrid, SkipsWhatDoesNotApplyAndFlagsPointsOutsideTheMap) {
         EXPECT_TRUE(s.isStatic) << s.label;
       }
       if (path == "lpi.hold_ts") {
-        EXPECT_NE(s.label.find("lpi=HYBRID"), std::string::npos) << s.label;
+        EXPECT_NE(s.label.find(value == "0" ? "lpi=DEEP_SLEEP" : "lpi=HYBRID"), std::string::npos)
+            << s.label;
       }
     }
   }
