@@ -178,7 +178,13 @@ TimePs LpiLink::packetReady(TimePs now) {
     ++counters_.wakeups;
     counters_.wakeDelay += delay;
   }
-  if (p_.adaptive.enabled) adapt(now - idleSince_, delay);
+  if (p_.adaptive.enabled) {
+    adapt(now - idleSince_, delay);
+    const TimePs charged = counters_.wakeDelay - counters_.longIdleWakeDelay;
+    const TimePs earned =
+        saturatingMul(p_.adaptive.delayBudget, static_cast<TimePs>(counters_.packets));
+    counters_.maxOverdraw = std::max(counters_.maxOverdraw, charged - earned);
+  }
   pinned_ = false;
   busy_ = true;
   wakeSince_ = now;

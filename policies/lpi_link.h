@@ -45,6 +45,9 @@ struct LpiCounters {
   std::uint64_t overBudgetIdles = 0;
   std::uint64_t longIdleWakeups = 0;
   TimePs longIdleWakeDelay = 0;
+  // Adaptive hold: the most the charged wake-up delay (wakeDelay less
+  // longIdleWakeDelay) exceeded budget x packets, after any packet of the run.
+  TimePs maxOverdraw = 0;
   TimePs hold = 0;  // the hold now (adaptive: as adapted)
 };
 

@@ -121,11 +121,7 @@ void fillLpiReport(const sim::FabricEmulator& emu, const policies::LpiParams& p,
       delay += static_cast<double>(c.wakeDelay);
       holds += static_cast<double>(c.hold);
       maxHold = std::max(maxHold, static_cast<double>(c.hold));
-      if (a.enabled) {
-        overdraw = std::max(
-            overdraw, static_cast<double>(c.wakeDelay - c.longIdleWakeDelay) -
-                          static_cast<double>(a.delayBudget) * static_cast<double>(c.packets));
-      }
+      if (a.enabled) overdraw = std::max(overdraw, static_cast<double>(c.maxOverdraw));
       ++directions;
     }
   }

@@ -41,6 +41,23 @@ TEST(AdaptiveHold, AWakeUpThatOverdrawsTheAccountDoublesTheHold) {
   EXPECT_EQ(l.delayBalance(), 2 * 10'000 - 5'500'000);
 }
 
+// The overdraw reported is the most the account was ever overdrawn, not what
+// is left at the end: packets that follow in hold earn the budget back, and
+// the end value (0 here) would hide the wake-up's transient excess.
+TEST(AdaptiveHold, TheOverdrawIsTheLargestOfTheRunNotTheLast) {
+  LpiLink l(adaptive(LpiMode::kDeepSleep, 100'000), 0);
+  Sent s = send(l, 0);
+  s = send(l, s.end + 3 * kTs);  // the wake-up: 5.5 us charged, 0.2 us earned
+  ASSERT_EQ(s.delay, 5'500'000);
+  const TimePs peak = 5'500'000 - 2 * 100'000;
+  EXPECT_EQ(l.counters().maxOverdraw, peak);
+  for (int i = 0; i < 200; ++i)
+    s = send(l, s.end + kTx);  // in hold: free, each earns the budget
+  const LpiCounters c = l.counters();
+  EXPECT_LT(static_cast<TimePs>(c.wakeDelay) - 100'000 * static_cast<TimePs>(c.packets), 0);
+  EXPECT_EQ(c.maxOverdraw, peak);
+}
+
 TEST(AdaptiveHold, AnIdlePeriodBegunInDebtHoldsForMaxHold) {
   LpiParams p = adaptive(LpiMode::kDeepSleep, 10'000);
   LpiLink l(p, 0);
