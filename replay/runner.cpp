@@ -476,8 +476,9 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   // rows of its own (drain = 1), so the timeseries adds up to the report.
   // The drain ends with the network empty (and no recovery from a fault
   // under way), not at the next check period: an idle tail would count as
-  // time with links off.
-  if (sched.now() > lastSampleAt && !sched.stopped()) sample();
+  // time with links off. A remainder under one cycle (a traffic file's end
+  // is 1 ps past its last message) is no period: the next row spans it.
+  if (sched.now() - lastSampleAt >= emCfg.cyclePs && !sched.stopped()) sample();
   draining = true;
   for (TimePs rowEnd = sched.now() + period; (emu.packetsInNetwork() > 0 || monitor.recovering()) &&
                                              sched.now() < drainLimit && !sched.stopped();) {

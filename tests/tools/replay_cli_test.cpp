@@ -150,6 +150,46 @@ TEST(ReplayCli, OverrideErrorsAreCommandLineErrorsAndSwitchNothing) {
   EXPECT_NE(err.find("given as gating.u_on=2 on the command line"), std::string::npos) << err;
 }
 
+// A traffic file whose last message falls on a check-period boundary ends
+// 1 ps later: that remainder is no period of its own (a zero-span row with a
+// power value), the first drain row spans it.
+TEST(ReplayCli, NoTimeseriesRowIsShorterThanACycle) {
+  const std::filesystem::path dir =
+      std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_boundary";
+  std::filesystem::create_directories(dir);
+  const std::string traffic = (dir / "one.txt").string();
+  std::ofstream(traffic) << "10000 0 3 64\n";
+  std::string out, err;
+  ASSERT_EQ(ebb({"replay", "--quiet", "--traffic", traffic.c_str(), "fabric.kary_n_tree.k=2",
+                 "fabric.kary_n_tree.n=2", "report.skip_plots=true", "report.skip_baseline=true",
+                 "--out", (dir / "out").string().c_str()},
+                &out, &err),
+            kExitOk)
+      << err;
+  std::ifstream rows(dir / "out" / "timeseries.csv");
+  std::string header, row;
+  ASSERT_TRUE(std::getline(rows, header));
+  const std::size_t spanColumn = [&] {
+    std::size_t column = 0;
+    for (std::size_t at = 0, comma = 0; comma != std::string::npos; at = comma + 1, ++column) {
+      comma = header.find(',', at);
+      if (header.substr(at, comma == std::string::npos ? comma : comma - at) == "span_cycles")
+        return column;
+    }
+    return std::string::npos;
+  }();
+  ASSERT_NE(spanColumn, std::string::npos) << header;
+  int n = 0;
+  while (std::getline(rows, row)) {
+    std::size_t at = 0;
+    for (std::size_t c = 0; c < spanColumn; ++c)
+      at = row.find(',', at) + 1;
+    EXPECT_GE(std::stod(row.substr(at)), 1.0) << row;
+    ++n;
+  }
+  EXPECT_GT(n, 3);
+}
+
 // lpi.mode=OFF on the command line turns low-power idle off for a config
 // that sets its link speed and hold (they apply with an idle mode only):
 // dropped with a note, unless the command line sets them too. A bad link
