@@ -49,6 +49,25 @@ const char* kLowLoad =
     "workload { uniform { rate: 0.02 duration_cycles: 40000 } } "
     "gating { policy: DYNAMIC u_on: 0.15 } ";
 
+// FAIL events at cycle 12 000, one per up cable of `leaf`, of `scope`.
+std::string upLinkFailures(const Fixture& f, fabric::SwitchId leaf, const char* scope) {
+  std::string events;
+  for (std::uint16_t p : f.topo.sw(leaf).upPorts) {
+    events += std::string("event { at_cycles: 12000 scope: ") + scope + " switch_name: \"" +
+              f.topo.sw(leaf).name + "\" port: " + std::to_string(p + 1) + " } ";
+  }
+  return events;
+}
+
+// The hosts of `leaf`, by name in the report's order.
+std::vector<std::string> hostsOf(const Fixture& f, fabric::SwitchId leaf) {
+  std::vector<std::string> names;
+  for (const fabric::Host& h : f.topo.hosts())
+    if (f.topo.link(h.link).upper.sw == leaf) names.push_back(h.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 // The recovery facts every fault run must show.
 void expectRecovered(const FaultOutcome& f) {
   EXPECT_EQ(f.violations, 0u) << f.firstViolation;
@@ -286,18 +305,11 @@ TEST(Faults, ALaterEventDuringARecoveryDoesNotShortenIt) {
 TEST(Faults, ALeafLosingEveryUpCableIsReportedCutOff) {
   Fixture f;
   const fabric::SwitchId leaf = f.topo.switchesAtLevel(2)[3];
-  std::string events;
-  for (std::uint16_t p : f.topo.sw(leaf).upPorts) {
-    events += "event { at_cycles: 12000 switch_name: \"" + f.topo.sw(leaf).name +
-              "\" port: " + std::to_string(p + 1) + " } ";
-  }
-  const RunSpec s = spec(std::string(kLowLoad) + "faults { " + events + "}");
+  const RunSpec s =
+      spec(std::string(kLowLoad) + "faults { " + upLinkFailures(f, leaf, "LINK") + "}");
   const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
   expectRecovered(out.faults);
-  std::vector<std::string> leafHosts;
-  for (const fabric::Host& h : f.topo.hosts())
-    if (f.topo.link(h.link).upper.sw == leaf) leafHosts.push_back(h.name);
-  std::sort(leafHosts.begin(), leafHosts.end());
+  const std::vector<std::string> leafHosts = hostsOf(f, leaf);
   EXPECT_EQ(out.faults.cutOffHosts, leafHosts);
   const std::uint64_t n = f.topo.numHosts(), cut = leafHosts.size();
   EXPECT_EQ(out.faults.physicallyCutPairs, 2 * cut * (n - cut));
@@ -679,18 +691,11 @@ TEST(Faults, AFailureOnALinkAlreadyHeardDownIsDetectedWithIt) {
 TEST(Faults, HostsCutOffOneWayAreReportedCutOff) {
   Fixture f;
   const fabric::SwitchId leaf = f.topo.switchesAtLevel(2)[3];
-  std::string events;
-  for (std::uint16_t p : f.topo.sw(leaf).upPorts) {
-    events += "event { at_cycles: 12000 scope: DOWN_DIRECTION switch_name: \"" +
-              f.topo.sw(leaf).name + "\" port: " + std::to_string(p + 1) + " } ";
-  }
-  const RunSpec s = spec(std::string(kLowLoad) + "faults { " + events + "}");
+  const RunSpec s =
+      spec(std::string(kLowLoad) + "faults { " + upLinkFailures(f, leaf, "DOWN_DIRECTION") + "}");
   const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
   expectRecovered(out.faults);
-  std::vector<std::string> leafHosts;
-  for (const fabric::Host& h : f.topo.hosts())
-    if (f.topo.link(h.link).upper.sw == leaf) leafHosts.push_back(h.name);
-  std::sort(leafHosts.begin(), leafHosts.end());
+  const std::vector<std::string> leafHosts = hostsOf(f, leaf);
   EXPECT_EQ(out.faults.cutOffHosts, leafHosts);
   // Only the pairs into the leaf are cut: half of a whole cut's.
   const std::uint64_t n = f.topo.numHosts(), cut = leafHosts.size();
