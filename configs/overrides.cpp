@@ -212,7 +212,10 @@ void dropWhatAModeOffLeavesUnread(Message& msg, const std::vector<std::string>& 
   std::vector<std::string> dropped;
   for (const FieldDescriptor* f : set) {
     const std::string path = "lpi." + f->name();
-    if (f == mode || std::find(keys.begin(), keys.end(), path) != keys.end()) continue;
+    const bool given = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
+      return k == path || k.rfind(path + ".", 0) == 0;  // the field, or one inside it
+    });
+    if (f == mode || given) continue;
     lpi->GetReflection()->ClearField(lpi, f);
     dropped.push_back(path);
   }
