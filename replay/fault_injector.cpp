@@ -410,7 +410,8 @@ void FaultInjector::noteDetected(TimePs t) {
       for (std::size_t j = i; j-- > 0;) {
         const FaultRecord& q = records_[j];
         if (q.link != r.link) continue;
-        heardDown = q.action == "fail" && q.detectedAt >= 0 && q.detectedAt <= t;
+        // Heard after this failure: a report before it saw only what was down then.
+        heardDown = q.action == "fail" && q.detectedAt >= r.at && q.detectedAt <= t;
         break;  // the latest change of that link decides
       }
     }

@@ -176,9 +176,10 @@ Status setRecoveryBound(FaultsDef& f, TimePs turnOnPs, TimePs checkPeriodPs) {
     bound = saturatingAdd(bound, part);
   if (bound > kMaxBoundPs) {
     return invalidArgument(fmt::format(
-        "faults.recovery_slack_cycles, faults.detection_cycles: the recovery bound (detection "
-        "{:g} us + T_on {:g} us + check period {:g} us + slack {:g} us) is beyond the time "
-        "range: at most {:g} us (about 26 days)",
+        "faults.detection_cycles, gating.turn_on_cycles, gating.check_period_cycles, "
+        "faults.recovery_slack_cycles: the recovery bound (detection {:g} us + T_on {:g} us + "
+        "check period {:g} us + slack {:g} us) is beyond the time range: at most {:g} us (about "
+        "26 days)",
         toMicroseconds(f.detectionPs), toMicroseconds(turnOnPs), toMicroseconds(checkPeriodPs),
         toMicroseconds(f.recoverySlackPs), toMicroseconds(kMaxBoundPs)));
   }

@@ -429,8 +429,9 @@ Result<RunSpec> buildRunSpec(const config::Config& cfg, const std::string& baseD
     constexpr TimePs kMaxTimelinePs = kEndOfTime / 4;
     if (timeline > kMaxTimelinePs) {
       return invalidArgument(fmt::format(
-          "lpi.hold_ts, lpi.sleep_signal_ps, lpi.quiet_ps, lpi.refresh_ps: a link's idle "
-          "timeline (hold {:.6g} us{}, T_s {:.6g} us, T_q {:.6g} us, T_r {:.6g} us) is beyond the "
+          "lpi.hold_ts (or lpi.adaptive_hold.max_hold_ts), lpi.sleep_signal_ps, lpi.quiet_ps, "
+          "lpi.refresh_ps: a link's idle timeline (hold {:.6g} us{}, T_s {:.6g} us, T_q {:.6g} us, "
+          "T_r {:.6g} us) is beyond the "
           "time range: at most {:.6g} us in all (about 26 days)",
           toMicroseconds(hold),
           fastWake > 0 ? fmt::format(", then fast-wake {:.6g} us", toMicroseconds(fastWake)) : "",

@@ -99,7 +99,9 @@ TEST(Campaign, WorstIsTheOneWithTheMostViolationsThenTheLongestRecovery) {
 // kept apart.
 TEST(Campaign, ScenariosWithCutPairsAndWithCutOffHostsAreCountedApart) {
   std::vector<ScenarioResult> s(3);
-  s[0].faults.physicallyCutPairs = 8;  // a host link lost its down direction
+  // Pairs cut with every host still joined to the main part both ways (an
+  // up*/down* path to and from the main part is no path between two hosts).
+  s[0].faults.physicallyCutPairs = 8;
   s[1].faults.physicallyCutPairs = 6;  // a host lost its cable
   s[1].faults.cutOffHosts = {"H3"};
   const CampaignTotals t = aggregate(s);

@@ -683,6 +683,21 @@ TEST(Faults, AFailureOnALinkAlreadyHeardDownIsDetectedWithIt) {
   EXPECT_EQ(first.detectedAt, first.at + s.faults.detectionPs);
   EXPECT_EQ(whole.detectedAt, first.detectedAt);
   EXPECT_GT(out.faults.events[2].detectedAt, out.faults.events[2].at);
+  // Heard before the whole-link failure, the first report saw only the up
+  // direction: a re-homing for another cable inside the new failure's
+  // detection delay does not count as hearing it.
+  const RunSpec later = spec(
+      "workload { uniform { rate: 0.005 duration_cycles: 10000 } } "
+      "gating { policy: DYNAMIC } "
+      "faults { event { at_cycles: 100 scope: UP_DIRECTION switch_name: \"S2_0_0\" port: 4 } "
+      "event { at_cycles: 4500 scope: LINK switch_name: \"S2_1_0\" port: 4 } "
+      "event { at_cycles: 5000 scope: LINK switch_name: \"S2_0_0\" port: 4 } }");
+  const RunOutput out2 = runEmulation(later, f.topo, f.mt, true, {}).value();
+  ASSERT_EQ(out2.faults.events.size(), 3u);
+  const FaultRecord& other = out2.faults.events[1];
+  const FaultRecord& wholeLater = out2.faults.events[2];
+  EXPECT_EQ(other.detectedAt, other.at + later.faults.detectionPs);
+  EXPECT_GE(wholeLater.detectedAt, wholeLater.at + later.faults.detectionPs);
 }
 
 // A leaf whose every up cable lost its down direction can send out but never
