@@ -407,13 +407,11 @@ Setting settingOf(const TunePlan& plan, const std::vector<std::size_t>& at, std:
       valueOr("gating.policy", config::GatingSpec::Policy_Name(plan.base.gating().policy()));
   std::string lpi = valueOr("lpi.mode", config::LpiSpec::Mode_Name(plan.base.lpi().mode()));
   // HYBRID with a hold of 0 goes to deep sleep at once: it is DEEP_SLEEP
-  // (docs/mechanisms.md §4), one setting, not two that run alike. With an
-  // adaptive hold the hold moves, so it stays hybrid.
+  // (docs/mechanisms.md §4), one setting, not two that run alike. An adaptive
+  // hold moves the hold but not hybrid's fast-wake stay, fixed at the hold it
+  // starts from (0), so it is DEEP_SLEEP there too.
   const std::string hold = valueOr("lpi.hold_ts", fmt::format("{}", plan.base.lpi().hold_ts()));
-  const bool adaptive =
-      plan.base.lpi().has_adaptive_hold() || valueOr("lpi.adaptive_hold.delay_budget_ns", "") != "";
-  const bool hybridIsDeepSleep =
-      lpi == "HYBRID" && !adaptive && std::strtod(hold.c_str(), nullptr) == 0;
+  const bool hybridIsDeepSleep = lpi == "HYBRID" && std::strtod(hold.c_str(), nullptr) == 0;
   if (hybridIsDeepSleep) lpi = "DEEP_SLEEP";
   Setting s;
   key.clear();

@@ -493,14 +493,16 @@ TEST(TuneGrid, SearchesTheAdaptiveHoldBudgetWithLowPowerIdleOnly) {
                                    "lpi_mode: [OFF, HYBRID] lpi_delay_budget_ns { values: [5, 20] "
                                    "} }");
   ASSERT_TRUE(plan) << plan.status().toString();
-  ASSERT_EQ(plan->settings.size(), 3u);  // off once, hybrid at each budget
+  // Off once, hybrid at each budget: with the base's hold of 0 hybrid is
+  // deep sleep (its fast-wake stay is that hold), and runs under that name.
+  ASSERT_EQ(plan->settings.size(), 3u);
   const std::set<std::string> labels =
       labelsResolved(*plan, [](const Setting& s, const config::Config& cfg) {
-        EXPECT_EQ(cfg.lpi().has_adaptive_hold(), cfg.lpi().mode() == config::LpiSpec::HYBRID)
+        EXPECT_EQ(cfg.lpi().has_adaptive_hold(), cfg.lpi().mode() == config::LpiSpec::DEEP_SLEEP)
             << s.label;
       });
-  EXPECT_EQ(labels,
-            (std::set<std::string>{"lpi=OFF", "lpi=HYBRID budget=5", "lpi=HYBRID budget=20"}));
+  EXPECT_EQ(labels, (std::set<std::string>{"lpi=OFF", "lpi=DEEP_SLEEP budget=5",
+                                           "lpi=DEEP_SLEEP budget=20"}));
   Result<TunePlan> bad = planFrom(tinyRampBase(0.1) +
                                   "budget { latency_increase_pct: 5 } search_space { lpi_mode: "
                                   "[HYBRID] lpi_delay_budget_ns { values: [0] } }");
