@@ -20,12 +20,14 @@ std::vector<std::string> runNotes(const RunSpec& spec) {
         em.lpi.mode == policies::LpiMode::kHybrid ? "HYBRID" : "DEEP_SLEEP",
         static_cast<double>(em.vcBufferBytes) / static_cast<double>(em.packetBytes)));
   }
-  // Hybrid's fast-wake stage lasts the hold (docs/policies.md): with none,
-  // an idle link goes straight to deep sleep.
-  if (em.lpi.mode == policies::LpiMode::kHybrid && em.lpi.hold == 0 && !em.lpi.adaptive.enabled) {
+  // Hybrid's fast-wake stage lasts the hold it starts from (docs/policies.md;
+  // an adaptive hold does not move it): with none, an idle link goes
+  // straight to deep sleep.
+  if (em.lpi.mode == policies::LpiMode::kHybrid && em.lpi.hybridFastWake == 0) {
     notes.push_back(
-        "lpi.mode HYBRID with lpi.hold_ts 0: its fast-wake stage lasts the hold, so an idle "
-        "link goes straight to deep sleep and the run is the same as DEEP_SLEEP");
+        "lpi.mode HYBRID with lpi.hold_ts 0: its fast-wake stage lasts the hold it starts from "
+        "(an adaptive hold does not move it), so an idle link goes straight to deep sleep and "
+        "the run is the same as DEEP_SLEEP");
   }
   return notes;
 }

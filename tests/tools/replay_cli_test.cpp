@@ -256,6 +256,10 @@ TEST(ReplayCli, DeepSleepOnSmallBuffersIsNotedBeforeTheRun) {
   EXPECT_NE(err.find("note: lpi.mode HYBRID with lpi.hold_ts 0"), std::string::npos) << err;
   err = notes({"lpi.mode=HYBRID", "lpi.hold_ts=1", "emulator.vc_buffer_bytes=256"});
   EXPECT_EQ(err.find("note: lpi.mode HYBRID"), std::string::npos) << err;
+  // An adaptive hold moves the hold, not hybrid's fast-wake stage: still noted.
+  err = notes(
+      {"lpi.mode=HYBRID", "lpi.adaptive_hold.delay_budget_ns=20", "emulator.vc_buffer_bytes=256"});
+  EXPECT_NE(err.find("note: lpi.mode HYBRID with lpi.hold_ts 0"), std::string::npos) << err;
 }
 
 // A run that fails midway (a closed loop whose host a failure cuts off)
