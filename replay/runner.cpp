@@ -493,7 +493,10 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
     }
     sched.runOne();
   }
-  if (sched.now() > lastSampleAt && !sched.stopped()) sample();
+  // The last row; a remainder under one cycle after other rows is no period.
+  if (sched.now() > lastSampleAt && !sched.stopped() &&
+      (sched.now() - lastSampleAt >= emCfg.cyclePs || out.rows.empty()))
+    sample();
   if (!monitor.failure().isOk()) return monitor.failure();
   if (const Status st = source.status(); !st.isOk()) return st;
   if (emu.packetsInNetwork() > 0) {  // said, never left for the reader to infer
