@@ -98,7 +98,8 @@ SettingResult aggregate(const TunePlan& plan, const std::vector<const RunResult*
     // slowdown have budgets of their own, so the number alone is ambiguous).
     const auto bound = [&](const std::optional<double>& limit, double value, const char* what) {
       if (!limit) return;
-      if (s.penaltyOf.empty() || value > s.penaltyPct)
+      // Floored at 0: a metric that improved is no penalty and is not named.
+      if (value > s.penaltyPct)
         s.penaltyOf = fmt::format("{} on {}", what, plan.workloads[r->workload].name);
       s.penaltyPct = std::max(s.penaltyPct, value);
       s.excess = std::max(s.excess, value - *limit);

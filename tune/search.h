@@ -37,7 +37,7 @@ struct SettingResult {
   double fraction = 1;
   double saving = 0;      // the objective, mean over the workloads (0..1)
   double penaltyPct = 0;  // the largest bounded penalty over the workloads
-  std::string penaltyOf;  // which it is: "p99 latency on amg" (empty: none bounded)
+  std::string penaltyOf;  // which it is: "p99 latency on amg" (empty: none above 0)
   double excess = 0;      // how far past the budget, relative to it (0 when within)
   bool feasible = false;
   bool failed = false;  // a run failed: ranked last, left out of the front and plots

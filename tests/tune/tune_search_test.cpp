@@ -418,6 +418,14 @@ TEST(TuneSearch, ARunThatStrandsMessagesIsOutOfBudget) {
   const SettingResult tail = aggregate(*both, {&tailOnly});
   EXPECT_DOUBLE_EQ(tail.penaltyPct, 50.0);
   EXPECT_EQ(tail.penaltyOf, "p99 latency on " + both->workloads[0].name);
+  // Better than all links on everywhere: no penalty, none named.
+  results::RunSummary faster = base;
+  faster.set_mean_latency_cycles(38);
+  faster.set_p99_latency_cycles(90);
+  const RunResult quick = compare(*both, faster, base, 0);
+  const SettingResult better = aggregate(*both, {&quick});
+  EXPECT_DOUBLE_EQ(better.penaltyPct, 0.0);
+  EXPECT_EQ(better.penaltyOf, "");
   slow.set_mean_latency_cycles(80);
   r.setting = 1;
   late.setting = 0;
