@@ -309,9 +309,8 @@ void FabricEmulator::txDone(std::uint32_t ch) {
 void FabricEmulator::arrive(std::uint32_t p, std::uint32_t ch) {
   if (lostOnWire(p, ch)) return;
   const SwitchId sw = channels_[ch].receiver;
-  const std::uint32_t out = routeHop(sw, ch, packets_[p].dst);
+  const std::uint32_t out = routeHop(sw, ch, p);
   if (out == kNone || channels_[out].failed) {  // no way on: a switch drops it
-    packets_[p].gatedDrop = std::exchange(routeGatedDrop_, false);
     discard(p);
     return;
   }

@@ -270,7 +270,8 @@ class FabricEmulator {
   void arrive(std::uint32_t p, std::uint32_t ch);
   void deliver(std::uint32_t p);
   std::uint32_t route(fabric::SwitchId sw, fabric::HostId dst);
-  std::uint32_t routeHop(fabric::SwitchId sw, std::uint32_t inCh, fabric::HostId dst);
+  // The next hop of packet `p`, which came in on `inCh` (kNone: dropped).
+  std::uint32_t routeHop(fabric::SwitchId sw, std::uint32_t inCh, std::uint32_t p);
   // kNone when faults leave no up link that can reach `dstLeaf`.
   std::uint32_t chooseUp(fabric::SwitchId sw, fabric::HostId dst);
   // `reach`: only up links from which the destination can be reached by it
@@ -408,9 +409,6 @@ class FabricEmulator {
   bool routeAroundGated_ = false;          // ... or when this is set ...
   bool irregularReach_ = false;            // ... or when some switch cannot reach every leaf
   bool gatedReachDirty_ = true;            // gating or faults changed since gatedReach_ was
-  // routeHop returned kNone because in-band gating (not a fault) left no way
-  // on; its caller takes it into the packet (Packet::gatedDrop).
-  bool routeGatedDrop_ = false;
   // Input-queued model state (empty with the output-queued model).
   std::uint32_t iqCap_ = 0;  // flits per VC buffer
   iq::Delays iqDelay_;

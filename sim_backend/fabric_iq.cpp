@@ -281,9 +281,8 @@ void FabricEmulator::iqRoute(std::uint32_t sw) {
         continue;
       }
       if (in.readyCycle > iqCycle_) continue;
-      const std::uint32_t out = routeHop(SwitchId(sw), slot >> iqShift_, packets_[in.packet].dst);
+      const std::uint32_t out = routeHop(SwitchId(sw), slot >> iqShift_, in.packet);
       if (out == iq::kNone || channels_[out].failed) {  // faults or in-band gating left no way on
-        packets_[in.packet].gatedDrop = std::exchange(routeGatedDrop_, false);
         in.state = iq::InputVc::kSink;
         iqSink(sw, slot);
         continue;

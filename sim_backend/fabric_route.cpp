@@ -33,9 +33,11 @@ std::uint32_t FabricEmulator::route(SwitchId sw, HostId dst) {
 // packet chose to climb towards it, and no agent turns a link on for a
 // packet waiting there: it goes on up where the destination is reachable
 // over what is on; one that cannot is dropped (kNone), as an InfiniBand
-// switch discards packets for a disabled port. A draining direction still
-// takes it.
-std::uint32_t FabricEmulator::routeHop(SwitchId sw, std::uint32_t inCh, HostId dst) {
+// switch discards packets for a disabled port (marked Packet::gatedDrop, so
+// its loss is counted as gating's, not a fault's). A draining direction
+// still takes it.
+std::uint32_t FabricEmulator::routeHop(SwitchId sw, std::uint32_t inCh, std::uint32_t p) {
+  const HostId dst = packets_[p].dst;
   const std::uint32_t out = route(sw, dst);
   if (out == kNone) return out;
   const Channel& c = channels_[out];
@@ -61,7 +63,7 @@ std::uint32_t FabricEmulator::routeHop(SwitchId sw, std::uint32_t inCh, HostId d
       return up;
     }
   }
-  routeGatedDrop_ = true;
+  packets_[p].gatedDrop = true;
   return kNone;
 }
 
