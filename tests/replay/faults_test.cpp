@@ -49,25 +49,6 @@ const char* kLowLoad =
     "workload { uniform { rate: 0.02 duration_cycles: 40000 } } "
     "gating { policy: DYNAMIC u_on: 0.15 } ";
 
-// FAIL events at cycle 12 000, one per up cable of `leaf`, of `scope`.
-std::string upLinkFailures(const Fixture& f, fabric::SwitchId leaf, const char* scope) {
-  std::string events;
-  for (std::uint16_t p : f.topo.sw(leaf).upPorts) {
-    events += std::string("event { at_cycles: 12000 scope: ") + scope + " switch_name: \"" +
-              f.topo.sw(leaf).name + "\" port: " + std::to_string(p + 1) + " } ";
-  }
-  return events;
-}
-
-// The hosts of `leaf`, by name in the report's order.
-std::vector<std::string> hostsOf(const Fixture& f, fabric::SwitchId leaf) {
-  std::vector<std::string> names;
-  for (const fabric::Host& h : f.topo.hosts())
-    if (f.topo.link(h.link).upper.sw == leaf) names.push_back(h.name);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // The recovery facts every fault run must show.
 void expectRecovered(const FaultOutcome& f) {
   EXPECT_EQ(f.violations, 0u) << f.firstViolation;
@@ -300,19 +281,47 @@ TEST(Faults, ALaterEventDuringARecoveryDoesNotShortenIt) {
   }
 }
 
-// A leaf loses every up cable: its hosts are physically cut off, reported as
-// such, and not counted as violations; the rest of the fabric stays connected.
-TEST(Faults, ALeafLosingEveryUpCableIsReportedCutOff) {
-  Fixture f;
-  const fabric::SwitchId leaf = f.topo.switchesAtLevel(2)[3];
+// FAIL events at cycle 12 000, one per up cable of `leaf`, of `scope`.
+std::string upLinkFailures(const Fixture& f, fabric::SwitchId leaf, const char* scope) {
+  std::string events;
+  for (std::uint16_t p : f.topo.sw(leaf).upPorts) {
+    events += std::string("event { at_cycles: 12000 scope: ") + scope + " switch_name: \"" +
+              f.topo.sw(leaf).name + "\" port: " + std::to_string(p + 1) + " } ";
+  }
+  return events;
+}
+
+// The hosts of `leaf`, by name in the report's order.
+std::vector<std::string> hostsOf(const Fixture& f, fabric::SwitchId leaf) {
+  std::vector<std::string> names;
+  for (const fabric::Host& h : f.topo.hosts())
+    if (f.topo.link(h.link).upper.sw == leaf) names.push_back(h.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Fails `scope` of every up cable of `leaf` at low load: the run recovers,
+// reports the leaf's hosts cut off, and `directions` x hosts x others
+// ordered pairs physically cut (2: both ways, 1: one way). Returns how many
+// hosts the leaf has.
+std::size_t expectLeafCutOff(const Fixture& f, fabric::SwitchId leaf, const char* scope,
+                             std::uint64_t directions) {
   const RunSpec s =
-      spec(std::string(kLowLoad) + "faults { " + upLinkFailures(f, leaf, "LINK") + "}");
+      spec(std::string(kLowLoad) + "faults { " + upLinkFailures(f, leaf, scope) + "}");
   const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
   expectRecovered(out.faults);
   const std::vector<std::string> leafHosts = hostsOf(f, leaf);
   EXPECT_EQ(out.faults.cutOffHosts, leafHosts);
   const std::uint64_t n = f.topo.numHosts(), cut = leafHosts.size();
-  EXPECT_EQ(out.faults.physicallyCutPairs, 2 * cut * (n - cut));
+  EXPECT_EQ(out.faults.physicallyCutPairs, directions * cut * (n - cut));
+  return leafHosts.size();
+}
+
+// A leaf loses every up cable: its hosts are physically cut off, reported as
+// such, and not counted as violations; the rest of the fabric stays connected.
+TEST(Faults, ALeafLosingEveryUpCableIsReportedCutOff) {
+  Fixture f;
+  expectLeafCutOff(f, f.topo.switchesAtLevel(2)[3], "LINK", 2);
 }
 
 // Repair: the failed cable comes back, is detected, and no pair is left out.
@@ -670,34 +679,35 @@ TEST(Faults, BadFaultConfigsAreRejectedNamingTheField) {
 // after the first covers it (not the later repair's, 3.8 us on).
 TEST(Faults, AFailureOnALinkAlreadyHeardDownIsDetectedWithIt) {
   Fixture f(3, 3);
-  const RunSpec s = spec(
-      "workload { uniform { rate: 0.005 duration_cycles: 10000 } } "
-      "gating { policy: DYNAMIC } "
-      "faults { event { at_cycles: 100 scope: UP_DIRECTION switch_name: \"S2_0_0\" port: 4 } "
-      "event { at_cycles: 200 scope: LINK switch_name: \"S2_0_0\" port: 4 } "
-      "event { at_cycles: 3000 action: REPAIR switch_name: \"S2_0_0\" port: 4 } }");
-  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
-  ASSERT_EQ(out.faults.events.size(), 3u);
-  const FaultRecord& first = out.faults.events[0];
-  const FaultRecord& whole = out.faults.events[1];
-  EXPECT_EQ(first.detectedAt, first.at + s.faults.detectionPs);
+  const auto run = [&](const std::string& events) {
+    const RunSpec s = spec(
+        "workload { uniform { rate: 0.005 duration_cycles: 10000 } } gating { policy: DYNAMIC } "
+        "faults { event { at_cycles: 100 scope: UP_DIRECTION switch_name: \"S2_0_0\" port: 4 } " +
+        events + " }");
+    const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
+    EXPECT_EQ(out.faults.events.size(), 3u);
+    return std::pair{s.faults.detectionPs, out.faults.events};
+  };
+  const auto [detection, events] =
+      run("event { at_cycles: 200 scope: LINK switch_name: \"S2_0_0\" port: 4 } "
+          "event { at_cycles: 3000 action: REPAIR switch_name: \"S2_0_0\" port: 4 }");
+  ASSERT_EQ(events.size(), 3u);
+  const FaultRecord& first = events[0];
+  const FaultRecord& whole = events[1];
+  EXPECT_EQ(first.detectedAt, first.at + detection);
   EXPECT_EQ(whole.detectedAt, first.detectedAt);
-  EXPECT_GT(out.faults.events[2].detectedAt, out.faults.events[2].at);
+  EXPECT_GT(events[2].detectedAt, events[2].at);
   // Heard before the whole-link failure, the first report saw only the up
   // direction: a re-homing for another cable inside the new failure's
   // detection delay does not count as hearing it.
-  const RunSpec later = spec(
-      "workload { uniform { rate: 0.005 duration_cycles: 10000 } } "
-      "gating { policy: DYNAMIC } "
-      "faults { event { at_cycles: 100 scope: UP_DIRECTION switch_name: \"S2_0_0\" port: 4 } "
-      "event { at_cycles: 4500 scope: LINK switch_name: \"S2_1_0\" port: 4 } "
-      "event { at_cycles: 5000 scope: LINK switch_name: \"S2_0_0\" port: 4 } }");
-  const RunOutput out2 = runEmulation(later, f.topo, f.mt, true, {}).value();
-  ASSERT_EQ(out2.faults.events.size(), 3u);
-  const FaultRecord& other = out2.faults.events[1];
-  const FaultRecord& wholeLater = out2.faults.events[2];
-  EXPECT_EQ(other.detectedAt, other.at + later.faults.detectionPs);
-  EXPECT_GE(wholeLater.detectedAt, wholeLater.at + later.faults.detectionPs);
+  const auto [detectionLater, later] =
+      run("event { at_cycles: 4500 scope: LINK switch_name: \"S2_1_0\" port: 4 } "
+          "event { at_cycles: 5000 scope: LINK switch_name: \"S2_0_0\" port: 4 }");
+  ASSERT_EQ(later.size(), 3u);
+  const FaultRecord& other = later[1];
+  const FaultRecord& wholeLater = later[2];
+  EXPECT_EQ(other.detectedAt, other.at + detectionLater);
+  EXPECT_GE(wholeLater.detectedAt, wholeLater.at + detectionLater);
 }
 
 // A leaf whose every up cable lost its down direction can send out but never
@@ -706,15 +716,8 @@ TEST(Faults, AFailureOnALinkAlreadyHeardDownIsDetectedWithIt) {
 TEST(Faults, HostsCutOffOneWayAreReportedCutOff) {
   Fixture f;
   const fabric::SwitchId leaf = f.topo.switchesAtLevel(2)[3];
-  const RunSpec s =
-      spec(std::string(kLowLoad) + "faults { " + upLinkFailures(f, leaf, "DOWN_DIRECTION") + "}");
-  const RunOutput out = runEmulation(s, f.topo, f.mt, true, {}).value();
-  expectRecovered(out.faults);
-  const std::vector<std::string> leafHosts = hostsOf(f, leaf);
-  EXPECT_EQ(out.faults.cutOffHosts, leafHosts);
   // Only the pairs into the leaf are cut: half of a whole cut's.
-  const std::uint64_t n = f.topo.numHosts(), cut = leafHosts.size();
-  EXPECT_EQ(out.faults.physicallyCutPairs, cut * (n - cut));
+  const std::size_t cut = expectLeafCutOff(f, leaf, "DOWN_DIRECTION", 1);
   const fabric::Rehomed r = fabric::MinimalTree::build(f.topo, [&] {
     fabric::FaultSet fs(f.topo);
     for (std::uint16_t p : f.topo.sw(leaf).upPorts)

@@ -325,31 +325,6 @@ TEST(TuneSpec, TheSwitchLinkObjectiveOnAFabricWithoutSwitchLinksIsRefused) {
   EXPECT_EQ(lpi->settings.size(), 2u);
 }
 
-// HYBRID with a hold of 0 goes to deep sleep at once: the grid runs it once,
-// as DEEP_SLEEP (not two settings that measure alike, either recommendable);
-// with a hold it stays hybrid. MODE_UNSPECIFIED is no mode: refused by name.
-TEST(TuneSpec, HybridWithoutHoldIsDeepSleepAndAnUnspecifiedModeIsRefused) {
-  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
-                                   "budget { latency_increase_pct: 5 } search_space { policy: "
-                                   "[ALL_ON] lpi_mode: [HYBRID, DEEP_SLEEP] lpi_hold_ts { values: "
-                                   "[0, 1] } }");
-  ASSERT_TRUE(plan) << plan.status().toString();
-  std::set<std::string> labels;
-  for (const Setting& s : plan->settings)
-    labels.insert(s.label);
-  EXPECT_EQ(labels, (std::set<std::string>{"policy=ALL_ON lpi=DEEP_SLEEP hold=0",
-                                           "policy=ALL_ON lpi=HYBRID hold=1",
-                                           "policy=ALL_ON lpi=DEEP_SLEEP hold=1"}));
-  Result<TunePlan> unspecified =
-      planFrom(tinyRampBase(0.1) +
-               "budget { latency_increase_pct: 5 } search_space { policy: [ALL_ON] lpi_mode: "
-               "[MODE_UNSPECIFIED, FAST_WAKE] }");
-  ASSERT_FALSE(unspecified);
-  EXPECT_NE(unspecified.status().message().find("search_space.lpi_mode: name OFF"),
-            std::string::npos)
-      << unspecified.status().message();
-}
-
 TEST(TuneSpec, ShippedExamplesLoad) {
   Result<TunePlan> ramp =
       loadTunePlan(std::string(EBB_SOURCE_DIR) + "/configs/tune_alonso_ramp.textproto");
@@ -411,6 +386,33 @@ std::set<std::string> labelsResolved(
     if (cfg) check(s, *cfg);
   }
   return labels;
+}
+
+// HYBRID with a hold of 0 goes to deep sleep at once: the grid runs it once,
+// as DEEP_SLEEP (not two settings that measure alike, either recommendable);
+// with a hold it stays hybrid. MODE_UNSPECIFIED is no mode: refused by name.
+TEST(TuneSpec, HybridWithoutHoldIsDeepSleepAndAnUnspecifiedModeIsRefused) {
+  Result<TunePlan> plan = planFrom(tinyRampBase(0.1) +
+                                   "budget { latency_increase_pct: 5 } search_space { policy: "
+                                   "[ALL_ON] lpi_mode: [HYBRID, DEEP_SLEEP] lpi_hold_ts { values: "
+                                   "[0, 1] } }");
+  ASSERT_TRUE(plan) << plan.status().toString();
+  const std::set<std::string> labels =
+      labelsResolved(*plan, [](const Setting& s, const config::Config& cfg) {
+        EXPECT_NE(s.label.find(config::LpiSpec::Mode_Name(cfg.lpi().mode())), std::string::npos)
+            << s.label;  // the run is the mode its label says
+      });
+  EXPECT_EQ(labels, (std::set<std::string>{"policy=ALL_ON lpi=DEEP_SLEEP hold=0",
+                                           "policy=ALL_ON lpi=HYBRID hold=1",
+                                           "policy=ALL_ON lpi=DEEP_SLEEP hold=1"}));
+  Result<TunePlan> unspecified =
+      planFrom(tinyRampBase(0.1) +
+               "budget { latency_increase_pct: 5 } search_space { policy: [ALL_ON] lpi_mode: "
+               "[MODE_UNSPECIFIED, FAST_WAKE] }");
+  ASSERT_FALSE(unspecified);
+  EXPECT_NE(unspecified.status().message().find("search_space.lpi_mode: name OFF"),
+            std::string::npos)
+      << unspecified.status().message();
 }
 
 // The proportional policy's hysteresis is searched for it alone, and every
