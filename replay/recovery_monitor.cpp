@@ -40,9 +40,9 @@ void RecoveryMonitor::beforeFaultChange(std::size_t record) {
       // Pairs broken before keep their deadline; those the repair makes
       // connectable have the bound from now.
       if (!beforeRepairs_) beforeRepairs_ = truth_;
-      repairDeadline_ = saturatingAdd(lastEventAt_, bound_);
+      repairDeadline_ = lastEventDeadline();
     } else {  // a new failure while recovering: the bound starts again for all
-      deadline_ = saturatingAdd(lastEventAt_, bound_);
+      deadline_ = lastEventDeadline();
       beforeRepairs_.reset();
     }
     openRecords_.push_back(record);
@@ -87,9 +87,9 @@ void RecoveryMonitor::check(const std::string& change) {
     beforeRepairs_.reset();
     violatedThisBreak_ = false;
     markedThisBreak_.clear();
-    if (lastEventAt_ >= 0 && now <= saturatingAdd(lastEventAt_, bound_)) {
+    if (lastEventAt_ >= 0 && now <= lastEventDeadline()) {
       breakFrom_ = lastEventAt_;
-      deadline_ = saturatingAdd(lastEventAt_, bound_);
+      deadline_ = lastEventDeadline();
       if (lastRecord_) {
         openRecords_.assign(1, *lastRecord_);
         markDisconnected(*lastRecord_);

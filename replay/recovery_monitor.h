@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "fabric/connectivity.h"
 #include "fabric/faults.h"
 #include "fabric/link_states.h"
@@ -69,6 +70,8 @@ class RecoveryMonitor {
   void markDisconnected(std::size_t record);
   std::uint64_t proofs_ = 0;
   TimePs lastEventAt_ = -1;
+  // The bound after the last event (the end of time where it would not fit).
+  TimePs lastEventDeadline() const { return saturatingAdd(lastEventAt_, bound_); }
   std::optional<std::size_t> lastRecord_;  // the last fault or repair
   // While some connectable pair has no path: since when, until when it may
   // last, and the records of the events during it.
