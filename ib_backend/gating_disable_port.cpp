@@ -24,6 +24,12 @@ void DisablePortGating::setPhys(PortId end, PhysState phys, std::function<void(S
       end,
       [this, end, phys, stillWanted = std::move(stillWanted), sent = std::move(sent),
        deadCable = std::move(deadCable)](const PortInfo& before) -> Result<PortInfoEdit> {
+        // Polling only undoes Disabled: a port that reads anything else is
+        // enabled already (another Set got there first), and a Set on a
+        // trained link takes it down again (ibsim does). Nothing is sent.
+        if (phys == PhysState::kPolling && before.phys != PhysState::kDisabled) {
+          return PortInfoEdit{PhysState::kNoChange, 0};
+        }
         if (deadCable && before.phys != PhysState::kLinkUp) {
           *deadCable = true;
           return Status(ErrorCode::kNotFound,
@@ -54,7 +60,8 @@ void DisablePortGating::setPhys(PortId end, PhysState phys, std::function<void(S
                      fmt::format("{} reads {} after Set Disabled", b_.topo_.describePort(end),
                                  physStateName(r->after.phys))));
         }
-        if (b_.setObserver_) b_.setObserver_(PortSetEvent{end, phys, 0, 0});
+        if (b_.setObserver_ && r->edit.phys != PhysState::kNoChange)
+          b_.setObserver_(PortSetEvent{end, phys, 0, 0});
         done(Status::ok());
       });
 }
@@ -426,8 +433,12 @@ void DisablePortGating::wave(std::shared_ptr<RestoreRun> r, std::function<void()
     }
     r->inFlight.insert(l);
     ++b_.rec(l).gen;
+    // On the wire: a turn-on meanwhile (a recovery's, waiting for this end
+    // to come into reach) sends nothing more (enableLink, turnOn).
+    b_.rec(l).pollingSet = true;
     setPhys(*end, PhysState::kPolling, [this, r, l, end = *end](Status s) {
       r->inFlight.erase(l);
+      b_.rec(l).pollingSet = false;
       if (!s.isOk()) {
         if (r->firstError.isOk()) r->firstError = s;
         r->why[l] = "setting Polling failed: " + s.message();

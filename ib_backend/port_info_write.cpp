@@ -26,9 +26,12 @@ void writePortInfo(PortInfoWrite w, std::function<void(Result<PortInfoChange>)> 
         Result<PortInfoEdit> edit = write->modify(before);
         if (!edit)
           return done(Status(edit.status().code(), where + ": " + edit.status().message()));
+        const PortInfoEdit e = *edit;
+        // An edit that changes nothing is not sent.
+        if (e.phys == PhysState::kNoChange && e.widthEnabled == 0)
+          return done(PortInfoChange{before, e, before});
         if (write->onSet) write->onSet();
         const MadBytes current = *r;
-        const PortInfoEdit e = *edit;
         write->send(
             [port, mKey, current, e](const MadAddress& to) {
               return buildPortInfoSet(to, port, current, e.phys, e.widthEnabled, mKey);

@@ -33,7 +33,8 @@ using SmpSender =
     std::function<void(std::function<MadBytes(const MadAddress&)> build, MadTransport::Done done)>;
 
 // Read-modify-write of one port's PortInfo: Get, `modify` decides the edit
-// from what was read (or refuses), Set with every other field as read.
+// from what was read (or refuses), Set with every other field as read; an
+// edit that changes nothing (no PhysState, no width) sends no Set.
 // Errors name the port (`where`): "<where>: <Get error>", "<where>: <refusal>",
 // "setting <where> <edit>: <Set error>". `onSet` hears of every Set sent.
 struct PortInfoWrite {
