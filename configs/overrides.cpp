@@ -245,4 +245,23 @@ Status applyCommandLineOverrides(Message& msg, const std::vector<std::string>& o
   return Status::ok();
 }
 
+void mergeReplacing(const Message& over, Message& into) {
+  const google::protobuf::Reflection* ro = over.GetReflection();
+  const google::protobuf::Reflection* ri = into.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  ro->ListFields(over, &fields);
+  std::unique_ptr<Message> rest(over.New());
+  rest->CopyFrom(over);
+  for (const FieldDescriptor* f : fields) {
+    if (f->is_repeated()) {
+      ri->ClearField(&into, f);  // MergeFrom then appends to nothing: a replacement
+    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && ri->HasField(into, f)) {
+      // The same message (or oneof member) on both sides: field by field.
+      mergeReplacing(ro->GetMessage(over, f), *ri->MutableMessage(&into, f));
+      rest->GetReflection()->ClearField(rest.get(), f);
+    }
+  }
+  into.MergeFrom(*rest);
+}
+
 }  // namespace ebb::config

@@ -32,4 +32,11 @@ Status applyCommandLineOverrides(google::protobuf::Message& msg,
                                  const std::vector<std::string>& overrides,
                                  std::vector<std::string>& notes);
 
+// Lays `over` over `into`: what `over` sets replaces what `into` has, a
+// repeated field whole (MergeFrom would append: an inline tune base's
+// xgft { m: 2 m: 2 } over a file's m: 4 m: 4 made a four-level tree), a
+// scalar, a oneof member (the other is dropped); a message set on both
+// sides is laid over field by field.
+void mergeReplacing(const google::protobuf::Message& over, google::protobuf::Message& into);
+
 }  // namespace ebb::config

@@ -87,7 +87,7 @@ Result<config::Config> baseOf(const config::TuneSpec& spec, const std::string& s
       auto* t = inlineBase.mutable_fabric()->mutable_topology_file();
       t->set_path(absolute(t->path(), specDir));
     }
-    base.MergeFrom(inlineBase);
+    config::mergeReplacing(inlineBase, base);
   }
   if (spec.base_config().empty() && !spec.has_base()) {
     return invalidArgument(

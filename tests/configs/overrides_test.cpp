@@ -127,5 +127,34 @@ TEST(Overrides, AnUnspecifiedEnumNameIsRefusedForEveryEnum) {
             "ROUND_ROBIN");
 }
 
+// An inline config laid over a file's (ebb tune's base): what it sets
+// replaces, lists whole (MergeFrom appended: xgft m: [2, 2] over m: [4, 4]
+// ran a four-level tree), a oneof member replaces another, nested messages
+// are laid over field by field, and what it leaves unset stays.
+TEST(Overrides, MergeReplacingReplacesListsWholeAndKeepsWhatIsUnset) {
+  Config file, over;
+  ASSERT_TRUE(parseTextMessage("name: \"file\" fabric { xgft { m: 4 m: 4 w: 1 w: 4 } } "
+                               "gating { turn_on_cycles: 500 turn_off_cycles: 700 } "
+                               "workload { uniform { rate: 0.1 duration_cycles: 100 } }",
+                               "file", file)
+                  .isOk());
+  ASSERT_TRUE(parseTextMessage("fabric { xgft { m: 2 m: 2 w: 1 w: 2 } } "
+                               "gating { turn_on_cycles: 1000 } "
+                               "workload { alonso_ramp { time_scale: 0.5 } }",
+                               "inline", over)
+                  .isOk());
+  mergeReplacing(over, file);
+  EXPECT_EQ(file.name(), "file");
+  ASSERT_EQ(file.fabric().xgft().m_size(), 2);
+  EXPECT_EQ(file.fabric().xgft().m(0), 2u);
+  EXPECT_EQ(file.fabric().xgft().m(1), 2u);
+  ASSERT_EQ(file.fabric().xgft().w_size(), 2);
+  EXPECT_EQ(file.fabric().xgft().w(1), 2u);
+  EXPECT_EQ(file.gating().turn_on_cycles(), 1000);
+  EXPECT_EQ(file.gating().turn_off_cycles(), 700);
+  EXPECT_TRUE(file.workload().has_alonso_ramp());
+  EXPECT_FALSE(file.workload().has_uniform());
+}
+
 }  // namespace
 }  // namespace ebb::config

@@ -20,6 +20,7 @@ namespace {
 using testing::planFrom;
 using testing::scratch;
 using testing::tinyRampBase;
+using testing::writeSpec;
 
 struct BadSpec {
   const char* name;
@@ -323,6 +324,28 @@ TEST(TuneSpec, TheSwitchLinkObjectiveOnAFabricWithoutSwitchLinksIsRefused) {
                                   "lpi_mode: [OFF, FAST_WAKE] }");
   ASSERT_TRUE(lpi) << lpi.status().toString();
   EXPECT_EQ(lpi->settings.size(), 2u);
+}
+
+// The inline base replaces what it sets of base_config's, lists whole: an
+// XGFT's m and w were appended, running a tree neither file describes.
+TEST(TuneSpec, TheInlineBaseReplacesTheBaseConfigsListsWhole) {
+  const auto dir = scratch("inline-base");
+  std::ofstream(dir / "base.textproto")
+      << "fabric { xgft { m: 4 m: 4 w: 1 w: 4 } } "
+         "workload { uniform { rate: 0.05 duration_cycles: 2000 } }";
+  const auto spec = writeSpec(dir,
+                              "base_config: \"base.textproto\" "
+                              "base { fabric { xgft { m: 2 m: 2 w: 1 w: 2 } } } "
+                              "budget { latency_increase_pct: 5 } "
+                              "search_space { u_on { values: [0.2] } }");
+  Result<TunePlan> plan = loadTunePlan(spec.string());
+  ASSERT_TRUE(plan) << plan.status().toString();
+  const config::XgftSpec& x = plan->base.fabric().xgft();
+  ASSERT_EQ(x.m_size(), 2);
+  ASSERT_EQ(x.w_size(), 2);
+  EXPECT_EQ(x.m(0), 2u);
+  EXPECT_EQ(x.w(1), 2u);
+  EXPECT_DOUBLE_EQ(plan->base.workload().uniform().rate(), 0.05);  // kept
 }
 
 TEST(TuneSpec, ShippedExamplesLoad) {
