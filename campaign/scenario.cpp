@@ -299,7 +299,7 @@ config::Config makeScenario(const config::Config& base, const fabric::Topology& 
   config::Config c = base;
   c.set_name(fmt::format("faults scenario {}", seed));
   c.set_seed(seed);
-  if (c.fabric().has_topology_file() && !baseDir.empty()) {
+  if (c.fabric().has_topology_file()) {  // an empty baseDir: the current folder
     const std::filesystem::path p(c.fabric().topology_file().path());
     if (p.is_relative()) {
       c.mutable_fabric()->mutable_topology_file()->set_path(

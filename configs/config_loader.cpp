@@ -1,11 +1,13 @@
 #include "configs/config_loader.h"
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
 #include "common/file_io.h"
@@ -33,6 +35,29 @@ class CollectFirstError : public google::protobuf::io::ErrorCollector {
   std::string source_;
   std::string first_;
 };
+
+// protobuf's text format reads 010 as octal 8 and 0x10 as 16; ebb's numbers
+// are decimal everywhere (overrides and options read 010 as 10), so a whole
+// number with a leading 0 is refused, naming it, rather than read two ways.
+Status checkDecimalIntegers(const std::string& text, const std::string& sourceName) {
+  if (text.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) return Status::ok();
+  google::protobuf::io::ArrayInputStream in(text.data(), static_cast<int>(text.size()));
+  CollectFirstError ignored(sourceName);  // the parser has reported syntax already
+  google::protobuf::io::Tokenizer tok(&in, &ignored);
+  tok.set_comment_style(google::protobuf::io::Tokenizer::SH_COMMENT_STYLE);
+  while (tok.Next()) {
+    const google::protobuf::io::Tokenizer::Token& t = tok.current();
+    if (t.type == google::protobuf::io::Tokenizer::TYPE_INTEGER && t.text.size() > 1 &&
+        t.text[0] == '0') {
+      return {ErrorCode::kParse,
+              fmt::format("{}:{}:{}: {}: numbers are decimal (write it without the leading 0; "
+                          "protobuf's text format would read it as {})",
+                          sourceName, t.line + 1, t.column + 1, t.text,
+                          t.text[1] == 'x' || t.text[1] == 'X' ? "hexadecimal" : "octal")};
+    }
+  }
+  return Status::ok();
+}
 
 // The key of map entry `entry`, as written in a path: name["key"] or name[3].
 std::string mapKey(const google::protobuf::Message& entry) {
@@ -148,6 +173,10 @@ Status parseTextMessage(const std::string& text, const std::string& sourceName,
             errors.first().empty() ? sourceName + ": malformed config" : errors.first()};
   }
   // Nothing half-applied: a refused message is left empty.
+  if (Status s = checkDecimalIntegers(text, sourceName); !s.isOk()) {
+    msg.Clear();
+    return s;
+  }
   if (Status s = checkEnumValues(msg, "", &locations, sourceName); !s.isOk()) {
     msg.Clear();
     return s;

@@ -3,6 +3,7 @@
 // promises (minimal-tree links, roots, directions, repairs, a restart).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -215,12 +216,18 @@ TEST(Scenario, MinimalTreeLinksAreTargetedByPortToo) {
   EXPECT_GT(mtByPort, 10);
 }
 
+// A scenario replays alone from wherever it was written
+// (worst_scenario.textproto under --out): against the config's folder, or
+// the current one when the config was named without a folder (a probe saw
+// that case keep the relative path, which then named a missing file).
 TEST(Scenario, RelativeTopologyFileBecomesAbsolute) {
   config::Config base = baseConfig(2, 2);
   const fabric::Topology topo = topologyOf(base);
   base.mutable_fabric()->mutable_topology_file()->set_path("net.txt");
   const config::Config c = makeScenario(base, topo, 9, {}, "/some/dir");
   EXPECT_EQ(c.fabric().topology_file().path(), "/some/dir/net.txt");
+  EXPECT_EQ(makeScenario(base, topo, 9).fabric().topology_file().path(),
+            (std::filesystem::current_path() / "net.txt").string());
 }
 
 }  // namespace

@@ -33,6 +33,28 @@ TEST(ConfigLoader, TruncatedAndWronglyTypedInputFail) {
   EXPECT_FALSE(parseTextConfig("\x01\x02garbage{{{", "t"));
 }
 
+// protobuf's text format reads 010 as octal and 0x10 as hexadecimal; ebb's
+// numbers are decimal, so both are refused naming the place and the rule.
+// Zero itself, decimals below 1, strings and comments are untouched.
+TEST(ConfigLoader, WholeNumbersWithALeadingZeroAreRefused) {
+  for (const char* text :
+       {"fabric { kary_n_tree { k: 4\n n: 010 } }", "fabric { kary_n_tree { k: 4\n n: 0x3 } }"}) {
+    auto cfg = parseTextConfig(text, "z.textproto");
+    ASSERT_FALSE(cfg) << text;
+    EXPECT_EQ(cfg.status().code(), ErrorCode::kParse);
+    EXPECT_NE(cfg.status().message().find("z.textproto:2:5:"), std::string::npos)
+        << cfg.status().message();
+    EXPECT_NE(cfg.status().message().find("numbers are decimal"), std::string::npos)
+        << cfg.status().message();
+  }
+  auto ok = parseTextConfig(
+      "# k: 010 in a comment\nname: \"run 007\" seed: 0 "
+      "workload { uniform { rate: 0.05 duration_cycles: 10 } }",
+      "z.textproto");
+  ASSERT_TRUE(ok) << ok.status().toString();
+  EXPECT_EQ(ok->name(), "run 007");
+}
+
 // proto3 enums are open: the text parser keeps numbers no value has. Every
 // input refuses them, at any depth, naming the place, the field and the names.
 TEST(ConfigLoader, EnumNumbersWithoutADefinitionAreRefused) {
