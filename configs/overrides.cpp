@@ -227,14 +227,57 @@ void dropWhatAModeOffLeavesUnread(Message& msg, const std::vector<std::string>& 
 
 }  // namespace
 
+namespace {
+
+// The members of oneofs a key's path selects: ("workload", "pattern") ->
+// "uniform" for workload.uniform.rate, keyed by the oneof's place.
+struct OneofChoice {
+  std::string where;   // "workload" (the message holding the oneof), "" at the top
+  std::string oneof;   // its name
+  std::string member;  // the field the path goes through
+};
+
+std::vector<OneofChoice> oneofChoices(const google::protobuf::Descriptor* d,
+                                      const std::string& key) {
+  std::vector<OneofChoice> out;
+  for (std::size_t start = 0; d != nullptr;) {
+    const auto dot = key.find('.', start);
+    const std::string name = key.substr(start, dot == std::string::npos ? dot : dot - start);
+    const FieldDescriptor* f = d->FindFieldByName(name);
+    if (f == nullptr || f->is_repeated()) break;
+    if (const auto* oneof = f->real_containing_oneof()) {
+      out.push_back({start == 0 ? "" : key.substr(0, start - 1), oneof->name(), name});
+    }
+    if (dot == std::string::npos) break;
+    d = f->message_type();
+    start = dot + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 Status applyCommandLineOverrides(Message& msg, const std::vector<std::string>& overrides,
                                  std::vector<std::string>& notes) {
   std::vector<std::string> keys;
+  std::vector<std::pair<std::string, OneofChoice>> chosen;  // override, what it selects
   for (const std::string& ov : overrides) {
     const std::string key = ov.substr(0, ov.find('='));
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
       return invalidArgument(
           fmt::format("override {}: {} is given twice on the command line", ov, key));
+    }
+    // Two overrides in different members of one choice: the later would
+    // silently drop the earlier (and the config's fields of that choice).
+    for (const OneofChoice& c : oneofChoices(msg.GetDescriptor(), key)) {
+      for (const auto& [earlier, e] : chosen) {
+        if (e.where != c.where || e.oneof != c.oneof || e.member == c.member) continue;
+        return invalidArgument(fmt::format(
+            "override {}: selects '{}' of {}, but override {} selected '{}': they cannot "
+            "both apply (give one)",
+            ov, c.member, c.where.empty() ? c.oneof : c.where, earlier, e.member));
+      }
+      chosen.emplace_back(ov, c);
     }
     keys.push_back(key);
     const std::string note = oneofSwitchNote(msg, ov);

@@ -22,7 +22,8 @@ Status applyOverride(google::protobuf::Message& msg, const std::string& assignme
 std::string oneofSwitchNote(const google::protobuf::Message& msg, const std::string& assignment);
 
 // A command line's overrides, in order: each field once (a second would
-// silently win), each applied; `notes` gets the oneof switches of those that
+// silently win), no two in different members of one oneof (the later
+// would drop the earlier), each applied; `notes` gets the oneof switches of those that
 // applied (a refused one switches nothing). `lpi.mode=OFF` drops the
 // config's other lpi fields (read by an idle mode only) that the command
 // line does not set, with a note. E_INVALID at the first bad one,

@@ -127,6 +127,35 @@ TEST(Overrides, AnUnspecifiedEnumNameIsRefusedForEveryEnum) {
             "ROUND_ROBIN");
 }
 
+// Two overrides in different members of one choice: the later dropped the
+// earlier (and the config's own fields of that choice) with a note blaming
+// the config. Refused naming both; the same member twice is fine.
+TEST(Overrides, TwoMembersOfOneChoiceOnTheCommandLineAreRefused) {
+  Config cfg;
+  ASSERT_TRUE(
+      parseTextMessage("workload { uniform { rate: 0.05 duration_cycles: 20000 } }", "c", cfg)
+          .isOk());
+  const Config before = cfg;
+  std::vector<std::string> notes;
+  Status s = applyCommandLineOverrides(
+      cfg, {"workload.alonso_ramp.low=0.01", "workload.uniform.rate=0.05"}, notes);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("workload.uniform.rate=0.05"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("workload.alonso_ramp.low=0.01"), std::string::npos) << s.message();
+  Config other;
+  s = applyCommandLineOverrides(other, {"fabric.kary_n_tree.k=2", "fabric.xgft.ports=8"}, notes);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("'xgft' of fabric"), std::string::npos) << s.message();
+  notes.clear();
+  Config same = before;
+  ASSERT_TRUE(applyCommandLineOverrides(
+                  same, {"workload.uniform.rate=0.1", "workload.uniform.duration_cycles=5"}, notes)
+                  .isOk());
+  EXPECT_TRUE(notes.empty());
+  EXPECT_EQ(same.workload().uniform().duration_cycles(), 5);
+}
+
 // An inline config laid over a file's (ebb tune's base): what it sets
 // replaces, lists whole (MergeFrom appended: xgft m: [2, 2] over m: [4, 4]
 // ran a four-level tree), a oneof member replaces another, nested messages
