@@ -397,7 +397,8 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
         progress(std::min(1.0, static_cast<double>(now) / static_cast<double>(end)));
       }
     }
-    nextSampleAt = now + period;
+    // Saturating: a workload that ends near the end of time (2^63 ps).
+    nextSampleAt = saturatingAdd(now, period);
     if (fastForward) {
       const TimePs nextEvent = sched.nextTime();  // < 0: nothing is left to happen
       if (nextEvent > nextSampleAt) nextSampleAt = (nextEvent - 1) / period * period;
@@ -405,10 +406,13 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
       // (straight to it when nothing is left to happen: a rate of 0).
       if (!source.closedLoop()) {
         const TimePs last = end / period * period;
-        nextSampleAt = std::max(now + period, nextEvent < 0 ? last : std::min(nextSampleAt, last));
+        nextSampleAt = std::max(saturatingAdd(now, period),
+                                nextEvent < 0 ? last : std::min(nextSampleAt, last));
       }
     }
-    const bool more = source.closedLoop() ? !source.done() : nextSampleAt <= end;
+    // (At the end of time the next sample is now: none.)
+    const bool more =
+        nextSampleAt > now && (source.closedLoop() ? !source.done() : nextSampleAt <= end);
     if (!more || rows.spanCycles() >=
                      (static_cast<double>(group) - 1e-6) * static_cast<double>(period) / cycle) {
       emitRow();

@@ -60,9 +60,10 @@ TimePs SyntheticTraffic::gap(std::mt19937_64& rng) const {
 
 void SyntheticTraffic::start() {
   if (pMax_ <= 0) return;
+  const TimePs now = emu_.scheduler().now();
   for (std::uint32_t h = 0; h < rngs_.size(); ++h) {
-    const TimePs first = emu_.scheduler().now() + gap(rngs_[h]);
-    emu_.scheduler().at(first, agent::Phase::kNetwork, [this, h] { next(h); });
+    if (const auto first = workload::arrivalBefore(now, gap(rngs_[h]), spec_.rate.end()))
+      emu_.scheduler().at(*first, agent::Phase::kNetwork, [this, h] { next(h); });
   }
 }
 
@@ -83,7 +84,8 @@ void SyntheticTraffic::next(std::uint32_t host) {
     ++generated_;
     bytes_ += static_cast<std::uint64_t>(bytes);
   }
-  emu_.scheduler().at(now + gap(rng), agent::Phase::kNetwork, [this, host] { next(host); });
+  if (const auto at = workload::arrivalBefore(now, gap(rng), spec_.rate.end()))
+    emu_.scheduler().at(*at, agent::Phase::kNetwork, [this, host] { next(host); });
 }
 
 }  // namespace ebb::sim

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "common/time.h"
@@ -31,6 +32,15 @@ inline TimePs bernoulliGap(double p, TimePs cyclePs, std::mt19937_64& rng) {
   }
   const double ps = cycles * static_cast<double>(cyclePs);
   return ps < static_cast<double>(kNoArrival) ? static_cast<TimePs>(cycles) * cyclePs : kNoArrival;
+}
+
+// The time of the next arrival `gap` after `t`, if it comes before `end`:
+// kNoArrival is never, and a sum past the time range is no time (a source at
+// 1e-30 flits/cycle over a range longer than kNoArrival sent its "never" as
+// messages, and wrapped into negative times).
+inline std::optional<TimePs> arrivalBefore(TimePs t, TimePs gap, TimePs end) {
+  if (gap >= kNoArrival || t >= end || gap >= end - t) return std::nullopt;
+  return t + gap;
 }
 
 // The time to a Poisson source's next arrival at p arrivals per cycle (0 < p),

@@ -73,6 +73,10 @@ class BlockInput {
       const std::size_t avail = available();
       if (const void* nl = std::memchr(data() + scanned, '\n', avail - scanned)) {
         const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - data());
+        if (len > kMaxLine) {  // the buffer may hold more than kMaxLine: the rule is the line's
+          tooLong_ = true;
+          return false;
+        }
         line = std::string_view(data(), len);
         consume(len + 1);
         return true;
@@ -159,6 +163,8 @@ class TextReader final : public TrafficReader {
     }
     if (in_.lineTooLong()) {
       ++lineNo_;
+      // The view of the line before is stale: the buffer moved to take this one.
+      line_ = {};
       return error(
           fmt::format("line longer than {} bytes: not a text traffic file", BlockInput::kMaxLine));
     }

@@ -80,9 +80,10 @@ Result<std::uint64_t> generateTraffic(const GenSpec& s, TrafficWriter& out) {
   std::uniform_real_distribution<double> u(0, 1);
   using Next = std::pair<TimePs, std::uint32_t>;
   std::priority_queue<Next, std::vector<Next>, std::greater<>> heap;
-  for (std::uint32_t h = 0; h < s.hosts; ++h)
-    heap.push({gap(), h});
   const TimePs end = s.rate.end();
+  for (std::uint32_t h = 0; h < s.hosts; ++h) {
+    if (const std::optional<TimePs> t = arrivalBefore(0, gap(), end)) heap.push({*t, h});
+  }
   std::uint64_t n = 0;
   while (!heap.empty()) {
     auto [t, src] = heap.top();
@@ -103,7 +104,7 @@ Result<std::uint64_t> generateTraffic(const GenSpec& s, TrafficWriter& out) {
       if (Status st = out.write({t, src, dst, s.messageBytes, 0}); !st.isOk()) return st;
       ++n;
     }
-    heap.push({t + gap(), src});
+    if (const std::optional<TimePs> next = arrivalBefore(t, gap(), end)) heap.push({*next, src});
   }
   return n;
 }

@@ -129,6 +129,30 @@ TEST(ReplayCli, AWorkloadWithoutMessagesSaysSo) {
       << err;
   EXPECT_NE(out.find("delivered 0/0"), std::string::npos) << out;
   EXPECT_NE(out.find("! the workload created no message"), std::string::npos) << out;
+  // A rate too small to draw over a span past the sources' "never" (about
+  // 27 days) and to the end of time: the "never" was sent as messages, and a
+  // run to the end of time sampled for ever (the next sample wrapped).
+  const std::string tiny = (dir / "tiny").string();
+  for (std::vector<const char*> extra :
+       {std::vector<const char*>{"workload.uniform.duration_cycles=9000000000000000"},
+        {"workload.uniform.duration_cycles=9223372036854775807", "emulator.cycle_ps=1"}}) {
+    std::vector<const char*> args = {"replay",
+                                     "fabric.kary_n_tree.k=2",
+                                     "fabric.kary_n_tree.n=1",
+                                     "gating.policy=ALL_ON",
+                                     "workload.uniform.rate=1e-30",
+                                     "report.skip_plots=true",
+                                     "report.skip_baseline=true",
+                                     "--out",
+                                     tiny.c_str(),
+                                     "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::filesystem::remove_all(tiny);
+    out.clear();
+    err.clear();
+    ASSERT_EQ(ebb(args, &out, &err), kExitOk) << err;
+    EXPECT_NE(out.find("delivered 0/0"), std::string::npos) << out;
+  }
 }
 
 // An override that cannot be applied is a bad command line (exit 2), and

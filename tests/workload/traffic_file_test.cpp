@@ -200,7 +200,7 @@ TEST(TrafficFile, LargeFilesReadAcrossBlocks) {
   {
     std::ofstream out(path, std::ios::binary);
     for (int i = 0; i < kLines; ++i) {
-      if (i == kLines / 2) out << "# " << std::string(1'500'000, 'x') << "\n";
+      if (i == kLines / 2) out << "# " << std::string(1'000'000, 'x') << "\n";
       if (i % 1000 == 7) out << "\n  \t\n";
       out << i << ".5 " << i % 64 << ',' << (i + 1) % 64 << " 64" << (i % 3 == 0 ? "\r\n" : "\n");
     }
@@ -250,6 +250,31 @@ TEST(TrafficFile, LargeFilesReadAcrossBlocks) {
   EXPECT_NE(sum.status().message().find(": record 200000: truncated or corrupt record"),
             std::string::npos)
       << sum.status().message();
+}
+
+// A line past 1 MiB is refused wherever it comes, naming its line: after a
+// megabyte of short lines the buffer had moved under the view of the line
+// before, which the error then read (a use after free, a crash), and a
+// line up to the buffer's size (2 MiB) was read when it held its '\n'.
+TEST(TrafficFile, ALineLongerThanOneMebibyteIsRefusedAfterAnyPrefix) {
+  for (const bool newline : {false, true}) {
+    for (const int before : {10, 120'000}) {
+      SCOPED_TRACE(testing::Message() << before << " lines before, newline " << newline);
+      const std::string path = scratch("long-line.txt");
+      {
+        std::ofstream out(path, std::ios::binary);
+        for (int i = 0; i < before; ++i)
+          out << "0 0 1 64\n";
+        out << "1 0 1 64 " << std::string(1'500'000, '0') << (newline ? "\n" : "");
+      }
+      auto v = validateTrafficFile(path, 4);
+      ASSERT_FALSE(v);
+      EXPECT_NE(v.status().message().find(path + ":" + std::to_string(before + 1) +
+                                          ": line longer than 1048576 bytes"),
+                std::string::npos)
+          << v.status().message();
+    }
+  }
 }
 
 // Found by differential fuzzing of the rewritten binary reader against the
@@ -422,6 +447,20 @@ TEST(TrafficGen, ATinyRateGivesNoMessageNotFullRate) {
     ASSERT_TRUE(generateTraffic(s, w));
     EXPECT_TRUE(w.msgs.empty()) << rate;
   }
+  // Over a span longer than kNoArrival too: "never" was sent as messages at
+  // its multiples, and past 4 of them the times wrapped negative, for ever.
+  for (const TimePs span : {TimePs{9'000'000'000'000'000'000}, kNoArrival * 3}) {
+    GenSpec s;
+    s.hosts = 2;
+    s.rate = RateProfile::constant(1e-30, span);
+    CollectWriter w;
+    ASSERT_TRUE(generateTraffic(s, w));
+    EXPECT_TRUE(w.msgs.empty()) << span;
+  }
+  EXPECT_FALSE(arrivalBefore(0, kNoArrival, std::numeric_limits<TimePs>::max()));
+  EXPECT_FALSE(arrivalBefore(5, std::numeric_limits<TimePs>::max() - 2, 100));
+  EXPECT_FALSE(arrivalBefore(90, 10, 100));
+  EXPECT_EQ(arrivalBefore(89, 10, 100), TimePs{99});
   std::mt19937_64 a(3);
   EXPECT_EQ(bernoulliGap(1e-300, 1000, a), kNoArrival);
   EXPECT_EQ(poissonGap(1e-300, 1000, a), kNoArrival);
