@@ -335,7 +335,9 @@ Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabric
     return invalidArgument(fmt::format(
         "the generated jobs need {} hosts but the fabric has only {}", known, fabricHosts));
   }
-  std::uint32_t needed = 0;
+  // 64 bits: two traces' ranks fields of 2^32 - 1 and 2 wrapped to 1 and
+  // passed, and the placement read past the hosts.
+  std::uint64_t needed = 0;
   std::string what;  // each job and its hosts, for the error below
   for (const JobDef& j : def.jobs) {
     LoadedJob l;

@@ -104,6 +104,14 @@ Status fillMix(const config::MixFillSpec& fill, config::JobMixSpec& mix) {
     return invalidArgument(fmt::format("{}: no job size fits in {} hosts (smallest {})", field,
                                        fill.hosts(), smallest));
   }
+  // Checked before any job is made: 2^24 hosts in jobs of 2 made 8 million
+  // job specs (gigabytes) before the fabric's hosts were counted.
+  if (const std::uint32_t most = fill.hosts() / smallest; most > kMaxFillJobs) {
+    return invalidArgument(fmt::format(
+        "{}: {} hosts in jobs of {} ranks make up to {} jobs, more than the {} a fill may make "
+        "(fewer hosts, at most the fabric's, or larger job_sizes)",
+        field, fill.hosts(), smallest, most, kMaxFillJobs));
+  }
   std::mt19937_64 rng(fill.has_seed() ? fill.seed() : 1);
   std::uint32_t left = fill.hosts();
   for (int n = 0; left >= smallest; ++n) {

@@ -15,7 +15,9 @@ namespace ebb::replay {
 Result<JobDef> jobFromMotif(const config::MotifSpec& m, const std::string& field);
 
 // Draws jobs into `mix` until `fill.hosts` are taken: each job's size from
-// the sizes that still fit (uniformly), its motif uniformly.
+// the sizes that still fit (uniformly), its motif uniformly. At most
+// kMaxFillJobs jobs (hosts / smallest size), refused before any is made.
+inline constexpr std::uint32_t kMaxFillJobs = 1u << 16;
 Status fillMix(const config::MixFillSpec& fill, config::JobMixSpec& mix);
 
 }  // namespace ebb::replay

@@ -1,3 +1,4 @@
+#include <new>
 #include <ostream>
 #include <string>
 
@@ -71,6 +72,12 @@ int dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
     return action(out, err);
   } catch (const Error& e) {
     err << "ebb: " << e.what() << "\n";
+    return kExitError;
+  } catch (const std::bad_alloc&) {
+    // Caught, not an abort: the unwinding removes what the command created
+    // (its output folders are kept only on success).
+    err << "ebb: E_UNAVAILABLE: out of memory: the run needs more memory than the process "
+           "may have (very many packets in flight at once, a very large fabric or trace)\n";
     return kExitError;
   }
 }

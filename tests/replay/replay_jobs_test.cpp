@@ -370,6 +370,9 @@ TEST(ReplayJobs, BadWorkloadsAreRejectedNamingTheRule) {
        "workload.mix: give jobs or fill, not both"},
       {"workload { mix { fill { job_sizes: [8] } } }", "workload.mix.fill.hosts: must be in [1,"},
       {"workload { mix { fill { hosts: 4000000000 } } }", "(is 4000000000)"},
+      // Within the hosts' range, but millions of jobs: refused before any is made.
+      {"workload { mix { fill { hosts: 16777216 job_sizes: [2] } } }",
+       "make up to 8388608 jobs, more than the 65536 a fill may make"},
       {"workload { motif { name: \"halo3d\" ranks: 8 flops_per_cell: 1e13 } }",
        "workload.motif.flops_per_cell"},
       {"workload { mix { fill { hosts: 64 job_sizes: [1] } } }", "job_sizes: 1 is below 2"},
@@ -574,6 +577,12 @@ TEST(ReplayJobs, TooFewHostsOrRanksBeyondThePlacementAreErrors) {
       jobs { trace { path: ")" + kAmg + R"(" ranks: 60 } }
       jobs { collective { op: "alltoall" bytes: 8 ranks: 8 } } } })"));
   EXPECT_NE(wideMix.find("60 by workload.mix.jobs[0].trace.ranks"), std::string::npos) << wideMix;
+  // Ranks fields adding up past 32 bits: counted in full (they wrapped to 1,
+  // passed, and the placement read past the end of the hosts).
+  const std::string wrapped = errorOf(spec(R"(workload { mix {
+      jobs { trace { path: ")" + kAmg + R"(" ranks: 4294967295 } }
+      jobs { trace { path: ")" + kAmg + R"(" ranks: 27 } } } })"));
+  EXPECT_NE(wrapped.find("the jobs need 4294967322 hosts"), std::string::npos) << wrapped;
   // A missing trace: an I/O error naming it.
   const std::string missing = errorOf(spec("workload { trace { path: \"/nonexistent/x.csv\" } }"));
   EXPECT_NE(missing.find("/nonexistent/x.csv"), std::string::npos) << missing;
