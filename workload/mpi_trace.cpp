@@ -139,13 +139,15 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
     std::string op = f[1];
     std::transform(op.begin(), op.end(), op.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    char* end = nullptr;
-    r.enter = std::strtod(f[2].c_str(), &end);
-    if (f[2].empty() || *end || !std::isfinite(r.enter) || r.enter < 0) {
+    // Decimal only, as every number ebb reads (strtod took 0x1p-20).
+    const auto decimal = [](const std::string& s, double& v) {
+      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      return ec == std::errc() && p == s.data() + s.size();
+    };
+    if (!decimal(f[2], r.enter) || !std::isfinite(r.enter) || r.enter < 0) {
       return bad(fmt::format("t_enter_s '{}' is not a time in seconds", f[2]));
     }
-    r.exit = std::strtod(f[3].c_str(), &end);
-    if (f[3].empty() || *end || !std::isfinite(r.exit) || r.exit < r.enter) {
+    if (!decimal(f[3], r.exit) || !std::isfinite(r.exit) || r.exit < r.enter) {
       return bad(fmt::format("t_exit_s '{}' is not a time at or after t_enter_s", f[3]));
     }
     // Times become picoseconds in 64 bits (found by fuzz/amg_csv_fuzz.cpp:

@@ -79,14 +79,12 @@ Status parseFile(const fs::path& file, bool oneRank,
     Call c{op, {}, where, lineNo};
     std::string a;
     while (ss >> a) {
+      // Decimal only, as every number ebb reads (stod took 0x10 for 16).
       double v = 0;
-      try {
-        std::size_t used = 0;
-        v = std::stod(a, &used);
-        if (used != a.size()) throw std::invalid_argument(a);
-      } catch (const std::exception&) {
+      const auto [argEnd, argEc] = std::from_chars(a.data(), a.data() + a.size(), v);
+      if (argEc != std::errc() || argEnd != a.data() + a.size()) {
         return {ErrorCode::kParse,
-                fmt::format("{}: argument '{}' of {} is not a number", where, a, op)};
+                fmt::format("{}: argument '{}' of {} is not a decimal number", where, a, op)};
       }
       if (v < 0 || !std::isfinite(v)) {
         return {ErrorCode::kParse,
@@ -97,6 +95,12 @@ Status parseFile(const fs::path& file, bool oneRank,
       if (v > kMaxArgument) {
         return {ErrorCode::kParse,
                 fmt::format("{}: argument '{}' of {} is beyond {:g}", where, a, op, kMaxArgument)};
+      }
+      // Ranks, roots, sizes and counts are whole: 1.4 was read as rank 1.
+      // Only a computation's flops may have a fraction (rounded).
+      if (op != "compute" && v != std::floor(v)) {
+        return {ErrorCode::kParse,
+                fmt::format("{}: argument '{}' of {} must be a whole number", where, a, op)};
       }
       c.args.push_back(static_cast<std::int64_t>(std::llround(v)));
     }

@@ -161,6 +161,29 @@ TEST_F(TraceRead, AmgReceiveSmallerThanItsSendIsRefused) {
   EXPECT_TRUE(amg("0,send,0,0.1,1,1024,7,\n1,recv,0,0.1,0,2048,7,\n").isOk());
 }
 
+// Numbers are decimal in every trace, as everywhere in ebb: a hexadecimal
+// time or argument is refused naming it (strtod and stod read them), and a
+// SimGrid rank, size or count must be whole (1.4 was read as rank 1).
+TEST_F(TraceRead, HexadecimalAndFractionalNumbersAreRefused) {
+  Status hex = amg("0,send,0x1p-20,0.000002,1,64,1,\n1,recv,0.000001,0.000002,0,64,1,\n");
+  ASSERT_FALSE(hex.isOk());
+  EXPECT_NE(hex.message().find("t.csv:2: t_enter_s '0x1p-20' is not a time in seconds"),
+            std::string::npos)
+      << hex.message();
+  Status sgHex = simgrid({"0 send 0x1 16\n", "1 recv 0 16\n"});
+  ASSERT_FALSE(sgHex.isOk());
+  EXPECT_NE(sgHex.message().find(ti(0) + ":1: argument '0x1' of send is not a decimal number"),
+            std::string::npos)
+      << sgHex.message();
+  Status frac = simgrid({"0 send 1.4 100\n", "1 recv 0 100\n"});
+  ASSERT_FALSE(frac.isOk());
+  EXPECT_NE(frac.message().find(ti(0) + ":1: argument '1.4' of send must be a whole number"),
+            std::string::npos)
+      << frac.message();
+  // A computation's flops may have a fraction; 1e3 is a whole number.
+  EXPECT_TRUE(simgrid({"0 compute 2.5\n0 send 1 1e3\n", "1 recv 0 1000\n"}).isOk());
+}
+
 // An AMG CSV is read by position: a header naming other columns, or the
 // same in another order, is refused on line 1; the right one in any case
 // and spacing, or none at all, is read.
