@@ -15,23 +15,11 @@
 
 namespace ebb::config {
 
-namespace {
-
-using google::protobuf::FieldDescriptor;
-using google::protobuf::Message;
-
-template <class T>
-bool parseNumber(const std::string& s, T& out) {
-  const char* end = s.data() + s.size();
-  auto [ptr, ec] = std::from_chars(s.data(), end, out);
-  return ec == std::errc() && ptr == end;
-}
-
 // Decimal only, as a config file's numbers: no hex floats, inf, nan or
 // spaces. Empty when `s` is one, else what the value is: a decimal number a
 // double cannot hold (1e400, or 1e-320 below the smallest normal double) is
 // out of range, not "not a decimal number".
-std::string parseDouble(const std::string& s, double& out) {
+std::string parseDecimal(const std::string& s, double& out) {
   const std::string notDecimal = "not a decimal number";
   if (s.empty() || s.find_first_not_of("0123456789+-.eE") != std::string::npos) return notDecimal;
   std::size_t used = 0;
@@ -50,6 +38,18 @@ std::string parseDouble(const std::string& s, double& out) {
     return notDecimal;
   }
   return used == s.size() ? std::string() : notDecimal;
+}
+
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+
+template <class T>
+bool parseNumber(const std::string& s, T& out) {
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && ptr == end;
 }
 
 Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
@@ -86,13 +86,13 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
     }
     case FieldDescriptor::CPPTYPE_DOUBLE: {
       double v = 0;
-      if (std::string is = parseDouble(value, v); !is.empty()) return badValue(is);
+      if (std::string is = parseDecimal(value, v); !is.empty()) return badValue(is);
       r->SetDouble(&m, f, v);
       break;
     }
     case FieldDescriptor::CPPTYPE_FLOAT: {
       double v = 0;
-      if (std::string is = parseDouble(value, v); !is.empty()) return badValue(is);
+      if (std::string is = parseDecimal(value, v); !is.empty()) return badValue(is);
       r->SetFloat(&m, f, static_cast<float>(v));
       break;
     }

@@ -9,6 +9,11 @@
 
 namespace ebb::config {
 
+// A decimal number as every value ebb reads takes it: empty when `s` is one
+// (`out` set), else what it is: "not a decimal number" (hex floats, inf,
+// nan), or out of range (1e400; 1e-320, below the smallest normal double).
+std::string parseDecimal(const std::string& s, double& out);
+
 // Applies "path.to.field=value" to a message through reflection, e.g.
 // "fabric.kary_n_tree.k=8". Scalars, enums (by name) and bools only; a message
 // field on the path is created if unset (selecting it within a oneof).

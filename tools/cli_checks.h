@@ -6,6 +6,8 @@
 #include <charconv>
 #include <string>
 
+#include "configs/overrides.h"
+
 namespace ebb::tools {
 
 // Whether `s` is a whole number and nothing else (no sign, no trailing
@@ -108,6 +110,11 @@ inline void requireDecimalNumbers(CLI::App& app) {
           ok = digits(s, x);
         }
         if (!ok) return "must be a decimal number (is " + s + ")";
+        // Within a double: 1e400 read as inf and 1e-400 as 0, and the
+        // option's own check then quoted a value the user never gave.
+        double v = 0;
+        if (const std::string is = config::parseDecimal(s, v); !is.empty())
+          return "is " + is + " (is " + s + ")";
         return {};
       },
       "");

@@ -463,6 +463,13 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
       {{"gen", "--rate", "nan", "--out", genOut.string()},
        kExitUsage,
        {"--rate: must be a decimal number (is nan)"}},
+      // Beyond a double: not read as inf or 0 and then quoted so.
+      {{"gen", "--rate", "1e400", "--out", genOut.string()},
+       kExitUsage,
+       {"--rate: is out of range: too large for a double", "(is 1e400)"}},
+      {{"replay", "--size-scale", "1e-400", "--out", scratch("never-out").string()},
+       kExitUsage,
+       {"--size-scale: is out of range: too small for a double", "(is 1e-400)"}},
       {{"replay", "workload.uniform.rate=0x1p-3", "--out", scratch("never-out").string()},
        kExitUsage,
        {"workload.uniform.rate=0x1p-3: the value is not a decimal number"}},
