@@ -155,6 +155,41 @@ TEST(ReplayCli, AWorkloadWithoutMessagesSaysSo) {
   }
 }
 
+// Every row of an all-links-on run reads 100% power, even late in a long
+// run: a row's energy was a difference of energies summed from time 0,
+// which lost a 2 000-cycle row against 10^18 ps (101.8%, 87%).
+TEST(ReplayCli, AnAllOnRunReadsFullPowerInEveryRowOfALongRun) {
+  const std::filesystem::path dir =
+      std::filesystem::path(EBB_BINARY_DIR) / "test_scratch" / "replay_far_end";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "far.txt") << "0 0 1 64\n1e15 1 0 64\n";
+  const std::string traffic = (dir / "far.txt").string(), outDir = (dir / "out").string();
+  std::string out, err;
+  ASSERT_EQ(ebb({"replay", "fabric.kary_n_tree.k=2", "fabric.kary_n_tree.n=2",
+                 "gating.policy=ALL_ON", "report.skip_baseline=true", "report.skip_plots=true",
+                 "--traffic", traffic.c_str(), "--out", outDir.c_str(), "--quiet"},
+                &out, &err),
+            kExitOk)
+      << err;
+  std::ifstream rows(dir / "out" / "timeseries.csv");
+  std::string line;
+  ASSERT_TRUE(std::getline(rows, line));  // the header
+  int n = 0;
+  while (std::getline(rows, line)) {
+    std::vector<std::string> fields;
+    for (std::size_t at = 0, comma = 0; comma != std::string::npos; at = comma + 1) {
+      comma = line.find(',', at);
+      fields.push_back(line.substr(at, comma == std::string::npos ? comma : comma - at));
+    }
+    ASSERT_GE(fields.size(), 7u) << line;
+    EXPECT_EQ(fields[5], "1.000000") << line;  // power_switch_links
+    EXPECT_EQ(fields[6], "1.000000") << line;  // power_all_links
+    ++n;
+  }
+  EXPECT_GE(n, 3) << "the last rows: the far message's, and the drain";
+}
+
 // An override that cannot be applied is a bad command line (exit 2), and
 // says nothing of a oneof switch it never made; one that applies and breaks
 // a rule is bad input (exit 1).
