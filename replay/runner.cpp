@@ -226,11 +226,12 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   if (!made) return made.status();
   WorkloadSource& source = **made;
   TimePs end = source.horizon();
-  if (spec.latencyWarmupPs > 0 && !source.closedLoop() && spec.latencyWarmupPs >= end) {
+  if (const TimePs createdBefore = source.createdBefore();
+      spec.latencyWarmupPs > 0 && !source.closedLoop() && spec.latencyWarmupPs >= createdBefore) {
     return invalidArgument(fmt::format(
         "report.latency_warmup_cycles: {} cycles leave no message to measure: the workload "
         "creates its last before cycle {}",
-        spec.latencyWarmupPs / emCfg.cyclePs, end / emCfg.cyclePs));
+        spec.latencyWarmupPs / emCfg.cyclePs, (createdBefore + emCfg.cyclePs - 1) / emCfg.cyclePs));
   }
 
   // Idle fast-forward: with no agents and no faults nothing happens between
@@ -546,13 +547,14 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   }
   s.set_relative_power_all_links(e.allLinks / (t * allDirections));
   s.set_lpi_relative_power(e.lpiTime > 0 ? e.lpiEnergy / e.lpiTime : 1.0);
-  double sum = 0;
-  for (TimePs l : latencies)
-    sum += static_cast<double>(l);
-  s.set_mean_latency_cycles(
-      latencies.empty() ? 0 : sum / static_cast<double>(latencies.size()) / cycle);
-  s.set_p50_latency_cycles(percentile(latencies, 0.50) / cycle);
-  s.set_p99_latency_cycles(percentile(latencies, 0.99) / cycle);
+  if (!latencies.empty()) {  // else absent: no latency was measured
+    double sum = 0;
+    for (TimePs l : latencies)
+      sum += static_cast<double>(l);
+    s.set_mean_latency_cycles(sum / static_cast<double>(latencies.size()) / cycle);
+    s.set_p50_latency_cycles(percentile(latencies, 0.50) / cycle);
+    s.set_p99_latency_cycles(percentile(latencies, 0.99) / cycle);
+  }
   s.set_latency_messages(latencies.size());
   s.set_latency_warmup_cycles(spec.latencyWarmupPs / emCfg.cyclePs);
   s.set_messages_generated(source.messagesGenerated());

@@ -39,17 +39,19 @@ class SyntheticSource final : public WorkloadSource {
 class FileSource final : public WorkloadSource {
  public:
   FileSource(sim::FabricEmulator& emu, std::unique_ptr<workload::TrafficReader> reader,
-             TimePs horizon)
-      : file_(emu, std::move(reader)), horizon_(horizon) {}
+             TimePs horizon, TimePs createdBefore)
+      : file_(emu, std::move(reader)), horizon_(horizon), createdBefore_(createdBefore) {}
   void start() override { file_.start(); }
   std::uint64_t messagesGenerated() const override { return file_.generated(); }
   std::uint64_t bytesGenerated() const override { return file_.bytesGenerated(); }
   TimePs horizon() const override { return horizon_; }
+  TimePs createdBefore() const override { return createdBefore_; }
   Status status() const override { return file_.status(); }
 
  private:
   sim::TrafficFileSource file_;
   TimePs horizon_;
+  TimePs createdBefore_;
 };
 
 // Closed-loop jobs: MPI traces, collective loops, mixes.
@@ -131,10 +133,10 @@ Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,
     if (!sum) return sum.status();
     auto reader = workload::TrafficReader::open(spec.trafficFile);
     if (!reader) return reader.status();
-    const TimePs horizon =
-        std::max<TimePs>(saturatingAdd(sum->lastTime, 1), spec.agent.checkPeriodPs);
+    const TimePs createdBefore = saturatingAdd(sum->lastTime, 1);
+    const TimePs horizon = std::max<TimePs>(createdBefore, spec.agent.checkPeriodPs);
     return std::unique_ptr<WorkloadSource>(
-        std::make_unique<FileSource>(emu, std::move(*reader), horizon));
+        std::make_unique<FileSource>(emu, std::move(*reader), horizon, createdBefore));
   }
   // Synthetic traffic sends each message to a host other than its source.
   if (hosts < 2) {

@@ -43,6 +43,9 @@ class WorkloadSource {
   // open-loop end of the run (closed loop: an estimate; the run lasts until
   // done()).
   virtual TimePs horizon() const = 0;
+  // Open loop: every message is created before this time (a traffic file:
+  // just after its last, where horizon() rounds up to a check period).
+  virtual TimePs createdBefore() const { return horizon(); }
   // Closed loop: the run lasts until every job ended, not until horizon().
   virtual bool closedLoop() const { return false; }
   virtual bool done() const { return false; }

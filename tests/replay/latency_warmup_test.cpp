@@ -3,6 +3,7 @@
 // simulator's warm-up does; everything else in the run stays the same.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "configs/config_loader.h"
@@ -75,6 +76,44 @@ TEST(LatencyWarmup, BadValuesAreRefusedNamingTheField) {
                 "report.latency_warmup_cycles: 8000 cycles leave no message to measure"),
             std::string::npos)
       << run.status().message();
+}
+
+// A traffic file's messages end at its last one, not at the check period
+// its run rounds up to: a warm-up past the last is refused (it was run,
+// reporting a latency of 0 over no message); one at it measures that one.
+TEST(LatencyWarmup, ATrafficFileEndsAtItsLastMessage) {
+  const fabric::Topology topo = fabric::KAryNTree::make(2, 1).value().build();
+  const fabric::MinimalTree mt = fabric::MinimalTree::build(topo).value();
+  const std::string path = ::testing::TempDir() + "/warmup_traffic.txt";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("0 0 1 64\n10 1 0 128\n20 0 1 64\n", f);  // the last at cycle 20
+    std::fclose(f);
+  }
+  const auto runWith = [&](int warmup) {
+    Result<config::Config> cfg = config::parseTextConfig(
+        "fabric { kary_n_tree { k: 2 n: 1 } } gating { policy: ALL_ON } "
+        "report { latency_warmup_cycles: " +
+            std::to_string(warmup) + " }",
+        "t");
+    EXPECT_TRUE(cfg);
+    Result<RunSpec> spec = buildRunSpec(*cfg);
+    EXPECT_TRUE(spec) << spec.status().toString();
+    spec->trafficFile = path;
+    return runEmulation(*spec, topo, mt, false, {});
+  };
+  Result<RunOutput> past = runWith(21);
+  ASSERT_FALSE(past);
+  EXPECT_NE(past.status().message().find("21 cycles leave no message to measure: the workload "
+                                         "creates its last before cycle 21"),
+            std::string::npos)
+      << past.status().message();
+  Result<RunOutput> at = runWith(20);
+  ASSERT_TRUE(at) << at.status().toString();
+  EXPECT_EQ(at->summary.latency_messages(), 1u);
+  EXPECT_TRUE(at->summary.has_mean_latency_cycles());
+  EXPECT_GT(at->summary.mean_latency_cycles(), 0);
 }
 
 }  // namespace

@@ -129,6 +129,14 @@ TEST(ReplayCli, AWorkloadWithoutMessagesSaysSo) {
       << err;
   EXPECT_NE(out.find("delivered 0/0"), std::string::npos) << out;
   EXPECT_NE(out.find("! the workload created no message"), std::string::npos) << out;
+  // No latency was measured: none in report.json (0 would read as measured).
+  {
+    std::ifstream report(dir / "out" / "report.json");
+    const std::string json((std::istreambuf_iterator<char>(report)),
+                           std::istreambuf_iterator<char>());
+    EXPECT_NE(json.find("\"latency_messages\""), std::string::npos) << json;
+    EXPECT_EQ(json.find("latency_cycles\""), std::string::npos) << json;
+  }
   // A rate too small to draw over a span past the sources' "never" (about
   // 27 days) and to the end of time: the "never" was sent as messages, and a
   // run to the end of time sampled for ever (the next sample wrapped).
