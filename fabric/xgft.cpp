@@ -37,6 +37,14 @@ Result<Xgft> Xgft::make(std::vector<std::uint32_t> m, std::vector<std::uint32_t>
                         std::string_view raiseWith) {
   const std::size_t h = m.size();
   if (h < 1) return invalidArgument("xgft: needs at least one level (m has no entries)");
+  // Each switch's name and label grow with the levels (memory ~ h^2): 20 000
+  // levels of m = 1 took 1.6 GB for 2 hosts. 2^24 hosts fill 24 levels of 2.
+  if (h > kMaxLevels) {
+    return invalidArgument(
+        fmt::format("xgft: h = {} levels (entries of m), more than the {} "
+                    "ebb builds",
+                    h, kMaxLevels));
+  }
   if (w.size() != h) {
     return invalidArgument(fmt::format(
         "xgft: m has {} entries and w {}; both need one per level (h = {})", h, w.size(), h));

@@ -30,7 +30,10 @@ namespace ebb::fabric {
 // m_i + y for y in 0..w_{i+1} - 1 (to the parent whose digit i + 1 is y).
 class Xgft {
  public:
-  // E_INVALID for h < 1, m and w of different lengths, an m_i or w_i of 0,
+  // The most levels (h): names and labels grow with them; 2^24 hosts, the
+  // host limit, fill 24 levels of m_i = 2.
+  static constexpr std::size_t kMaxLevels = 32;
+  // E_INVALID for h < 1 or h > kMaxLevels, m and w of different lengths, an m_i or w_i of 0,
   // w_1 != 1, `ports` below what a level needs or above 65535, or sizes past
   // the limits (hosts: 2^24; switches: `maxSwitches`, raised by `raiseWith`).
   // ports = 0: every switch gets as many as the widest level needs.

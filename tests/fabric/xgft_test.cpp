@@ -156,6 +156,18 @@ TEST(Xgft, BadShapesNameTheRule) {
   EXPECT_NE(big.status().message().find("more than 1000 switches"), std::string::npos)
       << big.status().message();
   EXPECT_NE(big.status().message().find("--max-switches"), std::string::npos);
+  // Levels: names and labels grow with them (20 000 levels took 1.6 GB for 2
+  // hosts); 32 are built, 33 refused.
+  std::vector<std::uint32_t> m(33, 1), w(33, 1);
+  m[0] = 2;
+  const Result<Xgft> deep = Xgft::make(m, w);
+  ASSERT_FALSE(deep);
+  EXPECT_NE(deep.status().message().find("h = 33 levels (entries of m), more than the 32"),
+            std::string::npos)
+      << deep.status().message();
+  m.pop_back();
+  w.pop_back();
+  EXPECT_TRUE(Xgft::make(m, w)) << "32 levels";
   // Ids are 32-bit: a raised limit stops there.
   const Result<Xgft> ids = Xgft::make({2, 2, 2, 2}, {1, 2000, 2000, 2000}, 0, 10'000'000'000);
   ASSERT_FALSE(ids);
