@@ -24,10 +24,14 @@ void DisablePortGating::setPhys(PortId end, PhysState phys, std::function<void(S
       end,
       [this, end, phys, stillWanted = std::move(stillWanted), sent = std::move(sent),
        deadCable = std::move(deadCable)](const PortInfo& before) -> Result<PortInfoEdit> {
-        // Polling only undoes Disabled: a port that reads anything else is
-        // enabled already (another Set got there first), and a Set on a
-        // trained link takes it down again (ibsim does). Nothing is sent.
-        if (phys == PhysState::kPolling && before.phys != PhysState::kDisabled) {
+        // A link trained (or training) since: another Set got there first,
+        // and a Polling Set on it would take it down again (ibsim does).
+        // Nothing is sent. (A port that reads Polling gets its Set: a
+        // disabled port whose cable the test rig unplugged reads so, and
+        // it is harmless on one that polls already.)
+        if (phys == PhysState::kPolling &&
+            (before.phys == PhysState::kLinkUp || before.phys == PhysState::kTraining ||
+             before.phys == PhysState::kErrorRecovery)) {
           return PortInfoEdit{PhysState::kNoChange, 0};
         }
         if (deadCable && before.phys != PhysState::kLinkUp) {

@@ -261,10 +261,10 @@ TEST(IbBackend, ATurnOnWhileTheRestoresSetIsOnTheWireSendsNothingMore) {
   EXPECT_TRUE(rig.backend->linkStates().isFullyOn(tree().sw(p.sw).ports[p.index].link));
 }
 
-// Polling only undoes Disabled: a turn-on whose Get reads the port enabled
-// already (another Set got there first and the link trained) sends nothing,
-// and the link counts as up once it reads LinkUp.
-TEST(IbBackend, APortThatNoLongerReadsDisabledGetsNoPollingSet) {
+// A turn-on whose Get reads the port LinkUp (another Set got there first
+// and the link trained) sends nothing, and the link counts as up once it
+// reads LinkUp: a Polling Set there would take the trained link down.
+TEST(IbBackend, APortReadingLinkUpGetsNoPollingSetOnePollingDoes) {
   Rig rig;
   ASSERT_TRUE(rig.init().isOk());
   const PortId p = nonMtUpPorts(tree().switchesAtLevel(tree().depth() - 1).front()).front();
@@ -284,6 +284,16 @@ TEST(IbBackend, APortThatNoLongerReadsDisabledGetsNoPollingSet) {
   EXPECT_TRUE(sets.empty()) << "a Set reported that was not sent";
   EXPECT_TRUE(rig.backend->linkStates().isFullyOn(l));
   EXPECT_TRUE(rig.backend->disabledLinks().empty());
+  // A disabled port that reads Polling (its cable unplugged meanwhile, as
+  // the ibsim rig does) gets its Set: harmless there, and what brings it back.
+  ASSERT_TRUE(rig.set(p, false));
+  const PortId end = rig.fab.phys(L.lower) == PhysState::kDisabled ? L.lower : L.upper;
+  rig.fab.phys(end) = PhysState::kPolling;
+  rig.fab.trainAfter = 2;
+  r = rig.set(p, true);
+  ASSERT_TRUE(r) << r.status().toString();
+  EXPECT_EQ(rig.fab.pollingSets[std::make_pair(end.sw.value(), std::uint32_t{end.index})], 1);
+  EXPECT_TRUE(rig.backend->linkStates().isFullyOn(l));
 }
 
 IbBackendOptions widthMode(bool dryRun = false) {
