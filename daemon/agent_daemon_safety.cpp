@@ -85,7 +85,11 @@ void AgentDaemon::onSubnetManager(const ib::SubnetManagerState& st) {
 
 Status AgentDaemon::turnOffGate() const {
   if (!sm_ || !sm_->master) return {ErrorCode::kUnavailable, kNoSmRefusal};
-  if (!backend_->pendingReenables().empty()) return {ErrorCode::kUnavailable, kPendingRefusal};
+  // The backend's rule (one place): a re-enable pending at a switch that
+  // failures cut off waits for that switch, not the fabric (a probe saw a
+  // dead leaf's pending re-enable stop every turn-off fabric-wide).
+  if (!backend_->reenablesPendingRefusal().isOk())
+    return {ErrorCode::kUnavailable, kPendingRefusal};
   return Status::ok();
 }
 

@@ -167,7 +167,13 @@ class Parser {
       const auto paren = value.find('(');
       auto guid = parseGuid(trim(value.substr(0, paren)));
       if (!guid) throw ParseError(lineNo, fmt::format("{} must be a hexadecimal GUID", key));
-      pendingGuid_ = *guid;
+      // As ibsim reads it: the GUID of the next node of that type, the ones
+      // after it counting up (ibnetdiscover gives every node its own line).
+      // caguid= before a Switch header went to the switch.
+      const NodeType type = key == "switchguid" ? NodeType::kSwitch
+                            : key == "caguid"   ? NodeType::kCa
+                                                : NodeType::kRouter;
+      nextGuid_[static_cast<std::size_t>(type)] = *guid;
     } else if (key != "vendid" && key != "devid" && key != "sysimgguid") {
       throw ParseError(lineNo, fmt::format("unknown setting '{}'", key));
     }
@@ -205,14 +211,15 @@ class Parser {
       throw ParseError(lineNo, fmt::format("node \"{}\" is declared twice (first at line {})", *id,
                                            nodes_[ids_[*id]].line));
     }
-    std::uint64_t guid = pendingGuid_.value_or(0);
+    std::optional<std::uint64_t>& next = nextGuid_[static_cast<std::size_t>(type)];
+    std::uint64_t guid = next.value_or(0);
     // ibnetdiscover's own ids, "S-" / "H-" / "R-" and 16 hex digits, carry
     // the GUID; a name such as "h-2" does not.
-    if (!pendingGuid_ && id->size() == 18 && (*id)[1] == '-' &&
+    if (!next && id->size() == 18 && (*id)[1] == '-' &&
         ((*id)[0] == 'S' || (*id)[0] == 'H' || (*id)[0] == 'R')) {
       guid = parseGuid(std::string_view(*id).substr(2)).value_or(0);
     }
-    pendingGuid_.reset();
+    if (next) next = *next + 1;
     if (guid != 0) {
       // Two nodes with one GUID would be one node to every MAD ebb sends.
       auto [it, fresh] = guids_.emplace(guid, nodes_.size());
@@ -285,7 +292,9 @@ class Parser {
   std::vector<PortDecl> decls_;
   std::vector<PortGuid> portGuids_;  // in file order
   std::map<std::pair<std::size_t, int>, std::size_t> declared_;
-  std::optional<std::uint64_t> pendingGuid_;
+  // Per node type (switch, CA, router): the GUID the next one gets, from
+  // the last switchguid= / caguid= / rtguid= (ibsim's GUID bases).
+  std::optional<std::uint64_t> nextGuid_[3];
 };
 
 Result<Topology> Parser::finish(const std::string& source, const std::vector<std::string>& roots,

@@ -233,6 +233,10 @@ class IbBackend final : public agent::Backend {
   // its end to come in reach, or its Set on the wire): none of them is off
   // on purpose.
   std::vector<fabric::LinkId> reenablesNotDelivered() const;
+  // A turn-off is refused while re-enables are pending (not OK naming
+  // them), but for those at switches failures cut off: they wait for that
+  // switch, which may be dead for days, not for the fabric.
+  Status reenablesPendingRefusal() const;
   // Tries the pending re-enables now (contact came back): every one, or
   // those to set at switch `at`.
   void retryPendingReenables(std::optional<fabric::SwitchId> at = std::nullopt);
@@ -368,8 +372,6 @@ class IbBackend final : public agent::Backend {
   void retryReenableNow(fabric::LinkId l);  // unless a try is on the wire
   void scheduleReenable(fabric::LinkId l, TimePs delay);
   void reportReenable(fabric::LinkId l, ReenableEvent::Kind kind);
-  // A turn-off is refused while re-enables are pending: not OK naming them.
-  Status reenablesPendingRefusal() const;
   // Counters (ib_counters.cpp).
   void lostContact(fabric::SwitchId s, const Status& why);
   // Core (ib_backend.cpp).

@@ -130,6 +130,26 @@ TEST(Ibnetdiscover, ANameLikeAnIdIsNotAGuid) {
     EXPECT_EQ(h.guid, h.name == "h-2" ? 0u : 0x0002c90000000042u) << h.name;
 }
 
+// switchguid=, caguid= and rtguid= as ibsim reads them: the GUID of the next
+// node of that type, the ones after counting up. A caguid= line before a
+// Switch header went to the switch, and a later line overwrote an earlier.
+TEST(IbsimNetfile, GuidSettingsAreBasesPerNodeType) {
+  std::istringstream in(
+      "switchguid=0x200\ncaguid=0x100\n"
+      "Switch 4 \"R\"\n[1] \"L1\"[3]\n[2] \"L2\"[3]\n"
+      "Switch 4 \"L1\"\n[1] \"h1\"[1]\n[2] \"h2\"[1]\n[3] \"R\"[1]\n"
+      "Switch 4 \"L2\"\n[1] \"h3\"[1]\n[3] \"R\"[2]\n"
+      "Hca 1 \"h1\"\n[1] \"L1\"[1]\nHca 1 \"h2\"\n[1] \"L1\"[2]\n"
+      "caguid=0x900\nHca 1 \"h3\"\n[1] \"L2\"[1]\n");
+  const Topology t = parseIbnetdiscover(in, "b.net").value();
+  EXPECT_EQ(t.sw(t.findSwitch("R").value()).guid, 0x200u);
+  EXPECT_EQ(t.sw(t.findSwitch("L1").value()).guid, 0x201u);
+  EXPECT_EQ(t.sw(t.findSwitch("L2").value()).guid, 0x202u);
+  EXPECT_EQ(t.host(t.findHost("h1").value()).guid, 0x100u);
+  EXPECT_EQ(t.host(t.findHost("h2").value()).guid, 0x101u);
+  EXPECT_EQ(t.host(t.findHost("h3").value()).guid, 0x900u);
+}
+
 TEST(IbsimNetfile, NodesWithoutGuidsGetUniqueNonZeroGuids) {
   // h1's GUID is the one S's synthesized GUID would be, S2's the one h0's
   // would be: both are kept, and the synthesized ones move past them.
