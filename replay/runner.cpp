@@ -452,7 +452,7 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
           fmt::join(cut, ", "), cut.size() == 1 ? "it" : "them", cut.size() == 1 ? "it" : "them");
     };
     while (!source.done() && sched.now() < limit && !sched.stopped()) {
-      sched.runUntil(std::max(sched.now() + period, nextSampleAt));
+      sched.runUntil(std::max(saturatingAdd(sched.now(), period), nextSampleAt));
       // Caught at the first check period at which no rank can move again.
       if (std::string d = source.describeDeadlock(); !d.empty()) {
         return Status(ErrorCode::kInvalidArgument,
@@ -499,14 +499,15 @@ Result<RunOutput> runEmulation(const RunSpec& spec, const fabric::Topology& topo
   // is 1 ps past its last message) is no period: the next row spans it.
   if (sched.now() - lastSampleAt >= emCfg.cyclePs && !sched.stopped()) sample();
   draining = true;
-  for (TimePs rowEnd = sched.now() + period; (emu.packetsInNetwork() > 0 || monitor.recovering()) &&
-                                             sched.now() < drainLimit && !sched.stopped();) {
+  for (TimePs rowEnd = saturatingAdd(sched.now(), period);
+       (emu.packetsInNetwork() > 0 || monitor.recovering()) && sched.now() < drainLimit &&
+       !sched.stopped();) {
     const TimePs next = sched.nextTime();  // < 0: nothing is left to happen
     if (next < 0 || next > std::min(rowEnd, drainLimit)) {
       sched.runUntil(std::min(rowEnd, drainLimit));
       sample();
       progressed();
-      rowEnd = sched.now() + period;
+      rowEnd = saturatingAdd(sched.now(), period);
       if (next < 0) break;
       continue;
     }
