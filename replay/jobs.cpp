@@ -392,4 +392,24 @@ Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabric
   return out;
 }
 
+Result<TimePs> jobsHorizon(const std::vector<LoadedJob>& jobs, TimePs atLeast) {
+  TimePs end = atLeast;
+  for (const LoadedJob& j : jobs) {
+    if (j.def.repeat) continue;
+    for (std::size_t r = 0; r < j.program.ranks.size(); ++r) {
+      TimePs c = j.def.startPs;
+      for (const auto& op : j.program.ranks[r])
+        c = saturatingAdd(c, op.kind == workload::MpiOpKind::kCompute ? op.duration : 0);
+      if (c == kEndOfTime) {
+        return invalidArgument(fmt::format(
+            "{} ('{}'): rank {}'s start and compute add up to more than virtual time can hold "
+            "(2^63 ps, about 106 days)",
+            j.def.field, j.def.name, r));
+      }
+      end = std::max(end, c);
+    }
+  }
+  return end;
+}
+
 }  // namespace ebb::replay

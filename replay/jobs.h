@@ -73,6 +73,12 @@ struct LoadedJob {
 // Reads every trace (errors name the file and line), builds the generated
 // programs, and gives each job its own hosts. E_INVALID when a trace has more
 // ranks than its job was given, or the jobs need more hosts than the fabric has.
+// When the loaded jobs' ranks have computed their all (their start plus
+// every compute, not counting the network), at least `atLeast`: E_INVALID
+// naming the job and rank whose sum passes the end of virtual time (2^63
+// ps), which a run would saturate, dropping the compute past it.
+Result<TimePs> jobsHorizon(const std::vector<LoadedJob>& jobs, TimePs atLeast);
+
 Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabricHosts,
                                         std::uint64_t seed);
 

@@ -93,26 +93,6 @@ class JobsSource final : public WorkloadSource {
 // time (repeating jobs excluded: they run as long as the others).
 // The latest a rank's start and compute alone take it to; E_INVALID when that
 // is beyond what virtual time can hold.
-Result<TimePs> jobsHorizon(const std::vector<LoadedJob>& jobs, TimePs atLeast) {
-  TimePs end = atLeast;
-  for (const LoadedJob& j : jobs) {
-    if (j.def.repeat) continue;
-    for (std::size_t r = 0; r < j.program.ranks.size(); ++r) {
-      TimePs c = j.def.startPs;
-      for (const auto& op : j.program.ranks[r])
-        c = saturatingAdd(c, op.kind == workload::MpiOpKind::kCompute ? op.duration : 0);
-      if (c == kEndOfTime) {
-        return invalidArgument(fmt::format(
-            "{} ('{}'): rank {}'s start and compute add up to more than virtual time can hold "
-            "(2^63 ps, about 106 days)",
-            j.def.field, j.def.name, r));
-      }
-      end = std::max(end, c);
-    }
-  }
-  return end;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<WorkloadSource>> makeWorkloadSource(const RunSpec& spec,

@@ -196,6 +196,18 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
     err << "ebb gen: " << asGenOptions(loaded.status()).toString() << "\n";
     return kExitError;
   }
+  // Compute past the end of time would be dropped by the run (saturated),
+  // writing a shorter program than asked: refused as `ebb replay` does.
+  if (Result<TimePs> h = jobsHorizon(*loaded, 0); !h) {
+    err << "ebb gen: "
+        << Status(h.status().code(),
+                  fmt::format("the {}'s compute (--compute-us x --iterations) runs past the "
+                              "end of virtual time: {}",
+                              o.pattern, h.status().message()))
+               .toString()
+        << "\n";
+    return kExitError;
+  }
   // Exactly, once built: every send of the program is one message of the file.
   std::uint64_t messages = 0;
   for (const LoadedJob& l : *loaded)
@@ -246,7 +258,8 @@ int runClosedLoopGen(const GenOptions& o, const fabric::KAryNTree& tree, std::os
   for (const auto& m : sent) {
     if (st = (*writer)->write(m); !st.isOk()) break;
   }
-  Status closed = (*writer)->close();
+  // A message refused: the partial file is dropped, not committed.
+  Status closed = st.isOk() ? (*writer)->close() : Status::ok();
   if (!st.isOk() || !closed.isOk()) {
     err << "ebb gen: " << (st.isOk() ? closed : st).toString() << "\n";
     return kExitError;
@@ -373,7 +386,7 @@ int runGen(const GenOptions& o, std::ostream& out, std::ostream& err) {
     return bad(invalidArgument(fmt::format(
         "the {} pattern gave no message ({}): nothing written to {}", o.pattern, read, o.out)));
   }
-  Status closed = (*writer)->close();
+  Status closed = n ? (*writer)->close() : Status::ok();  // a failed write: dropped
   if (!n || !closed.isOk()) {
     err << "ebb gen: " << (n ? closed : n.status()).toString() << "\n";
     return kExitError;

@@ -361,12 +361,22 @@ class BinaryReader final : public TrafficReader {
   TimePs last_ = 0;
 };
 
+// What a reader takes, a writer writes: a time past the range (or before
+// 0) would be a file `ebb replay` refuses (a probe saw ebb gen write one).
+Status checkWritable(const TrafficMessage& m) {
+  if (m.time >= 0 && m.time <= kMaxTrafficTimePs) return Status::ok();
+  return invalidArgument(fmt::format(
+      "a message at {} ps is outside a traffic file's time range [0, {:g}] ns: nothing written",
+      m.time, static_cast<double>(kMaxTrafficTimePs) / 1000.0));
+}
+
 class TextWriter final : public TrafficWriter {
  public:
   explicit TextWriter(OutputFile file) : file_(std::move(file)), out_(file_.stream()) {
     out_ << "# ebb traffic file: <time_ns> <src> <dst> <bytes> [job]\n";
   }
   Status write(const TrafficMessage& m) override {
+    if (Status st = checkWritable(m); !st.isOk()) return st;
     out_ << fmt::format("{:.3f} {} {} {} {}\n", static_cast<double>(m.time) / 1000.0, m.src, m.dst,
                         m.bytes, m.job);
     return out_ ? Status::ok() : file_.writeError();
@@ -385,6 +395,7 @@ class BinaryWriter final : public TrafficWriter {
     out_.write(kBinaryTrafficMagic, kMagicLen);
   }
   Status write(const TrafficMessage& m) override {
+    if (Status st = checkWritable(m); !st.isOk()) return st;
     messages::TrafficRecord r;
     r.set_time_ps(m.time);
     r.set_src(m.src);

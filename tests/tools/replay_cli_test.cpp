@@ -416,6 +416,25 @@ TEST(ReplayCli, GenCollectiveWritesTheLoopAtClosedLoopTimes) {
         << err;
   }
   EXPECT_FALSE(std::filesystem::exists(dir + "/many.txt"));
+  // Compute past the end of virtual time (3 x 5e12 us), or past a traffic
+  // file's range (2 x 4.6e12 us, within 2^63 ps): refused, nothing written.
+  // The first ran with the later iterations' compute dropped; the second
+  // wrote a time `ebb replay` refuses.
+  std::filesystem::remove(dir + "/long.txt");
+  for (const char* compute : {"5e12", "4.6e12"}) {
+    SCOPED_TRACE(compute);
+    const std::string iterations = compute[0] == '5' ? "3" : "2";
+    EXPECT_EQ(
+        ebb({"gen", "--pattern", "collective", "--k", "2", "--n", "1", "--compute-us", compute,
+             "--iterations", iterations.c_str(), "--out", (dir + "/long.txt").c_str()},
+            &out, &err),
+        kExitError);
+    EXPECT_NE(err.find(compute[0] == '5' ? "runs past the end of virtual time"
+                                         : "outside a traffic file's time range"),
+              std::string::npos)
+        << err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/long.txt"));
+  }
   // --max-messages holds for the closed-loop patterns too: counted exactly,
   // refused before anything is written; the count itself is allowed.
   for (const char* pattern : {"collective", "motif"}) {
