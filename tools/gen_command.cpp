@@ -78,7 +78,9 @@ Status checkOptionsApply(const GenOptions& o) {
       {"--collectives", {"motif"}},
       {"--ranks", {"collective", "motif"}},
       {"--iterations", {"collective", "motif"}},
-      {"--compute-us", {"collective", "motif"}}};
+      {"--compute-us", {"collective", "motif"}},
+      // A motif's sizes come from --cells and its bytes per cell.
+      {"--message-bytes", {"uniform", "permutation", "hotspot", "incast", "ramp", "collective"}}};
   for (const std::string& name : o.given) {
     const auto it = kOnlyFor.find(name);
     if (it == kOnlyFor.end()) continue;

@@ -269,7 +269,8 @@ class BinaryReader final : public TrafficReader {
 
   Result<std::optional<TrafficMessage>> next() override {
     ++record_;
-    // The size: a varint of up to 10 bytes, of which the low 32 bits count.
+    // The size: a varint of up to 10 bytes (a size past kMaxRecord, however
+    // written, is corrupt: a 4 GiB prefix's low 32 bits once read as 8).
     const std::size_t avail = in_.fill(10);
     if (avail == 0) return std::optional<TrafficMessage>{};
     const auto* p = reinterpret_cast<const unsigned char*>(in_.data());
@@ -278,14 +279,17 @@ class BinaryReader final : public TrafficReader {
     bool complete = false;
     while (head < avail && head < 10) {
       const unsigned char b = p[head];
-      if (head < 5) size |= static_cast<std::uint64_t>(b & 0x7F) << (7 * head);
+      if (head < 9) {
+        size |= static_cast<std::uint64_t>(b & 0x7F) << (7 * head);
+      } else if ((b & 0x7F) != 0) {
+        size = ~std::uint64_t{0};  // past 63 bits
+      }
       ++head;
       if ((b & 0x80) == 0) {
         complete = true;
         break;
       }
     }
-    size &= 0xFFFFFFFFu;
     if (!complete || size > kMaxRecord || in_.fill(head + size) < head + size ||
         !record_buf_.ParseFromArray(in_.data() + head, static_cast<int>(size))) {
       return Status(ErrorCode::kParse,

@@ -394,6 +394,11 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
       {{"gen", "--pattern", "motif", "--collective", "bcast", "--out", genOut.string()},
        kExitError,
        {"--collective: applies to --pattern collective only, not motif"}},
+      // A motif's sizes come from its cells: --message-bytes was ignored.
+      {{"gen", "--pattern", "motif", "--message-bytes", "100", "--out", genOut.string()},
+       kExitError,
+       {"--message-bytes: applies to --pattern uniform or permutation or hotspot or incast or "
+        "ramp or collective only, not motif"}},
       // An all-pairs collective on 262 144 ranks: refused before it is built.
       {{"gen", "--pattern", "collective", "--k", "64", "--n", "3", "--collective", "alltoall",
         "--out", genOut.string()},

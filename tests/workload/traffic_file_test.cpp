@@ -309,6 +309,29 @@ TEST(TrafficFile, GarbledBinaryRecordSizeIsAnErrorNotTheEnd) {
   ASSERT_FALSE(v);
   EXPECT_NE(v.status().message().find("record 2: truncated or corrupt record"), std::string::npos)
       << v.status().message();
+  // Past 32 bits (2^32 + 8, then 2^32): corrupt, not its low 32 bits (8, a
+  // valid record that followed; 0, "an empty record").
+  for (const char* prefix : {"\x88\x80\x80\x80\x10", "\x80\x80\x80\x80\x10"}) {
+    std::filesystem::resize_file(path, goodSize);
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::app);
+      out << prefix;
+    }
+    {
+      // A valid 8-byte record after it, as the low 32 bits would read it.
+      auto w = TrafficWriter::create(scratch("one.bin"), true);
+      ASSERT_TRUE((*w)->write({0, 0, 1, 64, 0}).isOk());
+      ASSERT_TRUE((*w)->close().isOk());
+      std::ifstream one(scratch("one.bin"), std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(one)), std::istreambuf_iterator<char>());
+      std::ofstream out(path, std::ios::binary | std::ios::app);
+      out << bytes.substr(9);  // the record after the magic (8 bytes) and its 1-byte size
+    }
+    v = validateTrafficFile(path, 4);
+    ASSERT_FALSE(v);
+    EXPECT_NE(v.status().message().find("record 2: truncated or corrupt record"), std::string::npos)
+        << v.status().message();
+  }
 }
 
 // A binary record's time is held to the text form's range, naming the record:
