@@ -85,9 +85,47 @@ std::string mapKey(const google::protobuf::Message& entry) {
 // has (`policy: 42`), which every later switch would then take for something.
 // Walks everything set in `msg`, nested messages, repeated and map fields
 // included, and refuses the first such number, naming its place and path.
-Status checkEnumValues(const google::protobuf::Message& msg, const std::string& path,
-                       const google::protobuf::TextFormat::ParseInfoTree* tree,
-                       const std::string& source) {
+// The offset of the first byte that breaks UTF-8 in `s`, or npos: a proto3
+// string must be UTF-8 (serializing one that is not drops it: a report
+// named "" with a libprotobuf error on stderr).
+std::size_t invalidUtf8At(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = 0;
+    std::uint32_t min = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      min = 0x10000;
+    } else {
+      return i;
+    }
+    if (i + len > s.size()) return i;
+    std::uint32_t cp = c & (0x7F >> len);
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xC0) != 0x80) return i;
+      cp = cp << 6 | (b & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
+    if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+Status checkFieldValues(const google::protobuf::Message& msg, const std::string& path,
+                        const google::protobuf::TextFormat::ParseInfoTree* tree,
+                        const std::string& source) {
   using google::protobuf::FieldDescriptor;
   const auto* r = msg.GetReflection();
   std::vector<const FieldDescriptor*> fields;
@@ -106,18 +144,30 @@ Status checkEnumValues(const google::protobuf::Message& msg, const std::string& 
         const auto& sub =
             f->is_repeated() ? r->GetRepeatedMessage(msg, f, i) : r->GetMessage(msg, f);
         const auto* subTree = tree ? tree->GetTreeForNested(f, index) : nullptr;
-        if (Status s = checkEnumValues(sub, where, subTree, source); !s.isOk()) return s;
+        if (Status s = checkFieldValues(sub, where, subTree, source); !s.isOk()) return s;
+        continue;
+      }
+      const auto at = [&] {
+        const auto loc =
+            tree ? tree->GetLocation(f, index) : google::protobuf::TextFormat::ParseLocation();
+        return loc.line >= 0 ? fmt::format("{}:{}:{}", source, loc.line + 1, loc.column + 1)
+                             : source;
+      };
+      if (f->type() == FieldDescriptor::TYPE_STRING) {
+        const std::string v =
+            f->is_repeated() ? r->GetRepeatedString(msg, f, i) : r->GetString(msg, f);
+        if (const std::size_t bad = invalidUtf8At(v); bad != std::string_view::npos) {
+          return {ErrorCode::kInvalidArgument,
+                  fmt::format("{}: {}: not valid UTF-8 (byte 0x{:02X} at offset {})", at(), where,
+                              static_cast<unsigned char>(v[bad]), bad)};
+        }
         continue;
       }
       if (f->cpp_type() != FieldDescriptor::CPPTYPE_ENUM) continue;
       const int v = f->is_repeated() ? r->GetRepeatedEnumValue(msg, f, i) : r->GetEnumValue(msg, f);
       if (f->enum_type()->FindValueByNumber(v) != nullptr) continue;
-      const auto loc =
-          tree ? tree->GetLocation(f, index) : google::protobuf::TextFormat::ParseLocation();
-      const std::string at =
-          loc.line >= 0 ? fmt::format("{}:{}:{}", source, loc.line + 1, loc.column + 1) : source;
       return {ErrorCode::kInvalidArgument,
-              fmt::format("{}: {}: unknown value {} (expected one of {})", at, where, v,
+              fmt::format("{}: {}: unknown value {} (expected one of {})", at(), where, v,
                           enumValueNames(*f->enum_type()))};
     }
   }
@@ -125,6 +175,10 @@ Status checkEnumValues(const google::protobuf::Message& msg, const std::string& 
 }
 
 }  // namespace
+
+std::size_t firstInvalidUtf8(std::string_view s) {
+  return invalidUtf8At(s);
+}
 
 bool isEnumPlaceholder(const google::protobuf::EnumValueDescriptor& v) {
   return v.name().find("UNSPECIFIED") != std::string::npos;
@@ -177,7 +231,7 @@ Status parseTextMessage(const std::string& text, const std::string& sourceName,
     msg.Clear();
     return s;
   }
-  if (Status s = checkEnumValues(msg, "", &locations, sourceName); !s.isOk()) {
+  if (Status s = checkFieldValues(msg, "", &locations, sourceName); !s.isOk()) {
     msg.Clear();
     return s;
   }

@@ -102,6 +102,8 @@ Status setScalar(Message& m, const FieldDescriptor* f, const std::string& key,
       break;
     }
     case FieldDescriptor::CPPTYPE_STRING:
+      if (f->type() == FieldDescriptor::TYPE_STRING && firstInvalidUtf8(value) != std::string::npos)
+        return badValue("not valid UTF-8");
       r->SetString(&m, f, value);
       break;
     case FieldDescriptor::CPPTYPE_ENUM: {

@@ -33,6 +33,29 @@ TEST(ConfigLoader, TruncatedAndWronglyTypedInputFail) {
   EXPECT_FALSE(parseTextConfig("\x01\x02garbage{{{", "t"));
 }
 
+// A string that is not UTF-8 (proto3 strings are) was accepted and then
+// dropped from report.json with a libprotobuf error on stderr: refused,
+// naming the place, the field and the byte. UTF-8 itself reads.
+TEST(ConfigLoader, StringsThatAreNotUtf8AreRefused) {
+  for (const char* bad : {"\xff\xfe", "ok \xc3", "\xc0\x80", "\xed\xa0\x80"}) {
+    auto cfg = parseTextConfig(
+        std::string("workload {\n  hotspot { host: \"H1\" host: \"") + bad + "\" } }",
+        "u.textproto");
+    ASSERT_FALSE(cfg) << bad;
+    EXPECT_EQ(cfg.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(cfg.status().message().find("u.textproto:2:"), std::string::npos)
+        << cfg.status().message();
+    EXPECT_NE(cfg.status().message().find("workload.hotspot.host[1]: not valid UTF-8 (byte 0x"),
+              std::string::npos)
+        << cfg.status().message();
+  }
+  auto ok = parseTextConfig("name: \"Lüftung – 電源\"", "u.textproto");
+  ASSERT_TRUE(ok) << ok.status().toString();
+  EXPECT_EQ(ok->name(), "Lüftung – 電源");
+  EXPECT_EQ(firstInvalidUtf8("ab\xf4\x90\x80\x80"), 2u);  // past U+10FFFF
+  EXPECT_EQ(firstInvalidUtf8("\xf0\x9f\x98\x80"), std::string_view::npos);
+}
+
 // protobuf's text format reads 010 as octal and 0x10 as hexadecimal; ebb's
 // numbers are decimal, so both are refused naming the place and the rule.
 // Zero itself, decimals below 1, strings and comments are untouched.

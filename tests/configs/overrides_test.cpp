@@ -127,6 +127,14 @@ TEST(Overrides, AnUnspecifiedEnumNameIsRefusedForEveryEnum) {
             "ROUND_ROBIN");
 }
 
+TEST(Overrides, AStringThatIsNotUtf8IsRefused) {
+  Config cfg;
+  const Status s = applyOverride(cfg, "name=\xff\xfe");
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("the value is not valid UTF-8"), std::string::npos) << s.message();
+  EXPECT_TRUE(cfg.name().empty());
+}
+
 // Two overrides in different members of one choice: the later dropped the
 // earlier (and the config's own fields of that choice) with a note blaming
 // the config. Refused naming both; the same member twice is fine.
