@@ -252,9 +252,15 @@ Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::strin
           }
         }
       }
+      // Names are the report's keys: make them unique. Names given stay as
+      // given; a derived one that meets any name takes the next free #N (a
+      // job named "a.csv" once became "a.csv#2", another job's results).
       std::vector<std::string> names;
-      for (auto& j : out.jobs) {
-        // Names are the report's keys: make them unique.
+      for (const config::JobSpec& j : mix.jobs())
+        if (!j.name().empty()) names.push_back(j.name());
+      for (std::size_t i = 0; i < out.jobs.size(); ++i) {
+        if (!mix.jobs(static_cast<int>(i)).name().empty()) continue;
+        JobDef& j = out.jobs[i];
         std::string name = j.name;
         for (int n = 2; std::find(names.begin(), names.end(), name) != names.end(); ++n)
           name = fmt::format("{}#{}", j.name, n);

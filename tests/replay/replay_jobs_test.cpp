@@ -137,6 +137,22 @@ TEST(ReplayJobs, EachJobGetsItsSlowdownAgainstAllLinksOn) {
   EXPECT_DOUBLE_EQ(worst, maxSeen);
 }
 
+// Names are the report's keys: names given stay as given, and a name taken
+// from a file or collective that meets any name takes the next free #N. A
+// job named "a#2" was renamed "a#2#2" (and reported under another name).
+TEST(ReplayJobs, GivenNamesStayAndDerivedNamesGoAroundThem) {
+  const RunSpec s = spec(R"(workload { mix {
+      jobs { collective { op: "barrier" ranks: 2 } }
+      jobs { name: "barrier-2x0B" collective { op: "barrier" ranks: 2 } }
+      jobs { name: "barrier-2x0B#2" collective { op: "barrier" ranks: 2 } }
+      jobs { collective { op: "barrier" ranks: 2 } } } })");
+  ASSERT_EQ(s.jobs.jobs.size(), 4u);
+  EXPECT_EQ(s.jobs.jobs[1].name, "barrier-2x0B");
+  EXPECT_EQ(s.jobs.jobs[2].name, "barrier-2x0B#2");
+  EXPECT_EQ(s.jobs.jobs[0].name, "barrier-2x0B#3");
+  EXPECT_EQ(s.jobs.jobs[3].name, "barrier-2x0B#4");
+}
+
 TEST(ReplayJobs, ShortJobRepeatsUntilTheLongJobEnds) {
   Fixture f;
   const RunSpec s = spec(R"(
