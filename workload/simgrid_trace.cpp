@@ -309,7 +309,14 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
                                     : MpiOpKind::kIrecv;
         op.peer = static_cast<std::uint32_t>(c.args[0]);
         const bool tagged = c.args.size() >= 3;
-        op.tag = tagged ? static_cast<std::int32_t>(std::min<std::int64_t>(c.args[1], 1 << 30)) : 0;
+        // Kept exact: clamped at 2^30, two tags became one and sends were
+        // matched to the wrong receives.
+        if (tagged && c.args[1] > std::numeric_limits<std::int32_t>::max()) {
+          return {ErrorCode::kParse,
+                  fmt::format("{}: tag {} is beyond {}, the largest MPI tag ebb represents",
+                              c.where, c.args[1], std::numeric_limits<std::int32_t>::max())};
+        }
+        op.tag = tagged ? static_cast<std::int32_t>(c.args[1]) : 0;
         op.bytes = c.args[tagged ? 2 : 1] * kDouble;
         op.line = static_cast<std::uint32_t>(c.line);
         t.ranks[r].push_back(op);
@@ -466,6 +473,8 @@ Result<MpiTrace> readSimgridTrace(const std::string& path, const SimgridOptions&
   // As for AMG traces: a send no rank receives (a truncated set of rank
   // files) would replay as if delivered.
   if (Status s = checkSendsMatchReceives(t, path); !s.isOk()) return s;
+  // As in AMG traces: a receive smaller than its send would fail in MPI.
+  if (Status s = checkReceivesHoldTheirSends(t, path); !s.isOk()) return s;
   t.countOps();
   if (stats) *stats = st;
   return t;

@@ -184,6 +184,25 @@ TEST_F(TraceRead, HexadecimalAndFractionalNumbersAreRefused) {
   EXPECT_TRUE(simgrid({"0 compute 2.5\n0 send 1 1e3\n", "1 recv 0 1000\n"}).isOk());
 }
 
+// SimGrid tags are kept exact (clamped at 2^30, two tags became one and the
+// 200-double send met the 100-double receive); one past 32 bits is refused.
+// A receive smaller than its send is refused as in AMG traces.
+TEST_F(TraceRead, SimgridTagsAreExactAndReceivesHoldTheirSends) {
+  EXPECT_TRUE(simgrid({"0 isend 1 1073741824 100\n0 isend 1 1073741825 200\n0 waitall\n",
+                       "1 irecv 0 1073741825 200\n1 irecv 0 1073741824 100\n1 waitall\n"})
+                  .isOk());
+  Status big = simgrid({"0 send 1 4294967296 100\n", "1 recv 0 4294967296 100\n"});
+  ASSERT_FALSE(big.isOk());
+  EXPECT_NE(big.message().find(ti(0) + ":1: tag 4294967296 is beyond 2147483647"),
+            std::string::npos)
+      << big.message();
+  Status small = simgrid({"0 send 1 100\n", "1 recv 0 50\n"});
+  ASSERT_FALSE(small.isOk());
+  EXPECT_NE(small.message().find("takes 400 bytes, less than the 800 bytes of its matching send"),
+            std::string::npos)
+      << small.message();
+}
+
 // An AMG CSV is read by position: a header naming other columns, or the
 // same in another order, is refused on line 1; the right one in any case
 // and spacing, or none at all, is read.

@@ -10,7 +10,9 @@
 #include <random>
 
 #include <fmt/format.h>
+#include <google/protobuf/util/delimited_message_util.h>
 
+#include "configs/proto/traffic.pb.h"  // generated
 #include "workload/arrival_gap.h"
 #include "workload/traffic_gen.h"
 
@@ -341,10 +343,18 @@ TEST(TrafficFile, BinaryTimesBeyondTheTextRangeAreRefused) {
   for (const TimePs late :
        {std::numeric_limits<TimePs>::max(), kMaxTrafficTimePs + 1, TimePs{-5}}) {
     {
+      // ebb's writers refuse such a time: the file is made by hand.
       auto w = TrafficWriter::create(path, true);
-      ASSERT_TRUE((*w)->write({0, 0, 1, 64, 0}).isOk());
-      ASSERT_TRUE((*w)->write({late, 0, 1, 64, 0}).isOk());
-      ASSERT_TRUE((*w)->close().isOk());
+      EXPECT_FALSE((*w)->write({late, 0, 1, 64, 0}).isOk()) << late;
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out.write(kBinaryTrafficMagic, sizeof(kBinaryTrafficMagic) - 1);
+      for (const TimePs t : {TimePs{0}, late}) {
+        messages::TrafficRecord r;
+        r.set_time_ps(t);
+        r.set_dst(1);
+        r.set_bytes(64);
+        ASSERT_TRUE(google::protobuf::util::SerializeDelimitedToOstream(r, &out));
+      }
     }
     auto v = validateTrafficFile(path, 4);
     ASSERT_FALSE(v) << late;
