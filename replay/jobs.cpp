@@ -147,9 +147,15 @@ Status scaleAndCheckSizes(workload::MpiTrace& t, double scale, const workload::M
   for (std::size_t rank = 0; rank < t.ranks.size(); ++rank) {
     for (auto& op : t.ranks[rank]) {
       if (op.bytes <= 0) continue;
+      // A generated program (a collective, a motif) has no file: its field,
+      // its name and the rank (an algorithm may combine blocks into one
+      // message larger than `bytes`).
       const auto where = [&] {
-        return op.line > 0 ? fmt::format("{}:{}", t.fileOf(rank, j.path), op.line)
-                           : fmt::format("{}: rank {}", j.path, rank);
+        if (op.line > 0) return fmt::format("{}:{}", t.fileOf(rank, j.path), op.line);
+        if (j.path.empty())
+          return fmt::format("{} ('{}'): rank {} (as the algorithm sends it)", j.field, j.name,
+                             rank);
+        return fmt::format("{}: rank {}", j.path, rank);
       };
       if (scale != 1.0) {
         const double scaled = static_cast<double>(op.bytes) * scale;
@@ -216,6 +222,7 @@ Result<JobsDef> jobsFromWorkload(const config::WorkloadSpec& w, const std::strin
         }
         Status s = fillMix(mix.fill(), mix);
         if (!s.isOk()) return s;
+        out.fillHosts = mix.fill().hosts();
       }
       if (mix.jobs().empty())
         return invalidArgument("workload.mix.jobs: a mix needs at least one job");
@@ -334,6 +341,14 @@ Result<workload::MpiTrace> collectiveLoopProgram(const JobDef& job) {
 Result<std::vector<LoadedJob>> loadJobs(const JobsDef& def, std::uint32_t fabricHosts,
                                         std::uint64_t seed) {
   std::vector<LoadedJob> out;
+  // Checked on the field, whatever the draw (jobs that happened to fit in
+  // fewer hosts ran before).
+  if (def.fillHosts > fabricHosts) {
+    return invalidArgument(
+        fmt::format("workload.mix.fill.hosts: {} is more than the fabric's {} "
+                    "hosts",
+                    def.fillHosts, fabricHosts));
+  }
   std::uint64_t known = 0;  // generated jobs' ranks, known before any program is built
   for (const JobDef& j : def.jobs)
     known += j.source == JobDef::Source::kTrace ? 0 : j.ranks;

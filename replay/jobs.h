@@ -56,6 +56,7 @@ struct JobsDef {
   std::vector<JobDef> jobs;
   bool randomHosts = false;             // host blocks from a seeded permutation of all hosts
   workload::MessageLimit messageLimit;  // checked on every message when the jobs load
+  std::uint32_t fillHosts = 0;          // a mix fill's hosts (at most the fabric's), else 0
 };
 
 // The workload's closed-loop jobs (a trace, a collective loop, a motif or a mix), or

@@ -153,6 +153,23 @@ TEST(ReplayJobs, GivenNamesStayAndDerivedNamesGoAroundThem) {
   EXPECT_EQ(s.jobs.jobs[3].name, "barrier-2x0B#4");
 }
 
+// A generated program's message past the packet limit names the field, the
+// job and the rank ("E_INVALID: : rank 0" before): Bruck's alltoall combines
+// blocks into messages larger than `bytes`, which is within the limit.
+TEST(ReplayJobs, AGeneratedMessagePastThePacketLimitNamesTheField) {
+  const Result<std::vector<LoadedJob>> big =
+      loadJobs(spec("workload { collective { op: \"alltoall\" algorithm: \"bruck\" ranks: 27 "
+                    "bytes: 67108864 } }")
+                   .jobs,
+               27, 1);
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.status().message().find("workload.collective ('"), std::string::npos)
+      << big.status().message();
+  EXPECT_NE(big.status().message().find("'): rank 0 (as the algorithm sends it): a message of"),
+            std::string::npos)
+      << big.status().message();
+}
+
 TEST(ReplayJobs, ShortJobRepeatsUntilTheLongJobEnds) {
   Fixture f;
   const RunSpec s = spec(R"(
@@ -542,13 +559,22 @@ TEST(ReplayJobs, AFilledMixTakesEveryHostWithDrawnJobs) {
   for (const JobDef& j : c)
     namesC += j.name;
   EXPECT_NE(namesA, namesC);
-  // Too many generated ranks for the fabric: said before any program is built.
+  // More hosts than the fabric's: said on the field before any program is
+  // built, whatever the draw (jobs of 3 drawn into 10 hosts fit in 9 and ran).
   const Result<std::vector<LoadedJob>> big =
       loadJobs(spec("workload { mix { fill { hosts: 4096 } } }").jobs, 64, 1);
   ASSERT_FALSE(big);
-  EXPECT_NE(big.status().message().find("need 4096 hosts but the fabric has only 64"),
+  EXPECT_NE(big.status().message().find(
+                "workload.mix.fill.hosts: 4096 is more than the fabric's 64 hosts"),
             std::string::npos)
       << big.status().message();
+  const Result<std::vector<LoadedJob>> oneMore = loadJobs(
+      spec("workload { mix { fill { hosts: 10 job_sizes: [3] iterations: 1 cells: 4 } } }").jobs, 9,
+      1);
+  ASSERT_FALSE(oneMore);
+  EXPECT_NE(oneMore.status().message().find("10 is more than the fabric's 9 hosts"),
+            std::string::npos)
+      << oneMore.status().message();
   for (const JobDef& j : jobsOf("hosts: 64 job_sizes: [16] compute_us: 2500"))
     EXPECT_EQ(j.motif.computePerIteration, 2500 * kPsPerUs) << j.name;  // every job's
   for (const JobDef& j : a)
