@@ -322,7 +322,12 @@ void addReplayCommand(CLI::App& app, CommandAction& action) {
       } else if (opts->configPath.empty()) {
         opts->configPath = a;
       } else {
-        throw CLI::ValidationError("args", "more than one config file: " + a);
+        // A second word is an override missing its value more often than a
+        // second config: say both.
+        throw CLI::ValidationError(
+            "args", fmt::format("'{}' after the config file '{}': an override needs key=value "
+                                "(e.g. {}=...), and one config file is read",
+                                a, opts->configPath, a));
       }
     }
     action = [opts](std::ostream& out, std::ostream& err) { return runReplay(*opts, out, err); };

@@ -394,6 +394,11 @@ TEST(OptionRules, EveryBadValueIsNamedAloneWithItsRule) {
       {{"gen", "--pattern", "motif", "--collective", "bcast", "--out", genOut.string()},
        kExitError,
        {"--collective: applies to --pattern collective only, not motif"}},
+      // A word after the config: an override missing its value, said so.
+      {{"replay", folder + "/configs/kary4x3.textproto", "seed", "--out",
+        scratch("never-out").string()},
+       kExitUsage,
+       {"'seed' after the config file", "an override needs key=value (e.g. seed=...)"}},
       // A motif's sizes come from its cells: --message-bytes was ignored.
       {{"gen", "--pattern", "motif", "--message-bytes", "100", "--out", genOut.string()},
        kExitError,
