@@ -14,18 +14,23 @@ namespace ebb::workload {
 Status GenSpec::validate() const {
   const auto bad = [](const std::string& m) { return Status(ErrorCode::kInvalidArgument, m); };
   if (hosts < 2) return bad(fmt::format("hosts: need at least 2 (have {})", hosts));
-  if (messageBytes <= 0) return bad("--message-bytes: must be > 0");
-  if (cyclePs <= 0 || flitBytes <= 0) return bad("--cycle-ps and --flit-bytes: must be > 0");
+  // Each rule names its option and the value given ("(is N)"), as every check.
+  if (messageBytes <= 0)
+    return bad(fmt::format("--message-bytes: must be > 0 (is {})", messageBytes));
+  if (cyclePs <= 0) return bad(fmt::format("--cycle-ps: must be > 0 (is {})", cyclePs));
+  if (flitBytes <= 0) return bad(fmt::format("--flit-bytes: must be > 0 (is {})", flitBytes));
   if (Status s = rate.validate(); !s.isOk()) return s;
   if (hotspotHost >= hosts) {
     return bad(fmt::format("--hotspot-host {} is beyond the {} hosts", hotspotHost, hosts));
   }
   if (!(hotspotFraction >= 0 && hotspotFraction <= 1)) {
-    return bad("--hotspot-fraction: must be in [0, 1]");
+    return bad(fmt::format("--hotspot-fraction: must be in [0, 1] (is {})", hotspotFraction));
   }
   if (pattern == GenPattern::kIncast) {
     if (incastSenders < 1 || incastSenders >= hosts) {
-      return bad(fmt::format("--incast-senders: must be in 1..{}", hosts - 1));
+      // The default (8) may not fit a small tree: said with the value.
+      return bad(fmt::format("--incast-senders: must be in 1..{} (the other hosts; is {})",
+                             hosts - 1, incastSenders));
     }
     if (incastPeriodPs <= 0) return bad("--incast-period-cycles: must be > 0");
     if (endPs <= 0) return bad("--cycles: must be > 0");
