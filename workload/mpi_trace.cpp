@@ -58,8 +58,11 @@ Status checkPeers(const std::vector<Row>& rows, const std::vector<bool>& present
   for (const Row& r : rows) {
     if (!isSend(r.op.kind) && !isRecv(r.op.kind)) continue;
     if (r.op.peer >= present.size() || !present[r.op.peer]) {
-      return at(r, fmt::format("peer {} is not a rank of the trace (it has {} ranks, 0..{})",
-                               r.op.peer, ranks, present.size() - 1));
+      // Rank ids may have gaps: "0..N" alone read as if the peer were in it.
+      const bool gaps = ranks != present.size();
+      return at(r, fmt::format("peer {} is not a rank of the trace (it has {} ranks, {}0..{}{})",
+                               r.op.peer, ranks, gaps ? "ids in " : "", present.size() - 1,
+                               gaps ? fmt::format(", and no line of rank {}", r.op.peer) : ""));
     }
     if (r.op.peer == r.rank) {
       return at(r, fmt::format("rank {} names itself as its peer", r.rank));

@@ -67,6 +67,10 @@ TEST_F(TraceRules, ReadingFindsWhatCanBeFoundAndNamesTheLine) {
       // A peer outside the trace (was: no line, and a million empty ranks).
       {"0,isend,0,0.1,99,64,1,0\n1,irecv,0,0.1,0,64,1,0\n",
        "t.csv:2: peer 99 is not a rank of the trace (it has 2 ranks, 0..1)"},
+      // Rank ids with a gap: the range alone would contain the peer.
+      {"0,send,0,0.1,1,64,1,0\n1000,recv,0,0.1,0,64,1,0\n",
+       "t.csv:2: peer 1 is not a rank of the trace (it has 2 ranks, ids in 0..1000, and no "
+       "line of rank 1)"},
       {"0,isend,0,0.1,0,64,1,0\n", "t.csv:2: rank 0 names itself as its peer"},
       // Per-rank times running backwards (was: replayed, exit 0).
       {"0,isend,0.5,0.6,1,64,1,0\n0,waitall,0.1,0.2,0,0,0,1\n1,irecv,0,0.1,0,64,1,0\n",
