@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 
+#include "common/file_io.h"
 #include "workload/otf2_archive_files.h"
 #include "workload/otf2_broken_events.h"
 #include "workload/otf2_collective_match.h"
@@ -474,9 +475,18 @@ Result<MpiTrace> readOtf2Trace(const std::string& anchor, const CollectiveAlgos&
                                Otf2Stats* stats) {
   OTF2_Error_RegisterCallback(quiet, nullptr);
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(anchor, ec)) {
-    return Status(ErrorCode::kIo, fmt::format("cannot open trace {}", anchor));
+  if (std::filesystem::is_directory(anchor, ec)) {
+    // The usual slip: the archive's folder for its anchor file.
+    const std::filesystem::path inside = std::filesystem::path(anchor) / "traces.otf2";
+    return Status(ErrorCode::kIo,
+                  fmt::format("trace {}: is a folder, expected an OTF2 anchor file (the .otf2 "
+                              "file of the archive{})",
+                              anchor,
+                              std::filesystem::is_regular_file(inside, ec)
+                                  ? fmt::format(": {}?", inside.string())
+                                  : ""));
   }
+  if (Status st = checkReadableFile(anchor, "trace"); !st.isOk()) return st;
   OTF2_Reader* reader = OTF2_Reader_Open(anchor.c_str());
   if (!reader) {
     return Status(ErrorCode::kIo, fmt::format("{}: not a readable OTF2 anchor file", anchor));

@@ -69,6 +69,18 @@ TEST(Otf2Trace, MissingOrGarbledTracesAreErrorsNotCrashes) {
     return;
   }
   EXPECT_EQ(missing.status().code(), ErrorCode::kIo);
+  EXPECT_NE(missing.status().message().find("/nonexistent/traces.otf2: no such file"),
+            std::string::npos)
+      << missing.status().message();
+  // The archive's folder for its anchor: said so, with the anchor inside.
+  const std::string folder = std::string(EBB_TRACES_DIR) + "/stencil4d-otf2/traces-32";
+  auto dir = readOtf2Trace(folder);
+  ASSERT_FALSE(dir);
+  EXPECT_NE(dir.status().message().find(folder + ": is a folder, expected an OTF2 anchor file"),
+            std::string::npos)
+      << dir.status().message();
+  EXPECT_NE(dir.status().message().find(folder + "/traces.otf2?"), std::string::npos)
+      << dir.status().message();
   const auto path =
       std::filesystem::temp_directory_path() / ("ebb-otf2-" + std::to_string(::getpid()) + ".otf2");
   std::ofstream(path) << "not an otf2 anchor\n";
