@@ -43,6 +43,19 @@ SwitchId leafAt(std::size_t i) {
   return tree().switchesAtLevel(tree().depth() - 1).at(i);
 }
 
+// Every up cable of `leaf` fails and ebb reads it from the spine end: the
+// leaf is cut off. Returns its up ports.
+std::vector<PortId> cutOff(Rig& rig, SwitchId leaf) {
+  std::vector<PortId> ups;
+  for (std::uint16_t u : tree().sw(leaf).upPorts)
+    ups.push_back({leaf, u});
+  for (const PortId& u : ups) {
+    setCable(rig, u, PhysState::kPolling);
+    EXPECT_TRUE(testing::reread(rig, tree().link(linkAt(u)).upper.sw));
+  }
+  return ups;
+}
+
 TEST(IbSafety, AReenableNotDeliveredStaysPendingIsRetriedWithBackoffAndGoesOutFirst) {
   Rig rig(shortRestore());
   ASSERT_TRUE(rig.init().isOk());
@@ -192,13 +205,7 @@ TEST(IbSafety, ARepairNoTrapToldOfIsFoundByAReprobe) {
   Rig rig;
   ASSERT_TRUE(rig.init().isOk());
   const SwitchId leaf = leafAt(2);
-  std::vector<PortId> ups;
-  for (std::uint16_t u : tree().sw(leaf).upPorts)
-    ups.push_back({leaf, u});
-  for (const PortId& u : ups) {
-    setCable(rig, u, PhysState::kPolling);
-    ASSERT_TRUE(testing::reread(rig, tree().link(linkAt(u)).upper.sw));
-  }
+  const std::vector<PortId> ups = cutOff(rig, leaf);
   ASSERT_FALSE(rig.backend->reachable(leaf));
   EXPECT_EQ(rig.backend->switchesCutOff(), std::vector<SwitchId>{leaf});
   EXPECT_EQ(rig.backend->failedLinkCount(), ups.size());
@@ -233,13 +240,7 @@ TEST(IbSafety, ASwitchBackInReachIsReadWholeAndWhatChangedUnseenIsTakenIn) {
   rig.backend->setReachObserver(
       [&](SwitchId sw, const std::vector<ib::PortChange>& c) { heard.emplace_back(sw, c); });
   const SwitchId leaf = leafAt(2);
-  std::vector<PortId> ups;
-  for (std::uint16_t u : tree().sw(leaf).upPorts)
-    ups.push_back({leaf, u});
-  for (const PortId& u : ups) {
-    setCable(rig, u, PhysState::kPolling);
-    ASSERT_TRUE(testing::reread(rig, tree().link(linkAt(u)).upper.sw));
-  }
+  const std::vector<PortId> ups = cutOff(rig, leaf);
   ASSERT_FALSE(rig.backend->reachable(leaf));
   const PortId hostPort{leaf, tree().sw(leaf).downPorts.front()};
   rig.fab.phys(hostPort) = PhysState::kPolling;  // its host's cable dies, unseen
