@@ -206,17 +206,6 @@ void AgentDaemon::printStartupLine() {
 void AgentDaemon::startAgents() {
   backend_->setSetObserver([this](const ib::PortSetEvent& e) { onPortSet(e); });
   backend_->setReenableObserver([this](const ib::ReenableEvent& e) { onReenable(e); });
-  backend_->setReachObserver(
-      [this](fabric::SwitchId sw, const std::vector<ib::PortChange>& changes) {
-        if (stopping_) return;
-        std::string text;
-        for (const ib::PortChange& c : changes)
-          text += fmt::format(" [{}] {};", c.port.ibPortNumber(), c.what);
-        log_.notice(sched_.now(), "reread_in_reach", topo_.sw(sw).name + ":" + text);
-        out_ << fmt::format("{:.3f}s {} re-read when it came back in reach:{}\n",
-                            toSeconds(sched_.now()), topo_.sw(sw).name, text)
-             << std::flush;
-      });
   host_ = std::make_unique<agent::AgentHost>(
       topo_, *tree_, s_.agent, *backend_, sched_, backend_->linkStates(),
       [this](const agent::DecisionRecord& d) { onDecision(d); });

@@ -66,13 +66,12 @@ struct IbBackendStats {
   // Counter reads that failed past lostContactPs while the switch still
   // answered by directed route (no LID route to it): its agent holds.
   std::uint64_t countersHeld = 0;
-  TimePs lastSweepPs = 0;            // duration of the last counter read of one switch
-  std::uint64_t widthReduced = 0;    // LinkWidthEnabled Sets to the narrowest width
-  std::uint64_t widthRestored = 0;   // LinkWidthEnabled Sets back to the width read before
-  std::uint64_t rereads = 0;         // rereadPorts() calls (OpenSM events)
-  std::uint64_t rereadsOnReach = 0;  // of those, of a switch back in reach
-  std::uint64_t portChanges = 0;     // port changes they found
-  std::uint64_t reprobes = 0;        // reprobeFailedLinks() rounds sent
+  TimePs lastSweepPs = 0;           // duration of the last counter read of one switch
+  std::uint64_t widthReduced = 0;   // LinkWidthEnabled Sets to the narrowest width
+  std::uint64_t widthRestored = 0;  // LinkWidthEnabled Sets back to the width read before
+  std::uint64_t rereads = 0;        // rereadPorts() calls (OpenSM events)
+  std::uint64_t portChanges = 0;    // port changes they found
+  std::uint64_t reprobes = 0;       // reprobeFailedLinks() rounds sent
   // Disabled Sets that landed after a turn-on had superseded them, undone
   // (Polling again at that end) or held as pending re-enables.
   std::uint64_t staleDisablesUndone = 0;
@@ -216,10 +215,6 @@ class IbBackend final : public agent::Backend {
   // finds. Returns the links set going; `onSet` hears of each Set.
   std::vector<fabric::LinkId> reachOut(RestoreObserver onSet = {});
   const IbBackendStats& stats() const { return stats_; }
-  // A switch back in reach (after a failure or ebb's own gating cut it off)
-  // is re-read whole; this hears of what changed there meanwhile.
-  using ReachObserver = std::function<void(fabric::SwitchId, const std::vector<PortChange>&)>;
-  void setReachObserver(ReachObserver o) { reachObserver_ = std::move(o); }
 
   // Re-enables (ib_reenable.cpp). A turn-on whose Set fails (no answer, the
   // end out of reach) stays pending and is retried with backoff (from
@@ -427,8 +422,6 @@ class IbBackend final : public agent::Backend {
   DrPath attach_;                          // route to the first switch
   std::optional<fabric::SwitchId> first_;  // the switch we attach at (or next to)
   bool contactLost_ = false;               // onBackendError raised
-  bool routesKnown_ = false;               // recomputeRoutes() ran once (discovery)
-  ReachObserver reachObserver_;
   // Re-enables not delivered yet, by link (ib_reenable.cpp).
   struct PendingReenable {
     TimePs since = 0;

@@ -250,11 +250,8 @@ Status IbBackend::takeInSurvey() {
 // Directed routes: breadth first from the switch we attach at, over switch
 // links that are up, so a route never crosses a link ebb turned off.
 void IbBackend::recomputeRoutes() {
-  std::vector<char> was(sw_.size());
-  for (std::size_t i = 0; i < sw_.size(); ++i) {
-    was[i] = sw_[i].reachable ? 1 : 0;
-    sw_[i].reachable = false;
-  }
+  for (SwitchState& st : sw_)
+    st.reachable = false;
   if (!first_) return;
   std::deque<SwitchId> q{*first_};
   sw_[first_->value()].reachable = true;
@@ -274,25 +271,6 @@ void IbBackend::recomputeRoutes() {
       q.push_back(peer);
     }
   }
-  // A switch back in reach is read whole (after discovery, which read every
-  // port): the traps of what changed at it while it was cut off went nowhere
-  // (a cable that died, or came back, with no way to the SM), and a guard
-  // that still counted such a cable proved turn-offs on a fabric that was
-  // not there (a probe saw ebb gate a dead cable and a live leaf fail safe).
-  if (routesKnown_) {
-    for (std::size_t i = 0; i < sw_.size(); ++i) {
-      if (was[i] || !sw_[i].reachable) continue;
-      const SwitchId back(static_cast<std::uint32_t>(i));
-      sched_.after(0, agent::Phase::kBackend, [this, back] {
-        if (!sw_[back.value()].reachable) return;
-        ++stats_.rereadsOnReach;
-        rereadPorts(back, [this, back](Result<std::vector<PortChange>> r) {
-          if (r && !r->empty() && reachObserver_) reachObserver_(back, *r);
-        });
-      });
-    }
-  }
-  routesKnown_ = true;
 }
 
 }  // namespace ebb::ib

@@ -229,38 +229,6 @@ TEST(IbSafety, ARepairNoTrapToldOfIsFoundByAReprobe) {
   EXPECT_EQ(rig.cb.up.size(), upEvents + 2 * ups.size()) << "the agents hear of it (both ends)";
 }
 
-// A leaf cut off by its up cables' failures loses a host cable meanwhile:
-// its trap had no way to the SM. When an up cable is repaired and the leaf
-// is back in reach, ebb reads it whole and takes the host cable in as
-// failed (it counted the cable up, so its proofs counted a dead host).
-TEST(IbSafety, ASwitchBackInReachIsReadWholeAndWhatChangedUnseenIsTakenIn) {
-  Rig rig;
-  ASSERT_TRUE(rig.init().isOk());
-  std::vector<std::pair<SwitchId, std::vector<ib::PortChange>>> heard;
-  rig.backend->setReachObserver(
-      [&](SwitchId sw, const std::vector<ib::PortChange>& c) { heard.emplace_back(sw, c); });
-  const SwitchId leaf = leafAt(2);
-  const std::vector<PortId> ups = cutOff(rig, leaf);
-  ASSERT_FALSE(rig.backend->reachable(leaf));
-  const PortId hostPort{leaf, tree().sw(leaf).downPorts.front()};
-  rig.fab.phys(hostPort) = PhysState::kPolling;  // its host's cable dies, unseen
-  ASSERT_EQ(rig.backend->stats().rereadsOnReach, 0u);
-  setCable(rig, ups.front(), PhysState::kLinkUp);
-  ASSERT_TRUE(testing::reread(rig, tree().link(linkAt(ups.front())).upper.sw));
-  ASSERT_TRUE(rig.backend->reachable(leaf));
-  rig.sched.runUntil(rig.sched.now() + 100 * kMs);
-  EXPECT_EQ(rig.backend->stats().rereadsOnReach, 1u);
-  const std::vector<LinkId> failed = rig.backend->failedLinks();
-  EXPECT_NE(std::find(failed.begin(), failed.end(), linkAt(hostPort)), failed.end())
-      << "the host cable that died unseen";
-  ASSERT_EQ(heard.size(), 1u);
-  EXPECT_EQ(heard.front().first, leaf);
-  bool named = false;
-  for (const ib::PortChange& c : heard.front().second)
-    named = named || c.port == hostPort;
-  EXPECT_TRUE(named);
-}
-
 // A link disabled at a leaf's end; the leaf's other up cable fails and is
 // repaired unseen (no trap), so the leaf reads out of reach. The restore
 // on exit re-probes, finds the way and re-enables the link: exit OK.
