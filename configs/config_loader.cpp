@@ -14,6 +14,43 @@
 
 namespace ebb::config {
 
+// A proto3 string must be UTF-8 (serializing one that is not drops it: a
+// report named "" with a libprotobuf error on stderr).
+std::size_t firstInvalidUtf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = 0;
+    std::uint32_t min = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      min = 0x10000;
+    } else {
+      return i;
+    }
+    if (i + len > s.size()) return i;
+    std::uint32_t cp = c & (0x7F >> len);
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xC0) != 0x80) return i;
+      cp = cp << 6 | (b & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
+    if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
 namespace {
 
 class CollectFirstError : public google::protobuf::io::ErrorCollector {
@@ -85,44 +122,6 @@ std::string mapKey(const google::protobuf::Message& entry) {
 // has (`policy: 42`), which every later switch would then take for something.
 // Walks everything set in `msg`, nested messages, repeated and map fields
 // included, and refuses the first such number, naming its place and path.
-// The offset of the first byte that breaks UTF-8 in `s`, or npos: a proto3
-// string must be UTF-8 (serializing one that is not drops it: a report
-// named "" with a libprotobuf error on stderr).
-std::size_t invalidUtf8At(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t len = 0;
-    std::uint32_t min = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      min = 0x10000;
-    } else {
-      return i;
-    }
-    if (i + len > s.size()) return i;
-    std::uint32_t cp = c & (0x7F >> len);
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if ((b & 0xC0) != 0x80) return i;
-      cp = cp << 6 | (b & 0x3F);
-    }
-    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
-    if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return i;
-    i += len;
-  }
-  return std::string_view::npos;
-}
-
 Status checkFieldValues(const google::protobuf::Message& msg, const std::string& path,
                         const google::protobuf::TextFormat::ParseInfoTree* tree,
                         const std::string& source) {
@@ -156,7 +155,7 @@ Status checkFieldValues(const google::protobuf::Message& msg, const std::string&
       if (f->type() == FieldDescriptor::TYPE_STRING) {
         const std::string v =
             f->is_repeated() ? r->GetRepeatedString(msg, f, i) : r->GetString(msg, f);
-        if (const std::size_t bad = invalidUtf8At(v); bad != std::string_view::npos) {
+        if (const std::size_t bad = firstInvalidUtf8(v); bad != std::string_view::npos) {
           return {ErrorCode::kInvalidArgument,
                   fmt::format("{}: {}: not valid UTF-8 (byte 0x{:02X} at offset {})", at(), where,
                               static_cast<unsigned char>(v[bad]), bad)};
@@ -175,10 +174,6 @@ Status checkFieldValues(const google::protobuf::Message& msg, const std::string&
 }
 
 }  // namespace
-
-std::size_t firstInvalidUtf8(std::string_view s) {
-  return invalidUtf8At(s);
-}
 
 bool isEnumPlaceholder(const google::protobuf::EnumValueDescriptor& v) {
   return v.name().find("UNSPECIFIED") != std::string::npos;

@@ -48,6 +48,15 @@ DirectionTimes& DirectionTimes::operator+=(const DirectionTimes& o) {
   return *this;
 }
 
+DirectionTimes& DirectionTimes::operator-=(const DirectionTimes& o) {
+  for (std::size_t i = 0; i < lpi.size(); ++i)
+    lpi[i] -= o.lpi[i];
+  turningOn -= o.turningOn;
+  turningOff -= o.turningOff;
+  off -= o.off;
+  return *this;
+}
+
 double EnergyBreakdown::total() const {
   double e = turningOn + turningOff;
   for (double x : lpi)

@@ -28,6 +28,7 @@ struct DirectionTimes {
 
   TimePs total() const;
   DirectionTimes& operator+=(const DirectionTimes& o);
+  DirectionTimes& operator-=(const DirectionTimes& o);  // the times since `o`
 };
 
 // Energy of one link direction per state, in units of P_ACT x picoseconds.

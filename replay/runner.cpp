@@ -61,11 +61,7 @@ EnergyTotals energyNow(sim::FabricEmulator& emu, const policies::PowerModel& pm,
       if (since) {
         policies::DirectionTimes& before = (*since)[2 * l + static_cast<std::size_t>(d)];
         const policies::DirectionTimes now = t;
-        for (std::size_t i = 0; i < t.lpi.size(); ++i)
-          t.lpi[i] -= before.lpi[i];
-        t.turningOn -= before.turningOn;
-        t.turningOff -= before.turningOff;
-        t.off -= before.off;
+        t -= before;
         before = now;
       }
       const policies::EnergyBreakdown b = pm.breakdown(t);

@@ -132,25 +132,22 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
           "{} fields: expected rank,op,t_enter_s,t_exit_s,peer,bytes,tag,request", f.size()));
     }
     Row r{};
-    const auto u32 = [](const std::string& s, std::uint32_t& v) {
+    // A field read whole as a number of v's type (decimal only, as every
+    // number ebb reads: strtod took 0x1p-20).
+    const auto whole = [](const std::string& s, auto& v) {
       auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
       return ec == std::errc() && p == s.data() + s.size();
     };
-    if (!u32(f[0], r.rank))
+    if (!whole(f[0], r.rank))
       return bad(fmt::format("rank '{}' is not a non-negative integer", f[0]));
     if (r.rank > 1'000'000) return bad(fmt::format("rank {} is implausibly large", r.rank));
     std::string op = f[1];
     std::transform(op.begin(), op.end(), op.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    // Decimal only, as every number ebb reads (strtod took 0x1p-20).
-    const auto decimal = [](const std::string& s, double& v) {
-      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-      return ec == std::errc() && p == s.data() + s.size();
-    };
-    if (!decimal(f[2], r.enter) || !std::isfinite(r.enter) || r.enter < 0) {
+    if (!whole(f[2], r.enter) || !std::isfinite(r.enter) || r.enter < 0) {
       return bad(fmt::format("t_enter_s '{}' is not a time in seconds", f[2]));
     }
-    if (!decimal(f[3], r.exit) || !std::isfinite(r.exit) || r.exit < r.enter) {
+    if (!whole(f[3], r.exit) || !std::isfinite(r.exit) || r.exit < r.enter) {
       return bad(fmt::format("t_exit_s '{}' is not a time at or after t_enter_s", f[3]));
     }
     // Times become picoseconds in 64 bits (found by fuzz/amg_csv_fuzz.cpp:
@@ -172,18 +169,16 @@ Result<MpiTrace> readAmgCsv(const std::string& path) {
                   : op == "irecv" ? MpiOpKind::kIrecv
                   : op == "send"  ? MpiOpKind::kSend
                                   : MpiOpKind::kRecv;
-      if (!u32(f[4], r.op.peer)) return bad(fmt::format("peer '{}' is not a rank", f[4]));
-      auto [p, ec] = std::from_chars(f[5].data(), f[5].data() + f[5].size(), r.op.bytes);
-      if (ec != std::errc() || p != f[5].data() + f[5].size() || r.op.bytes < 0) {
+      if (!whole(f[4], r.op.peer)) return bad(fmt::format("peer '{}' is not a rank", f[4]));
+      if (!whole(f[5], r.op.bytes) || r.op.bytes < 0) {
         return bad(fmt::format("bytes '{}' is not a non-negative integer", f[5]));
       }
-      auto [p2, ec2] = std::from_chars(f[6].data(), f[6].data() + f[6].size(), r.op.tag);
-      if (ec2 != std::errc() || p2 != f[6].data() + f[6].size()) {
+      if (!whole(f[6], r.op.tag)) {
         return bad(fmt::format("tag '{}' is not an integer", f[6]));
       }
     } else if (op == "waitall") {
       r.op.kind = MpiOpKind::kWaitall;
-      if (!u32(f[7], r.op.count) || r.op.count == 0) {
+      if (!whole(f[7], r.op.count) || r.op.count == 0) {
         return bad(
             fmt::format("waitall needs its request count in the last field (got '{}')", f[7]));
       }
